@@ -1,0 +1,1 @@
+//! Pod lifecycle event generator: generic relist and CRI event stream (pkg/kubelet/pleg).

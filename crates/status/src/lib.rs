@@ -1,0 +1,1 @@
+//! Pod status computation and the status manager (pkg/kubelet/status, kubelet_pods.go generateAPIPodStatus).

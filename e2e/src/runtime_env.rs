@@ -1,0 +1,1 @@
+//! The private containerd test runtime (`hack/runtime-up.sh`), started once per test run.
