@@ -1,0 +1,1 @@
+//! Runtime-neutral container types and the Runtime trait the kubelet drives (pkg/kubelet/container).
