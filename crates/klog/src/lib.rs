@@ -74,7 +74,7 @@ pub fn init(format: Format, verbosity: u32) -> Result<(), LogError> {
         .with_writer(std::io::stderr)
         .with_max_level(level_filter(verbosity));
     let result = match format {
-        Format::Text => builder.event_format(TextFormat::default()).try_init(),
+        Format::Text => builder.event_format(TextFormat).try_init(),
         Format::Json => builder.event_format(JsonFormat).try_init(),
     };
     result.map_err(|_| LogError::AlreadyInitialised)
