@@ -1,1 +1,33 @@
-//! The kubelet's HTTP servers: healthz, read-only port, secure port (pkg/kubelet/server).
+//! The kubelet's HTTP servers (mirrors `pkg/kubelet/server/server.go` and the healthz
+//! port set up in `cmd/kubelet/app/server.go`).
+//!
+//! * [`healthz_router`]: the plain-HTTP healthz port (`healthzBindAddress:healthzPort`,
+//!   10248): `/healthz` and `/healthz/ping` answer `ok`; nothing else is served.
+//! * [`read_only_router`]: the read-only port (`readOnlyPort`, 10255 in the legacy
+//!   regime): `/healthz` (ping, log, syncloop checks) and `/pods`. Everything else —
+//!   `/exec`, `/run`, `/logs`, `/configz`, debugging handlers — is not installed there,
+//!   as upstream's read-only server installs only the default handlers.
+//!
+//! The servers see the kubelet only through the narrow [`HostInterface`], like
+//! upstream's `server.HostInterface`.
+
+mod healthz;
+mod listen;
+mod readonly;
+
+use std::sync::Arc;
+
+pub use healthz::{HealthCheck, healthz_router};
+pub use listen::{ServerError, bind, serve};
+pub use readonly::read_only_router;
+
+/// What the HTTP servers need from the kubelet (upstream `server.HostInterface`).
+pub trait HostInterface: Send + Sync {
+    /// The pods this kubelet runs, each with its latest status.
+    fn get_pods(&self) -> Vec<k8s_openapi::api::core::v1::Pod>;
+    /// `Ok` while the sync loop is alive (upstream `syncLoopHealthCheck`).
+    fn sync_loop_health(&self) -> Result<(), String>;
+}
+
+/// Shared handle to the host.
+pub type Host = Arc<dyn HostInterface>;

@@ -1,0 +1,122 @@
+//! The read-only server (`ListenAndServeKubeletReadOnlyServer`): default handlers only.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::Host;
+use crate::healthz::{HealthCheck, healthz_routes};
+
+/// The read-only port's router: `/healthz` (ping, log, syncloop) and `/pods`.
+pub fn read_only_router(host: Host) -> Router {
+    let sync_host = host.clone();
+    let checks = vec![
+        HealthCheck::ping(),
+        HealthCheck::new("log", || Ok(())),
+        HealthCheck::new("syncloop", move || sync_host.sync_loop_health()),
+    ];
+    Router::new()
+        .route("/pods", get(pods))
+        .route("/pods/", get(pods))
+        .with_state(host)
+        .merge(healthz_routes(checks))
+}
+
+/// `GET /pods`: a `v1.PodList` of the pods this kubelet runs, as upstream encodes it.
+async fn pods(State(host): State<Host>) -> Response {
+    let items = host.get_pods();
+    let list = serde_json::json!({
+        "kind": "PodList",
+        "apiVersion": "v1",
+        "metadata": {},
+        "items": items,
+    });
+    match serde_json::to_vec(&list) {
+        Ok(body) => {
+            let mut resp = (StatusCode::OK, body).into_response();
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            resp
+        }
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::HostInterface;
+    use axum::body::Body;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use k8s_openapi::api::core::v1::Pod;
+    use std::sync::Arc;
+    use tower::ServiceExt;
+
+    struct FakeHost {
+        healthy: bool,
+    }
+    impl HostInterface for FakeHost {
+        fn get_pods(&self) -> Vec<Pod> {
+            let mut p = Pod::default();
+            p.metadata.name = Some("web-node1".into());
+            p.metadata.namespace = Some("default".into());
+            vec![p]
+        }
+        fn sync_loop_health(&self) -> Result<(), String> {
+            if self.healthy {
+                Ok(())
+            } else {
+                Err("sync loop stuck".into())
+            }
+        }
+    }
+
+    async fn call(healthy: bool, uri: &str) -> (StatusCode, String) {
+        let r = read_only_router(Arc::new(FakeHost { healthy }));
+        let resp = r
+            .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = resp.status();
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn pods_is_a_pod_list() {
+        let (status, body) = call(true, "/pods").await;
+        assert_eq!(status, StatusCode::OK);
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["kind"], "PodList");
+        assert_eq!(v["apiVersion"], "v1");
+        assert_eq!(v["items"][0]["metadata"]["name"], "web-node1");
+    }
+
+    #[tokio::test]
+    async fn healthz_includes_syncloop() {
+        assert_eq!(call(true, "/healthz").await, (StatusCode::OK, "ok".into()));
+        let (status, body) = call(false, "/healthz").await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(body.contains("[-]syncloop failed"), "{body}");
+    }
+
+    #[tokio::test]
+    async fn no_debugging_or_exec_handlers() {
+        for path in [
+            "/exec/default/p/c",
+            "/run/default/p/c",
+            "/logs/",
+            "/configz",
+            "/containerLogs/default/p/c",
+            "/debug/pprof/",
+        ] {
+            assert_eq!(call(true, path).await.0, StatusCode::NOT_FOUND, "{path}");
+        }
+    }
+}
