@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Bring up the private containerd test runtime of kubelet-rs (idempotent).
+#
+#   hack/runtime-up.sh            # as root; prints CONTAINER_RUNTIME_ENDPOINT=unix://... last
+#
+# Installs missing Debian packages, writes config under $KRS_RUNTIME_DIR
+# (default /var/lib/kubelet-rs-test/runtime), starts containerd if it is not
+# running, builds and imports the pause and busybox images. Safe to run
+# concurrently (flock); a few hundred milliseconds when everything is up.
+# See hack/README.md.
+set -euo pipefail
+
+HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=lib/runtime.sh
+source "$HACK_DIR/lib/runtime.sh"
+# shellcheck source=lib/runtime-packages.sh
+source "$HACK_DIR/lib/runtime-packages.sh"
+# shellcheck source=lib/runtime-images.sh
+source "$HACK_DIR/lib/runtime-images.sh"
+# shellcheck source=lib/runtime-config.sh
+source "$HACK_DIR/lib/runtime-config.sh"
+# shellcheck source=lib/runtime-daemon.sh
+source "$HACK_DIR/lib/runtime-daemon.sh"
+
+[ "$(id -u)" -eq 0 ] || krs_die "runtime-up.sh must run as root"
+
+start_ms="$(krs_now_ms)"
+krs_lock
+krs_install_packages
+krs_write_config
+
+if pid="$(krs_find_daemon_pid)"; then
+	if [ "$KRS_CONFIG_CHANGED" = 1 ]; then
+		krs_log "config.toml changed; restarting containerd"
+		krs_stop_daemon
+		krs_start_daemon
+	elif ! krs_socket_answers; then
+		krs_log "containerd (pid $pid) does not answer; restarting it"
+		krs_stop_daemon
+		krs_start_daemon
+	fi
+else
+	krs_start_daemon
+fi
+krs_check_plugins
+krs_images_up
+
+if ! iptables -t nat -S >/dev/null 2>&1; then
+	krs_log "WARNING: 'iptables -t nat -S' fails: the CNI portmap plugin will not work"
+fi
+
+krs_log "runtime up in $(($(krs_now_ms) - start_ms)) ms (snapshotter $KRS_SNAPSHOTTER_IN_USE)"
+echo "KRS_RUNTIME_DIR=$KRS_RUNTIME_DIR"
+echo "KRS_SNAPSHOTTER=$KRS_SNAPSHOTTER_IN_USE"
+echo "KRS_PAUSE_IMAGE=$KRS_PAUSE_IMAGE"
+echo "KRS_BUSYBOX_IMAGE=$KRS_BUSYBOX_IMAGE"
+echo "CONTAINER_RUNTIME_ENDPOINT=unix://$KRS_SOCK"
