@@ -1,1 +1,47 @@
-//! Runtime-neutral container types and the Runtime trait the kubelet drives (pkg/kubelet/container).
+//! Runtime-neutral container types and the [`Runtime`] trait the kubelet drives.
+//!
+//! Mirrors `pkg/kubelet/container` in kubernetes/kubernetes:
+//!
+//! | Rust module      | Upstream Go file                                  |
+//! |------------------|---------------------------------------------------|
+//! | [`types`]        | `runtime.go` (`Pod`, `Container`, `ContainerID`)  |
+//! | [`status`]       | `runtime.go` (`PodStatus`, `Status`, sandboxes)   |
+//! | [`runtime`]      | `runtime.go` (`Runtime`, `ImageService`, GC)      |
+//! | [`sync_result`]  | `sync_result.go`, `images/types.go` errors        |
+//! | [`backoff`]      | `client-go/util/flowcontrol/backoff.go`           |
+//! | [`clock`]        | `k8s.io/utils/clock`                              |
+//! | [`hash`]         | `helpers.go` (`HashContainer`)                    |
+//! | [`helpers`]      | `helpers.go` (`ShouldContainerBeRestarted`, ...)  |
+//! | `fake`           | `testing/fake_runtime.go` (feature `fake`)        |
+//!
+//! The kubelet reasons about containers only through these types; the CRI
+//! implementation lives in `kubelet-runtime` (upstream `pkg/kubelet/kuberuntime`).
+
+pub mod backoff;
+pub mod clock;
+#[cfg(any(test, feature = "fake"))]
+pub mod fake;
+pub mod hash;
+pub mod helpers;
+pub mod runtime;
+pub mod status;
+pub mod sync_result;
+pub mod types;
+
+pub use backoff::Backoff;
+pub use clock::{Clock, FakeClock, RealClock};
+pub use hash::hash_container;
+pub use helpers::{
+    convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod,
+    should_container_be_restarted,
+};
+pub use runtime::{
+    ContainerGcPolicy, Image, ImageService, PodStateProvider, Runtime, RuntimeCondition,
+    RuntimeError, RuntimeStatus, RuntimeVersion,
+};
+pub use status::{ContainerResources, PodStatus, SandboxState, SandboxStatus, Status};
+pub use sync_result::{PodSyncResult, SyncAction, SyncErrorKind, SyncResult};
+pub use types::{Container, ContainerId, ContainerState, ImageSpec, Pod, Pods};
+
+/// The API pod type (`k8s.io/api/core/v1.Pod`), re-exported for convenience.
+pub use k8s_openapi::api::core::v1::Pod as ApiPod;

@@ -1,0 +1,94 @@
+//! Wall clock behind a trait (upstream `k8s.io/utils/clock`).
+//!
+//! Wall time matters where the kubelet compares with runtime timestamps
+//! (container `finishedAt` in restart back-off). Monotonic timers in the
+//! kubelet's loops use `tokio::time` so tests can use `tokio::time::pause`.
+
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+
+/// Source of wall-clock time.
+pub trait Clock: Send + Sync + Debug {
+    /// Current time.
+    fn now(&self) -> Timestamp;
+
+    /// Time elapsed since `t` (zero when `t` is in the future).
+    fn since(&self, t: Timestamp) -> Duration {
+        duration_between(t, self.now())
+    }
+}
+
+/// `later - earlier`, clamped at zero.
+pub fn duration_between(earlier: Timestamp, later: Timestamp) -> Duration {
+    let d: SignedDuration = later.duration_since(earlier);
+    Duration::try_from(d).unwrap_or(Duration::ZERO)
+}
+
+/// The system clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RealClock;
+
+impl Clock for RealClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// A clock that only moves when told (upstream `testingclock.FakeClock`).
+/// Clones share the same time.
+#[derive(Clone, Debug)]
+pub struct FakeClock {
+    now: Arc<Mutex<Timestamp>>,
+}
+
+impl FakeClock {
+    /// A clock showing `start`.
+    pub fn new(start: Timestamp) -> Self {
+        Self {
+            now: Arc::new(Mutex::new(start)),
+        }
+    }
+
+    /// Moves the clock forward by `d`.
+    pub fn step(&self, d: Duration) {
+        let mut now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
+        let step = SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX);
+        *now = now.saturating_add(step).unwrap_or(*now);
+    }
+
+    /// Sets the time.
+    pub fn set(&self, t: Timestamp) {
+        *self.now.lock().unwrap_or_else(PoisonError::into_inner) = t;
+    }
+}
+
+impl Default for FakeClock {
+    /// Starts at 2024-01-01T00:00:00Z.
+    fn default() -> Self {
+        Self::new(Timestamp::from_second(1_704_067_200).unwrap_or(Timestamp::UNIX_EPOCH))
+    }
+}
+
+impl Clock for FakeClock {
+    fn now(&self) -> Timestamp {
+        *self.now.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fake_clock_steps_and_clones_share_time() {
+        let clock = FakeClock::default();
+        let start = clock.now();
+        let other = clock.clone();
+        other.step(Duration::from_secs(5));
+        assert_eq!(clock.since(start), Duration::from_secs(5));
+        assert_eq!(duration_between(clock.now(), start), Duration::ZERO);
+    }
+}

@@ -1,0 +1,200 @@
+//! Helpers shared by the runtime and the kubelet (upstream
+//! `pkg/kubelet/container/helpers.go`, `kuberuntime_container.go getStableKey`).
+
+use k8s_openapi::api::core::v1::{Container as ApiContainer, Pod as ApiPod};
+
+use crate::hash::hash_container;
+use crate::status::{PodStatus, SandboxState};
+use crate::types::{Container, ContainerId, ContainerState, Pod};
+
+/// True when the pod uses the node's network namespace (upstream `IsHostNetworkPod`).
+pub fn is_host_network_pod(pod: &ApiPod) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.host_network)
+        .unwrap_or(false)
+}
+
+/// Back-off key for a container: `name_namespace_uid_container_hash(hex)`
+/// (upstream `getStableKey`). Changing the image gives a fresh back-off.
+pub fn get_stable_key(pod: &ApiPod, container: &ApiContainer) -> String {
+    let meta = &pod.metadata;
+    format!(
+        "{}_{}_{}_{}_{:x}",
+        meta.name.as_deref().unwrap_or_default(),
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.uid.as_deref().unwrap_or_default(),
+        container.name,
+        hash_container(container)
+    )
+}
+
+/// Whether a (regular) container should be started again given its latest
+/// status and the pod's restart policy (upstream `ShouldContainerBeRestarted`).
+pub fn should_container_be_restarted(
+    container: &ApiContainer,
+    pod: &ApiPod,
+    pod_status: &PodStatus,
+) -> bool {
+    if pod.metadata.deletion_timestamp.is_some() {
+        return false;
+    }
+    let Some(status) = pod_status.find_container_status_by_name(&container.name) else {
+        return true; // never started (or all instances were garbage-collected)
+    };
+    match status.state {
+        ContainerState::Running => false,
+        ContainerState::Unknown | ContainerState::Created => true,
+        ContainerState::Exited => {
+            let policy = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.restart_policy.as_deref())
+                .unwrap_or("Always");
+            match policy {
+                "Never" => false,
+                "OnFailure" => status.exit_code != 0,
+                _ => true,
+            }
+        }
+    }
+}
+
+/// Running pod built from a pod status: running containers and all sandboxes
+/// (upstream `ConvertPodStatusToRunningPod`), used to kill what a status shows.
+pub fn convert_pod_status_to_running_pod(runtime_name: &str, status: &PodStatus) -> Pod {
+    let containers = status
+        .running_container_statuses()
+        .map(|s| Container {
+            id: s.id.clone(),
+            name: s.name.clone(),
+            image: s.image.clone(),
+            image_id: s.image_id.clone(),
+            image_ref: s.image_ref.clone(),
+            image_runtime_handler: s.image_runtime_handler.clone(),
+            hash: s.hash,
+            state: s.state,
+        })
+        .collect();
+    let sandboxes = status
+        .sandbox_statuses
+        .iter()
+        .map(|s| Container {
+            id: ContainerId::new(runtime_name, s.id.clone()),
+            state: match s.state {
+                SandboxState::Ready => ContainerState::Running,
+                SandboxState::NotReady => ContainerState::Exited,
+            },
+            ..Container::default()
+        })
+        .collect();
+    Pod {
+        id: status.id.clone(),
+        name: status.name.clone(),
+        namespace: status.namespace.clone(),
+        created_at: 0,
+        containers,
+        sandboxes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::status::{SandboxStatus, Status};
+    use k8s_openapi::api::core::v1::PodSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+
+    fn pod(policy: &str) -> ApiPod {
+        ApiPod {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                namespace: Some("ns".into()),
+                uid: Some("u1".into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(PodSpec {
+                restart_policy: Some(policy.into()),
+                ..PodSpec::default()
+            }),
+            ..ApiPod::default()
+        }
+    }
+
+    fn status_with(state: ContainerState, exit_code: i32) -> PodStatus {
+        PodStatus {
+            container_statuses: vec![Status {
+                name: "app".into(),
+                state,
+                exit_code,
+                ..Status::default()
+            }],
+            ..PodStatus::default()
+        }
+    }
+
+    #[test]
+    fn restart_rules() {
+        let c = ApiContainer {
+            name: "app".into(),
+            ..ApiContainer::default()
+        };
+        let cases = [
+            ("Always", None, true),
+            ("Never", Some((ContainerState::Running, 0)), false),
+            ("Never", Some((ContainerState::Created, 0)), true),
+            ("Never", Some((ContainerState::Unknown, 0)), true),
+            ("Always", Some((ContainerState::Exited, 0)), true),
+            ("Never", Some((ContainerState::Exited, 1)), false),
+            ("OnFailure", Some((ContainerState::Exited, 0)), false),
+            ("OnFailure", Some((ContainerState::Exited, 2)), true),
+        ];
+        for (policy, state, want) in cases {
+            let status = state.map_or_else(PodStatus::default, |(s, code)| status_with(s, code));
+            assert_eq!(
+                should_container_be_restarted(&c, &pod(policy), &status),
+                want,
+                "{policy} {state:?}"
+            );
+        }
+        let mut deleted = pod("Always");
+        deleted.metadata.deletion_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
+        assert!(!should_container_be_restarted(
+            &c,
+            &deleted,
+            &PodStatus::default()
+        ));
+    }
+
+    #[test]
+    fn stable_key_has_pod_and_hash() {
+        let c = ApiContainer {
+            name: "app".into(),
+            image: Some("busybox".into()),
+            ..ApiContainer::default()
+        };
+        let key = get_stable_key(&pod("Always"), &c);
+        assert_eq!(key, format!("web_ns_u1_app_{:x}", hash_container(&c)));
+    }
+
+    #[test]
+    fn running_pod_from_status() {
+        let mut status = status_with(ContainerState::Running, 0);
+        status.container_statuses.push(Status {
+            name: "dead".into(),
+            state: ContainerState::Exited,
+            ..Status::default()
+        });
+        status.sandbox_statuses.push(SandboxStatus {
+            id: "s1".into(),
+            state: SandboxState::Ready,
+            ..SandboxStatus::default()
+        });
+        let pod = convert_pod_status_to_running_pod("containerd", &status);
+        assert_eq!(pod.containers.len(), 1);
+        assert_eq!(pod.sandboxes[0].id.to_string(), "containerd://s1");
+        assert_eq!(pod.sandboxes[0].state, ContainerState::Running);
+        assert!(!is_host_network_pod(&ApiPod::default()));
+    }
+}
