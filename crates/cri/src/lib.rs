@@ -1,9 +1,34 @@
-//! CRI v1 (runtime.v1) gRPC clients, generated from vendored k8s.io/cri-api protos, plus a
-//! recording fake CRI server (k8s.io/cri-api, pkg/kubelet/cri/remote).
+//! CRI v1 (`runtime.v1`) for kubelet-rs: the generated gRPC types, the service traits the
+//! kubelet programs against, gRPC clients over unix sockets, start-up helpers, a server adapter
+//! and (feature `fake`) recording fakes.
+//!
+//! Upstream map:
+//! * [`v1`]: `k8s.io/cri-api/pkg/apis/runtime/v1/api.proto` (vendored, see `proto/SOURCE.md`);
+//! * [`RuntimeService`], [`ImageService`]: `k8s.io/cri-api/pkg/apis/services.go`;
+//! * [`RemoteRuntimeService`], [`RemoteImageService`]: `k8s.io/cri-client/pkg/remote_*.go`;
+//! * [`pre_init_runtime_service`]: `pkg/kubelet/kubelet.go` `PreInitRuntimeService`;
+//! * [`cgroup_driver_from_cri`]: `cmd/kubelet/app/server.go` `getCgroupDriverFromCRI`;
+//! * `fake`: `k8s.io/cri-api/pkg/apis/testing` (`FakeRuntimeService`, `FakeImageService`) and
+//!   `k8s.io/cri-client/pkg/fake` (a fake CRI server on a socket).
 
 /// Generated `runtime.v1` messages, clients (`runtime_service_client`, `image_service_client`)
 /// and servers (`runtime_service_server`, `image_service_server`).
-#[allow(clippy::all, missing_docs)]
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod v1 {
     tonic::include_proto!("runtime.v1");
 }
+
+pub mod error;
+pub mod preinit;
+pub mod remote;
+pub mod server;
+pub mod services;
+
+pub use error::{CriError, CriResult};
+pub use preinit::{
+    CgroupDriverSource, CriCgroupDriver, cgroup_driver_from_cri, cgroup_driver_from_cri_with_sleep,
+    pre_init_runtime_service, validate_runtime_version,
+};
+pub use remote::endpoint::{image_service_endpoint, parse_endpoint};
+pub use remote::{MAX_MSG_SIZE, RemoteImageService, RemoteRuntimeService};
+pub use services::{ContainerEventStream, ImageService, RuntimeService};

@@ -1,0 +1,551 @@
+//! gRPC implementation of [`RuntimeService`], mirroring `k8s.io/cri-client/pkg/remote_runtime.go`
+//! (`remoteRuntimeService`): per-call deadline = runtimeRequestTimeout, twice that for
+//! RunPodSandbox, timeout + grace period for StopContainer, timeout + exec timeout for ExecSync,
+//! and the same response checks.
+
+use std::future::Future;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use tonic::transport::Channel;
+
+use crate::error::{CriError, CriResult};
+use crate::remote::conn::{Conn, MAX_MSG_SIZE};
+use crate::remote::verify::{verify_container_status, verify_sandbox_status, verify_version};
+use crate::services::{ContainerEventStream, RuntimeService};
+use crate::v1::runtime_service_client::RuntimeServiceClient;
+use crate::v1::*;
+
+type Client = RuntimeServiceClient<Channel>;
+
+/// CRI runtime service client over a unix socket (upstream `remoteRuntimeService`).
+#[derive(Clone, Debug)]
+pub struct RemoteRuntimeService {
+    conn: Conn,
+}
+
+impl RemoteRuntimeService {
+    /// Connects to `endpoint` (`unix:///path` or a bare path). `timeout` bounds the connection
+    /// and is the default per-call deadline (the kubelet's `runtimeRequestTimeout`).
+    pub async fn connect(endpoint: &str, timeout: Duration) -> CriResult<Self> {
+        tracing::debug!(endpoint, ?timeout, "Connecting to runtime service");
+        let conn = Conn::dial("container runtime", endpoint, timeout).await?;
+        Ok(RemoteRuntimeService { conn })
+    }
+
+    /// The endpoint this client talks to.
+    pub fn endpoint(&self) -> &str {
+        &self.conn.endpoint
+    }
+
+    /// The default per-call deadline.
+    pub fn timeout(&self) -> Duration {
+        self.conn.timeout
+    }
+
+    fn client(&self) -> Client {
+        RuntimeServiceClient::new(self.conn.channel.clone())
+            .max_decoding_message_size(MAX_MSG_SIZE)
+            .max_encoding_message_size(MAX_MSG_SIZE)
+    }
+
+    async fn call<Req, Resp, Fut>(
+        &self,
+        method: &'static str,
+        deadline: Option<Duration>,
+        msg: Req,
+        f: impl FnOnce(Client, tonic::Request<Req>) -> Fut,
+    ) -> CriResult<Resp>
+    where
+        Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
+    {
+        let client = self.client();
+        let result = self
+            .conn
+            .unary(method, deadline, msg, |r| f(client, r))
+            .await;
+        if let Err(err) = &result {
+            tracing::debug!(%err, "CRI call failed");
+        }
+        result
+    }
+
+    fn default_deadline(&self) -> Option<Duration> {
+        Some(self.conn.timeout)
+    }
+}
+
+fn require_url(conn: &Conn, method: &'static str, url: &str) -> CriResult<()> {
+    if url.is_empty() {
+        return Err(conn.invalid(method, "URL is not set"));
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl RuntimeService for RemoteRuntimeService {
+    async fn version(&self, api_version: &str) -> CriResult<VersionResponse> {
+        let req = VersionRequest {
+            version: api_version.to_owned(),
+        };
+        let d = self.default_deadline();
+        let resp = self
+            .call(
+                "Version",
+                d,
+                req,
+                |mut c, r| async move { c.version(r).await },
+            )
+            .await?;
+        verify_version(&resp).map_err(|reason| self.conn.invalid("Version", reason))?;
+        Ok(resp)
+    }
+
+    async fn run_pod_sandbox(&self, config: &PodSandboxConfig, handler: &str) -> CriResult<String> {
+        // Twice the timeout for sandbox creation, as upstream (4 minutes by default).
+        let d = Some(self.conn.timeout * 2);
+        let req = RunPodSandboxRequest {
+            config: Some(config.clone()),
+            runtime_handler: handler.to_owned(),
+        };
+        let resp = self
+            .call("RunPodSandbox", d, req, |mut c, r| async move {
+                c.run_pod_sandbox(r).await
+            })
+            .await?;
+        if resp.pod_sandbox_id.is_empty() {
+            let reason = format!("PodSandboxId is not set for sandbox {:?}", config.metadata);
+            return Err(self.conn.invalid("RunPodSandbox", reason));
+        }
+        Ok(resp.pod_sandbox_id)
+    }
+
+    async fn stop_pod_sandbox(&self, pod_sandbox_id: &str) -> CriResult<()> {
+        let req = StopPodSandboxRequest {
+            pod_sandbox_id: pod_sandbox_id.to_owned(),
+        };
+        let d = self.default_deadline();
+        self.call("StopPodSandbox", d, req, |mut c, r| async move {
+            c.stop_pod_sandbox(r).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn remove_pod_sandbox(&self, pod_sandbox_id: &str) -> CriResult<()> {
+        let req = RemovePodSandboxRequest {
+            pod_sandbox_id: pod_sandbox_id.to_owned(),
+        };
+        let d = self.default_deadline();
+        self.call("RemovePodSandbox", d, req, |mut c, r| async move {
+            c.remove_pod_sandbox(r).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn pod_sandbox_status(
+        &self,
+        id: &str,
+        verbose: bool,
+    ) -> CriResult<PodSandboxStatusResponse> {
+        let req = PodSandboxStatusRequest {
+            pod_sandbox_id: id.to_owned(),
+            verbose,
+        };
+        let d = self.default_deadline();
+        let resp = self
+            .call("PodSandboxStatus", d, req, |mut c, r| async move {
+                c.pod_sandbox_status(r).await
+            })
+            .await?;
+        if let Some(status) = &resp.status {
+            verify_sandbox_status(status)
+                .map_err(|reason| self.conn.invalid("PodSandboxStatus", reason))?;
+        }
+        Ok(resp)
+    }
+
+    async fn list_pod_sandbox(
+        &self,
+        filter: Option<&PodSandboxFilter>,
+    ) -> CriResult<Vec<PodSandbox>> {
+        let req = ListPodSandboxRequest {
+            filter: filter.cloned(),
+        };
+        let d = self.default_deadline();
+        let resp = self
+            .call("ListPodSandbox", d, req, |mut c, r| async move {
+                c.list_pod_sandbox(r).await
+            })
+            .await?;
+        Ok(resp.items)
+    }
+
+    async fn port_forward(&self, req: &PortForwardRequest) -> CriResult<PortForwardResponse> {
+        let d = self.default_deadline();
+        let resp = self
+            .call("PortForward", d, req.clone(), |mut c, r| async move {
+                c.port_forward(r).await
+            })
+            .await?;
+        require_url(&self.conn, "PortForward", &resp.url)?;
+        Ok(resp)
+    }
+
+    async fn update_pod_sandbox_resources(
+        &self,
+        req: &UpdatePodSandboxResourcesRequest,
+    ) -> CriResult<UpdatePodSandboxResourcesResponse> {
+        let d = self.default_deadline();
+        self.call(
+            "UpdatePodSandboxResources",
+            d,
+            req.clone(),
+            |mut c, r| async move { c.update_pod_sandbox_resources(r).await },
+        )
+        .await
+    }
+
+    async fn create_container(
+        &self,
+        pod_sandbox_id: &str,
+        config: &ContainerConfig,
+        sandbox_config: &PodSandboxConfig,
+    ) -> CriResult<String> {
+        let req = CreateContainerRequest {
+            pod_sandbox_id: pod_sandbox_id.to_owned(),
+            config: Some(config.clone()),
+            sandbox_config: Some(sandbox_config.clone()),
+        };
+        let d = self.default_deadline();
+        let resp = self
+            .call("CreateContainer", d, req, |mut c, r| async move {
+                c.create_container(r).await
+            })
+            .await?;
+        if resp.container_id.is_empty() {
+            let reason = format!("ContainerId is not set for container {:?}", config.metadata);
+            return Err(self.conn.invalid("CreateContainer", reason));
+        }
+        Ok(resp.container_id)
+    }
+
+    async fn start_container(&self, container_id: &str) -> CriResult<()> {
+        let req = StartContainerRequest {
+            container_id: container_id.to_owned(),
+        };
+        let d = self.default_deadline();
+        self.call("StartContainer", d, req, |mut c, r| async move {
+            c.start_container(r).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn stop_container(&self, container_id: &str, timeout_seconds: i64) -> CriResult<()> {
+        // The grace period plus the default timeout, to leave time for SIGKILL and latency.
+        let grace = Duration::from_secs(u64::try_from(timeout_seconds).unwrap_or(0));
+        let d = Some(self.conn.timeout + grace);
+        let req = StopContainerRequest {
+            container_id: container_id.to_owned(),
+            timeout: timeout_seconds,
+        };
+        self.call("StopContainer", d, req, |mut c, r| async move {
+            c.stop_container(r).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn remove_container(&self, container_id: &str) -> CriResult<()> {
+        let req = RemoveContainerRequest {
+            container_id: container_id.to_owned(),
+        };
+        let d = self.default_deadline();
+        self.call("RemoveContainer", d, req, |mut c, r| async move {
+            c.remove_container(r).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn list_containers(&self, filter: Option<&ContainerFilter>) -> CriResult<Vec<Container>> {
+        let req = ListContainersRequest {
+            filter: filter.cloned(),
+        };
+        let d = self.default_deadline();
+        let resp = self
+            .call("ListContainers", d, req, |mut c, r| async move {
+                c.list_containers(r).await
+            })
+            .await?;
+        Ok(resp.containers)
+    }
+
+    async fn container_status(
+        &self,
+        id: &str,
+        verbose: bool,
+    ) -> CriResult<ContainerStatusResponse> {
+        let req = ContainerStatusRequest {
+            container_id: id.to_owned(),
+            verbose,
+        };
+        let d = self.default_deadline();
+        let resp = self
+            .call("ContainerStatus", d, req, |mut c, r| async move {
+                c.container_status(r).await
+            })
+            .await?;
+        if let Some(status) = &resp.status {
+            verify_container_status(status)
+                .map_err(|reason| self.conn.invalid("ContainerStatus", reason))?;
+        }
+        Ok(resp)
+    }
+
+    async fn update_container_resources(
+        &self,
+        container_id: &str,
+        resources: &ContainerResources,
+    ) -> CriResult<()> {
+        let req = UpdateContainerResourcesRequest {
+            container_id: container_id.to_owned(),
+            linux: resources.linux.clone(),
+            windows: resources.windows.clone(),
+            annotations: Default::default(),
+        };
+        let d = self.default_deadline();
+        self.call("UpdateContainerResources", d, req, |mut c, r| async move {
+            c.update_container_resources(r).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn reopen_container_log(&self, container_id: &str) -> CriResult<()> {
+        let req = ReopenContainerLogRequest {
+            container_id: container_id.to_owned(),
+        };
+        let d = self.default_deadline();
+        self.call("ReopenContainerLog", d, req, |mut c, r| async move {
+            c.reopen_container_log(r).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn exec_sync(
+        &self,
+        container_id: &str,
+        cmd: &[String],
+        timeout: Duration,
+    ) -> CriResult<ExecSyncResponse> {
+        // No deadline when timeout is 0; otherwise timeout + the default, for runtime cleanup.
+        let d = (!timeout.is_zero()).then(|| self.conn.timeout + timeout);
+        let req = ExecSyncRequest {
+            container_id: container_id.to_owned(),
+            cmd: cmd.to_vec(),
+            timeout: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
+        };
+        let result = self
+            .call("ExecSync", d, req, |mut c, r| async move {
+                c.exec_sync(r).await
+            })
+            .await;
+        match result {
+            Err(e) if e.is_deadline_exceeded() => Err(CriError::CommandTimedOut {
+                cmd: cmd.join(" "),
+                timeout,
+            }),
+            other => other,
+        }
+    }
+
+    async fn exec(&self, req: &ExecRequest) -> CriResult<ExecResponse> {
+        let d = self.default_deadline();
+        let resp = self
+            .call(
+                "Exec",
+                d,
+                req.clone(),
+                |mut c, r| async move { c.exec(r).await },
+            )
+            .await?;
+        require_url(&self.conn, "Exec", &resp.url)?;
+        Ok(resp)
+    }
+
+    async fn attach(&self, req: &AttachRequest) -> CriResult<AttachResponse> {
+        let d = self.default_deadline();
+        let resp = self
+            .call("Attach", d, req.clone(), |mut c, r| async move {
+                c.attach(r).await
+            })
+            .await?;
+        require_url(&self.conn, "Attach", &resp.url)?;
+        Ok(resp)
+    }
+
+    async fn checkpoint_container(&self, req: &CheckpointContainerRequest) -> CriResult<()> {
+        if req.timeout < 0 {
+            return Err(CriError::InvalidRequest {
+                method: "CheckpointContainer",
+                reason: "CheckpointContainer requires the timeout value to be > 0".into(),
+            });
+        }
+        // A requested timeout above the default wins; otherwise the default is used and sent.
+        let default_secs = i64::try_from(self.conn.timeout.as_secs()).unwrap_or(i64::MAX);
+        let mut req = req.clone();
+        let d = if req.timeout > default_secs {
+            Duration::from_secs(u64::try_from(req.timeout).unwrap_or(u64::MAX))
+        } else {
+            req.timeout = default_secs;
+            self.conn.timeout
+        };
+        self.call("CheckpointContainer", Some(d), req, |mut c, r| async move {
+            c.checkpoint_container(r).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn get_container_events(&self) -> CriResult<ContainerEventStream> {
+        let endpoint = self.conn.endpoint.clone();
+        let stream = self
+            .call(
+                "GetContainerEvents",
+                None,
+                GetEventsRequest {},
+                |mut c, r| async move { c.get_container_events(r).await },
+            )
+            .await?;
+        let stream = stream.map(move |item| {
+            item.map_err(|s| CriError::from_tonic(&endpoint, "GetContainerEvents", &s))
+        });
+        Ok(Box::pin(stream))
+    }
+
+    async fn container_stats(&self, container_id: &str) -> CriResult<Option<ContainerStats>> {
+        let req = ContainerStatsRequest {
+            container_id: container_id.to_owned(),
+        };
+        let d = self.default_deadline();
+        let resp = self
+            .call("ContainerStats", d, req, |mut c, r| async move {
+                c.container_stats(r).await
+            })
+            .await?;
+        Ok(resp.stats)
+    }
+
+    async fn list_container_stats(
+        &self,
+        filter: Option<&ContainerStatsFilter>,
+    ) -> CriResult<Vec<ContainerStats>> {
+        let req = ListContainerStatsRequest {
+            filter: filter.cloned(),
+        };
+        let d = self.default_deadline();
+        let resp = self
+            .call("ListContainerStats", d, req, |mut c, r| async move {
+                c.list_container_stats(r).await
+            })
+            .await?;
+        Ok(resp.stats)
+    }
+
+    async fn pod_sandbox_stats(&self, pod_sandbox_id: &str) -> CriResult<Option<PodSandboxStats>> {
+        let req = PodSandboxStatsRequest {
+            pod_sandbox_id: pod_sandbox_id.to_owned(),
+        };
+        let d = self.default_deadline();
+        let resp = self
+            .call("PodSandboxStats", d, req, |mut c, r| async move {
+                c.pod_sandbox_stats(r).await
+            })
+            .await?;
+        Ok(resp.stats)
+    }
+
+    async fn list_pod_sandbox_stats(
+        &self,
+        filter: Option<&PodSandboxStatsFilter>,
+    ) -> CriResult<Vec<PodSandboxStats>> {
+        let req = ListPodSandboxStatsRequest {
+            filter: filter.cloned(),
+        };
+        let d = self.default_deadline();
+        let resp = self
+            .call("ListPodSandboxStats", d, req, |mut c, r| async move {
+                c.list_pod_sandbox_stats(r).await
+            })
+            .await?;
+        Ok(resp.stats)
+    }
+
+    async fn list_metric_descriptors(&self) -> CriResult<Vec<MetricDescriptor>> {
+        let req = ListMetricDescriptorsRequest {};
+        let d = self.default_deadline();
+        let resp = self
+            .call("ListMetricDescriptors", d, req, |mut c, r| async move {
+                c.list_metric_descriptors(r).await
+            })
+            .await?;
+        Ok(resp.descriptors)
+    }
+
+    async fn list_pod_sandbox_metrics(&self) -> CriResult<Vec<PodSandboxMetrics>> {
+        let req = ListPodSandboxMetricsRequest {};
+        let d = self.default_deadline();
+        let resp = self
+            .call("ListPodSandboxMetrics", d, req, |mut c, r| async move {
+                c.list_pod_sandbox_metrics(r).await
+            })
+            .await?;
+        Ok(resp.pod_metrics)
+    }
+
+    async fn update_runtime_config(&self, runtime_config: &RuntimeConfig) -> CriResult<()> {
+        let req = UpdateRuntimeConfigRequest {
+            runtime_config: Some(runtime_config.clone()),
+        };
+        let d = self.default_deadline();
+        self.call("UpdateRuntimeConfig", d, req, |mut c, r| async move {
+            c.update_runtime_config(r).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn status(&self, verbose: bool) -> CriResult<StatusResponse> {
+        let d = self.default_deadline();
+        let req = StatusRequest { verbose };
+        let resp = self
+            .call(
+                "Status",
+                d,
+                req,
+                |mut c, r| async move { c.status(r).await },
+            )
+            .await?;
+        if resp.status.as_ref().is_none_or(|s| s.conditions.len() < 2) {
+            let reason = "RuntimeReady or NetworkReady condition are not set";
+            return Err(self.conn.invalid("Status", reason));
+        }
+        Ok(resp)
+    }
+
+    async fn runtime_config(&self) -> CriResult<RuntimeConfigResponse> {
+        let d = self.default_deadline();
+        self.call(
+            "RuntimeConfig",
+            d,
+            RuntimeConfigRequest {},
+            |mut c, r| async move { c.runtime_config(r).await },
+        )
+        .await
+    }
+}
