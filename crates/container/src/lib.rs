@@ -8,6 +8,8 @@
 //! | [`status`]       | `runtime.go` (`PodStatus`, `Status`, sandboxes)   |
 //! | [`runtime`]      | `runtime.go` (`Runtime`, `ImageService`, GC)      |
 //! | [`sync_result`]  | `sync_result.go`, `images/types.go` errors        |
+//! | [`cache`]        | `cache.go` (pod status cache, `GetNewerThan`)     |
+//! | [`kubetypes`]    | `pkg/kubelet/types` (`SyncPodType`, annotations)  |
 //! | [`backoff`]      | `client-go/util/flowcontrol/backoff.go`           |
 //! | [`clock`]        | `k8s.io/utils/clock`                              |
 //! | [`hash`]         | `helpers.go` (`HashContainer`)                    |
@@ -18,23 +20,27 @@
 //! implementation lives in `kubelet-runtime` (upstream `pkg/kubelet/kuberuntime`).
 
 pub mod backoff;
+pub mod cache;
 pub mod clock;
 #[cfg(any(test, feature = "fake"))]
 pub mod fake;
 pub mod hash;
 pub mod helpers;
+pub mod kubetypes;
 pub mod runtime;
 pub mod status;
 pub mod sync_result;
 pub mod types;
 
 pub use backoff::Backoff;
+pub use cache::Cache;
 pub use clock::{Clock, FakeClock, RealClock};
 pub use hash::hash_container;
 pub use helpers::{
     convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod,
     should_container_be_restarted,
 };
+pub use kubetypes::SyncPodType;
 pub use runtime::{
     ContainerGcPolicy, Image, ImageService, PodStateProvider, Runtime, RuntimeCondition,
     RuntimeError, RuntimeStatus, RuntimeVersion,
