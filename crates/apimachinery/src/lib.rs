@@ -1,1 +1,11 @@
-//! Value types with upstream apimachinery semantics: resource.Quantity, Go durations, cpusets, eviction thresholds, reserved resources, label/taint validation helpers.
+//! Value types with upstream apimachinery semantics: Go durations
+//! (`metav1.Duration`), `resource.Quantity`, cpusets, eviction thresholds,
+//! reserved resources, label/taint validation helpers.
+//!
+//! Each module names the upstream Go file it mirrors.
+
+pub mod duration;
+pub mod quantity;
+
+pub use duration::{Duration, ParseDurationError};
+pub use quantity::{Format, Quantity, QuantityError};
