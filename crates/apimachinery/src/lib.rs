@@ -9,3 +9,6 @@ pub mod quantity;
 
 pub use duration::{Duration, ParseDurationError};
 pub use quantity::{Format, Quantity, QuantityError};
+pub mod cpuset;
+
+pub use cpuset::{CpuSet, CpuSetError};
