@@ -1,1 +1,10 @@
 //! Pod sources: static pod files and URL, merged into one stream of pod updates (pkg/kubelet/config).
+
+pub mod api_refs;
+pub mod decode;
+pub mod defaults;
+mod hash;
+pub mod quantity;
+pub mod static_pod;
+pub mod types;
+pub mod validation;

@@ -1,0 +1,198 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use super::*;
+use crate::decode::decode_pod;
+use crate::defaults::set_defaults_pod;
+
+fn errors(yaml_spec: &str) -> Vec<String> {
+    let y = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: default\nspec:\n{yaml_spec}"
+    );
+    let mut pod = decode_pod(y.as_bytes()).unwrap().value;
+    set_defaults_pod(&mut pod);
+    validate_pod_create(&pod)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+fn assert_has(errs: &[String], want: &str) {
+    assert!(
+        errs.iter().any(|e| e == want),
+        "missing {want:?} in {errs:#?}"
+    );
+}
+
+const OK: &str = "  containers:\n  - name: c\n    image: i\n";
+
+#[test]
+fn valid_pod_has_no_errors() {
+    assert_eq!(errors(OK), Vec::<String>::new());
+}
+
+#[test]
+fn containers_required_and_names_checked() {
+    assert_eq!(
+        errors("  containers: []\n"),
+        ["spec.containers: Required value"]
+    );
+    let errs = errors(
+        "  initContainers:\n  - name: c\n    image: i\n  containers:\n  - name: c\n    image: i\n  - image: i\n  - name: Bad_Name\n    image: i\n",
+    );
+    assert_has(&errs, "spec.containers[0].name: Duplicate value: \"c\"");
+    assert_has(&errs, "spec.containers[1].name: Required value");
+    assert!(errs.iter().any(|e| e.starts_with(
+        "spec.containers[2].name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 label"
+    )));
+}
+
+#[test]
+fn lists_every_problem_with_its_path() {
+    let errs = errors(
+        "  restartPolicy: Sometimes\n  dnsPolicy: Weird\n  terminationGracePeriodSeconds: -1\n  containers:\n  - name: c\n    image: ''\n    imagePullPolicy: Sometimes\n    ports:\n    - containerPort: 70000\n      protocol: ICMP\n    - containerPort: 80\n      hostPort: 0\n      name: Not_IANA\n    env:\n    - name: A=B\n    - value: x\n",
+    );
+    assert_has(&errs, "spec.containers[0].image: Required value");
+    assert_has(
+        &errs,
+        "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"",
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.starts_with("spec.dnsPolicy: Unsupported value: \"Weird\""))
+    );
+    assert_has(
+        &errs,
+        "spec.terminationGracePeriodSeconds: Invalid value: -1: must be greater than or equal to 0",
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.starts_with("spec.containers[0].imagePullPolicy: Unsupported value"))
+    );
+    assert_has(
+        &errs,
+        "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+    );
+    assert!(errs.iter().any(|e| {
+        e.starts_with("spec.containers[0].ports[0].protocol: Unsupported value: \"ICMP\"")
+    }));
+    assert!(errs.iter().any(|e| e.starts_with("spec.containers[0].ports[1].name: Invalid value: \"Not_IANA\"")));
+    assert!(
+        errs.iter()
+            .any(|e| e.starts_with("spec.containers[0].env[0].name: Invalid value: \"A=B\""))
+    );
+    assert_has(&errs, "spec.containers[0].env[1].name: Required value");
+    assert_eq!(errs.len(), 10, "{errs:#?}");
+}
+
+#[test]
+fn resources_parse_and_requests_within_limits() {
+    let errs = errors(
+        "  containers:\n  - name: c\n    image: i\n    resources:\n      requests:\n        cpu: '2'\n        memory: lots\n      limits:\n        cpu: '1'\n        ephemeral-storage: '-1'\n",
+    );
+    assert_has(
+        &errs,
+        "spec.containers[0].resources.requests: Invalid value: \"2\": must be less than or equal to cpu limit of 1",
+    );
+    assert!(errs.iter().any(|e| e.starts_with("spec.containers[0].resources.requests[memory]: Invalid value: \"lots\": quantities must match")));
+    assert_has(
+        &errs,
+        "spec.containers[0].resources.limits[ephemeral-storage]: Invalid value: \"-1\": must be greater than or equal to 0",
+    );
+    // Requests default to limits, so the negative limit shows up twice, like upstream.
+    assert_has(
+        &errs,
+        "spec.containers[0].resources.requests[ephemeral-storage]: Invalid value: \"-1\": must be greater than or equal to 0",
+    );
+    assert_eq!(errs.len(), 4, "{errs:#?}");
+}
+
+#[test]
+fn volumes_and_mounts() {
+    let errs = errors(
+        "  volumes:\n  - name: data\n    hostPath:\n      path: /data\n      type: Weird\n  - name: data\n  - name: both\n    hostPath:\n      path: /x\n    emptyDir: {}\n  containers:\n  - name: c\n    image: i\n    volumeMounts:\n    - name: data\n      mountPath: /a\n    - name: missing\n      mountPath: /a\n    - name: data\n",
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.starts_with("spec.volumes[0].hostPath.type: Unsupported value: \"Weird\""))
+    );
+    assert_has(&errs, "spec.volumes[1].name: Duplicate value: \"data\"");
+    assert_has(
+        &errs,
+        "spec.volumes[2]: Forbidden: may not specify more than 1 volume type",
+    );
+    assert_has(
+        &errs,
+        "spec.containers[0].volumeMounts[1].name: Not found: \"missing\"",
+    );
+    assert_has(
+        &errs,
+        "spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/a\": must be unique",
+    );
+    assert_has(
+        &errs,
+        "spec.containers[0].volumeMounts[2].mountPath: Required value",
+    );
+    assert_eq!(errs.len(), 6, "{errs:#?}");
+}
+
+#[test]
+fn metadata_and_misc_spec_rules() {
+    let y = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: Bad_Name\n  namespace: Not.A.Label\n  labels:\n    'bad key!': v\nspec:\n  containers:\n  - name: c\n    image: i\n";
+    let mut pod = decode_pod(y.as_bytes()).unwrap().value;
+    set_defaults_pod(&mut pod);
+    let errs: Vec<String> = validate_pod_create(&pod)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        errs.iter()
+            .any(|e| e.starts_with("metadata.name: Invalid value: \"Bad_Name\""))
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.starts_with("metadata.namespace: Invalid value: \"Not.A.Label\""))
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.starts_with("metadata.labels: Invalid value: \"bad key!\""))
+    );
+
+    let errs = errors(
+        "  ephemeralContainers:\n  - name: e\n    image: i\n  hostNetwork: true\n  tolerations:\n  - operator: Exists\n    value: v\n  - key: k\n    effect: NoSchedule\n    tolerationSeconds: 3\n  containers:\n  - name: c\n    image: i\n    ports:\n    - containerPort: 80\n      hostPort: 81\n    livenessProbe:\n      successThreshold: 2\n",
+    );
+    assert_has(
+        &errs,
+        "spec.ephemeralContainers: Forbidden: cannot be set on create",
+    );
+    assert_has(
+        &errs,
+        "spec.containers[0].ports[0].hostPort: Invalid value: 81: must match `containerPort` when `hostNetwork` is true",
+    );
+    assert_has(
+        &errs,
+        "spec.tolerations[0].operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'",
+    );
+    assert_has(
+        &errs,
+        "spec.tolerations[1].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when `tolerationSeconds` is set",
+    );
+    assert_has(
+        &errs,
+        "spec.containers[0].livenessProbe: Required value: must specify a handler type",
+    );
+    assert_has(
+        &errs,
+        "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1",
+    );
+}
+
+#[test]
+fn duplicate_host_ports_are_reported() {
+    let errs = errors(
+        "  containers:\n  - name: a\n    image: i\n    ports:\n    - containerPort: 80\n      hostPort: 8080\n  - name: b\n    image: i\n    ports:\n    - containerPort: 81\n      hostPort: 8080\n    - containerPort: 81\n      hostPort: 8080\n      protocol: UDP\n",
+    );
+    assert_eq!(
+        errs,
+        ["spec.containers[1].ports[0].hostPort: Duplicate value: \"8080/TCP\""]
+    );
+}
