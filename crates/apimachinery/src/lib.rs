@@ -12,3 +12,9 @@ pub use quantity::{Format, Quantity, QuantityError};
 pub mod cpuset;
 
 pub use cpuset::{CpuSet, CpuSetError};
+pub mod eviction;
+
+pub use eviction::{
+    DEFAULT_EVICTION_HARD, EvictionError, Signal, Threshold, ThresholdOperator, ThresholdValue,
+    parse_langle_map, parse_threshold_config,
+};
