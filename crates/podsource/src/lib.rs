@@ -1,6 +1,8 @@
 //! Pod sources: static pod files and URL, merged into one stream of pod updates (pkg/kubelet/config).
 
 pub mod api_refs;
+pub mod clock;
+pub mod config;
 pub mod decode;
 pub mod defaults;
 mod hash;
