@@ -1,1 +1,25 @@
-//! The kubelet's container runtime manager on top of CRI: SyncPod, sandboxes, containers, images, GC, logs (pkg/kubelet/kuberuntime).
+//! The kubelet's container runtime manager on top of CRI (upstream `pkg/kubelet/kuberuntime`,
+//! `pkg/kubelet/images`, `pkg/kubelet/logs`).
+//!
+//! | Rust module    | Upstream Go                                                        |
+//! |----------------|--------------------------------------------------------------------|
+//! | [`quantity`]   | `apimachinery/pkg/api/resource` (`Value`, `MilliValue`)            |
+//! | [`qos`]        | `apis/core/v1/helper/qos`, `kubelet/qos/policy.go`                 |
+//! | [`resources`]  | `kuberuntime_container_linux.go`, `kuberuntime_sandbox_linux.go`   |
+//! | [`cgroup`]     | `cm/pod_container_manager_linux.go` (pod cgroup names)             |
+//! | [`dns`]        | `kubelet/network/dns/dns.go`, `GeneratePodHostNameAndDomain`       |
+//! | [`expansion`]  | `third_party/forked/golang/expansion`                              |
+//! | [`labels`]     | `kuberuntime/labels.go`                                            |
+//! | [`os`]         | `kubecontainer.OSInterface`                                        |
+
+pub mod cgroup;
+pub mod dns;
+pub mod error;
+pub mod expansion;
+pub mod labels;
+pub mod os;
+pub mod qos;
+pub mod quantity;
+pub mod resources;
+
+pub use error::RuntimeManagerError;

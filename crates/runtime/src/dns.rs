@@ -1,0 +1,490 @@
+//! Pod DNS configuration and hostnames (upstream `pkg/kubelet/network/dns/dns.go`,
+//! `GeneratePodHostNameAndDomain` in `kubelet_pods.go`, `util.GetNodenameForKernel`).
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Pod, PodDNSConfig};
+use kubelet_container::is_host_network_pod;
+use kubelet_cri::v1::DnsConfig;
+
+use crate::error::RuntimeManagerError;
+use crate::os::OsInterface;
+
+/// Most nameservers a resolv.conf may hold (`validation.MaxDNSNameservers`).
+pub const MAX_DNS_NAMESERVERS: usize = 3;
+/// Most search domains (`validation.MaxDNSSearchPaths`).
+pub const MAX_DNS_SEARCH_PATHS: usize = 32;
+/// Longest search line (`validation.MaxDNSSearchListChars`).
+pub const MAX_DNS_SEARCH_LIST_CHARS: usize = 2048;
+const DEFAULT_DNS_OPTIONS: [&str; 1] = ["ndots:5"];
+
+/// Parsed resolv.conf contents.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResolvConf {
+    /// `nameserver` lines, in order.
+    pub nameservers: Vec<String>,
+    /// Last `search` line, trailing dots removed, `.` dropped.
+    pub searches: Vec<String>,
+    /// `options`, later values of the same option replacing earlier ones.
+    pub options: Vec<String>,
+}
+
+/// `parseResolvConf`. A `nameserver` line without an address is an error.
+pub fn parse_resolv_conf(contents: &str) -> Result<ResolvConf, String> {
+    let mut rc = ResolvConf::default();
+    for line in contents.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = trimmed.split_whitespace().collect();
+        match fields.as_slice() {
+            ["nameserver", server, ..] => rc.nameservers.push((*server).to_string()),
+            ["nameserver"] => return Err("nameserver list is empty".to_string()),
+            ["search", domains @ ..] => {
+                rc.searches = domains
+                    .iter()
+                    .filter(|d| **d != ".")
+                    .map(|d| d.trim_end_matches('.').to_string())
+                    .collect();
+            }
+            ["options", opts @ ..] => {
+                for opt in opts {
+                    let name = opt.split(':').next().unwrap_or_default();
+                    rc.options.retain(|o| o.split(':').next() != Some(name));
+                    rc.options.push((*opt).to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(rc)
+}
+
+fn omit_duplicates(items: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(items.len());
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// Which resolver configuration a pod gets (`podDNSType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PodDnsType {
+    Cluster,
+    Host,
+    None,
+}
+
+fn pod_dns_type(pod: &Pod) -> PodDnsType {
+    let policy = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.dns_policy.as_deref())
+        .unwrap_or("ClusterFirst");
+    match policy {
+        "None" => PodDnsType::None,
+        "ClusterFirstWithHostNet" => PodDnsType::Cluster,
+        "Default" => PodDnsType::Host,
+        "ClusterFirst" if is_host_network_pod(pod) => PodDnsType::Host,
+        "ClusterFirst" => PodDnsType::Cluster,
+        other => {
+            tracing::error!(
+                dns_policy = other,
+                "Invalid DNSPolicy, falling back to ClusterFirst"
+            );
+            PodDnsType::Cluster
+        }
+    }
+}
+
+/// Builds CRI DNS configs for pods (`dns.Configurer`).
+pub struct DnsConfigurer {
+    os: Arc<dyn OsInterface>,
+    node_ip: Option<IpAddr>,
+    cluster_dns: Vec<IpAddr>,
+    /// `clusterDomain`; empty in standalone mode.
+    pub cluster_domain: String,
+    /// `resolvConf`; empty disables host DNS.
+    pub resolver_config: Option<PathBuf>,
+}
+
+impl DnsConfigurer {
+    /// `NewConfigurer`.
+    pub fn new(
+        os: Arc<dyn OsInterface>,
+        node_ip: Option<IpAddr>,
+        cluster_dns: Vec<IpAddr>,
+        cluster_domain: impl Into<String>,
+        resolver_config: Option<PathBuf>,
+    ) -> Self {
+        Self {
+            os,
+            node_ip,
+            cluster_dns,
+            cluster_domain: cluster_domain.into(),
+            resolver_config,
+        }
+    }
+
+    fn host_dns_config(&self) -> Result<ResolvConf, RuntimeManagerError> {
+        let Some(path) = &self.resolver_config else {
+            return Ok(ResolvConf::default());
+        };
+        let contents = self
+            .os
+            .read_to_string(path)
+            .map_err(|e| RuntimeManagerError::Io {
+                what: "read resolv.conf".into(),
+                path: path.clone(),
+                source: e,
+            })?;
+        parse_resolv_conf(&contents).map_err(|reason| RuntimeManagerError::ResolvConf {
+            path: path.clone(),
+            reason,
+        })
+    }
+
+    fn cluster_first_searches(&self, host_search: Vec<String>, namespace: &str) -> Vec<String> {
+        if self.cluster_domain.is_empty() {
+            return host_search;
+        }
+        let d = &self.cluster_domain;
+        let mut s = vec![
+            format!("{namespace}.svc.{d}"),
+            format!("svc.{d}"),
+            d.clone(),
+        ];
+        s.extend(host_search);
+        omit_duplicates(s)
+    }
+
+    /// `GetPodDNS`: the resolver configuration for `pod`.
+    pub fn get_pod_dns(&self, pod: &Pod) -> Result<DnsConfig, RuntimeManagerError> {
+        let host = self.host_dns_config()?;
+        let mut cfg = DnsConfig {
+            servers: host.nameservers,
+            searches: host.searches,
+            options: host.options,
+        };
+        let mut dns_type = pod_dns_type(pod);
+        if dns_type == PodDnsType::Cluster && self.cluster_dns.is_empty() {
+            tracing::warn!(
+                pod = pod.metadata.name.as_deref().unwrap_or_default(),
+                "kubelet does not have ClusterDNS IP configured and cannot create Pod using \"ClusterFirst\" policy. Falling back to \"Default\" policy."
+            );
+            dns_type = PodDnsType::Host;
+        }
+        match dns_type {
+            PodDnsType::None => cfg = DnsConfig::default(),
+            PodDnsType::Cluster => {
+                cfg.servers = self.cluster_dns.iter().map(ToString::to_string).collect();
+                let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+                cfg.searches = self.cluster_first_searches(cfg.searches, ns);
+                cfg.options = DEFAULT_DNS_OPTIONS.map(String::from).to_vec();
+            }
+            PodDnsType::Host => {
+                if self.resolver_config.is_none() {
+                    let v6 = self.node_ip.is_some_and(|ip| ip.is_ipv6());
+                    cfg.servers = vec![if v6 { "::1" } else { "127.0.0.1" }.to_string()];
+                    cfg.searches = vec![".".to_string()];
+                }
+            }
+        }
+        if let Some(pod_cfg) = pod.spec.as_ref().and_then(|s| s.dns_config.as_ref()) {
+            append_dns_config(&mut cfg, pod_cfg);
+        }
+        fit_limits(&mut cfg);
+        Ok(cfg)
+    }
+}
+
+/// `appendDNSConfig`: adds the pod's own servers, searches and options.
+fn append_dns_config(cfg: &mut DnsConfig, pod_cfg: &PodDNSConfig) {
+    cfg.servers
+        .extend(pod_cfg.nameservers.iter().flatten().cloned());
+    cfg.servers = omit_duplicates(std::mem::take(&mut cfg.servers));
+    cfg.searches
+        .extend(pod_cfg.searches.iter().flatten().cloned());
+    cfg.searches = omit_duplicates(std::mem::take(&mut cfg.searches));
+    for opt in pod_cfg.options.iter().flatten() {
+        let name = opt.name.clone().unwrap_or_default();
+        cfg.options
+            .retain(|o| o.split(':').next() != Some(name.as_str()));
+        cfg.options.push(match &opt.value {
+            Some(v) => format!("{name}:{v}"),
+            None => name,
+        });
+    }
+}
+
+/// `formDNSConfigFitsLimits`: truncates nameservers and searches to what resolvers accept.
+fn fit_limits(cfg: &mut DnsConfig) {
+    if cfg.servers.len() > MAX_DNS_NAMESERVERS {
+        cfg.servers.truncate(MAX_DNS_NAMESERVERS);
+        tracing::warn!(nameservers = ?cfg.servers, "Nameserver limits were exceeded, some nameservers have been omitted");
+    }
+    let mut exceeded = false;
+    if cfg.searches.len() > MAX_DNS_SEARCH_PATHS {
+        cfg.searches.truncate(MAX_DNS_SEARCH_PATHS);
+        exceeded = true;
+    }
+    while cfg.searches.join(" ").len() > MAX_DNS_SEARCH_LIST_CHARS {
+        cfg.searches.pop();
+        exceeded = true;
+    }
+    if exceeded {
+        tracing::warn!(search = %cfg.searches.join(" "), "Search Line limits were exceeded, some search paths have been omitted");
+    }
+}
+
+fn is_dns1123_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// `GeneratePodHostNameAndDomain`: hostname (spec.hostname or the pod name, cut to 63 chars)
+/// and domain `<subdomain>.<ns>.svc.<clusterDomain>` when a subdomain is set.
+pub fn pod_hostname_and_domain(
+    pod: &Pod,
+    cluster_domain: &str,
+) -> Result<(String, String), RuntimeManagerError> {
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let spec = pod.spec.as_ref();
+    let mut hostname = name.clone();
+    if let Some(h) = spec
+        .and_then(|s| s.hostname.as_deref())
+        .filter(|h| !h.is_empty())
+    {
+        if !is_dns1123_label(h) {
+            return Err(RuntimeManagerError::InvalidPod(format!(
+                "pod Hostname {h:?} is not a valid DNS label"
+            )));
+        }
+        hostname = h.to_string();
+    }
+    if hostname.len() > 63 {
+        let cut: String = hostname.chars().take(63).collect();
+        hostname = cut.trim_end_matches(['-', '.']).to_string();
+        if hostname.is_empty() {
+            return Err(RuntimeManagerError::InvalidPod(format!(
+                "hostname for pod {name:?} was invalid"
+            )));
+        }
+    }
+    let mut domain = String::new();
+    if let Some(sub) = spec
+        .and_then(|s| s.subdomain.as_deref())
+        .filter(|s| !s.is_empty())
+    {
+        if !is_dns1123_label(sub) {
+            return Err(RuntimeManagerError::InvalidPod(format!(
+                "pod Subdomain {sub:?} is not a valid DNS label"
+            )));
+        }
+        let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+        domain = format!("{sub}.{ns}.svc.{cluster_domain}");
+    }
+    Ok((hostname, domain))
+}
+
+/// `GetNodenameForKernel`: the FQDN when `setHostnameAsFQDN` and a domain exist (max 64 chars).
+pub fn nodename_for_kernel(
+    hostname: &str,
+    domain: &str,
+    set_fqdn: bool,
+) -> Result<String, RuntimeManagerError> {
+    if domain.is_empty() || !set_fqdn {
+        return Ok(hostname.to_string());
+    }
+    let fqdn = format!("{hostname}.{domain}");
+    if fqdn.len() > 64 {
+        return Err(RuntimeManagerError::InvalidPod(format!(
+            "failed to construct FQDN from pod hostname and cluster domain, FQDN {fqdn} is too long (64 characters is the max, {} characters requested)",
+            fqdn.len()
+        )));
+    }
+    Ok(fqdn)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::os::FakeOs;
+    use k8s_openapi::api::core::v1::{PodDNSConfigOption, PodSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use std::path::Path;
+
+    const RESOLV: &str = "# comment\nnameserver 10.0.0.1\nnameserver 10.0.0.2\nsearch example.com. corp.local .\noptions ndots:2 timeout:1\noptions ndots:3\n";
+
+    fn pod(policy: &str, host_network: bool) -> Pod {
+        Pod {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                namespace: Some("prod".into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(PodSpec {
+                dns_policy: Some(policy.into()),
+                host_network: Some(host_network),
+                ..PodSpec::default()
+            }),
+            ..Pod::default()
+        }
+    }
+
+    fn configurer(cluster_dns: &[&str], domain: &str, resolv: bool) -> DnsConfigurer {
+        let os = Arc::new(FakeOs::new());
+        os.write_file(Path::new("/etc/resolv.conf"), RESOLV.as_bytes())
+            .unwrap();
+        DnsConfigurer::new(
+            os,
+            None,
+            cluster_dns.iter().map(|s| s.parse().unwrap()).collect(),
+            domain,
+            resolv.then(|| PathBuf::from("/etc/resolv.conf")),
+        )
+    }
+
+    #[test]
+    fn parses_resolv_conf() {
+        let rc = parse_resolv_conf(RESOLV).unwrap();
+        assert_eq!(rc.nameservers, vec!["10.0.0.1", "10.0.0.2"]);
+        assert_eq!(rc.searches, vec!["example.com", "corp.local"]);
+        assert_eq!(rc.options, vec!["timeout:1", "ndots:3"]);
+        assert!(parse_resolv_conf("nameserver\n").is_err());
+    }
+
+    #[test]
+    fn pod_dns_by_policy() {
+        let c = configurer(&["10.96.0.10"], "cluster.local", true);
+        let cfg = c.get_pod_dns(&pod("ClusterFirst", false)).unwrap();
+        assert_eq!(cfg.servers, vec!["10.96.0.10"]);
+        assert_eq!(
+            cfg.searches,
+            vec![
+                "prod.svc.cluster.local",
+                "svc.cluster.local",
+                "cluster.local",
+                "example.com",
+                "corp.local"
+            ]
+        );
+        assert_eq!(cfg.options, vec!["ndots:5"]);
+
+        // ClusterFirst on the host network falls back to the host's resolv.conf.
+        let cfg = c.get_pod_dns(&pod("ClusterFirst", true)).unwrap();
+        assert_eq!(cfg.servers, vec!["10.0.0.1", "10.0.0.2"]);
+        // ...unless ClusterFirstWithHostNet.
+        let cfg = c
+            .get_pod_dns(&pod("ClusterFirstWithHostNet", true))
+            .unwrap();
+        assert_eq!(cfg.servers, vec!["10.96.0.10"]);
+        assert_eq!(
+            c.get_pod_dns(&pod("None", false)).unwrap(),
+            DnsConfig::default()
+        );
+    }
+
+    #[test]
+    fn standalone_cluster_first_uses_host_dns() {
+        let c = configurer(&[], "", true);
+        let cfg = c.get_pod_dns(&pod("ClusterFirst", false)).unwrap();
+        assert_eq!(cfg.servers, vec!["10.0.0.1", "10.0.0.2"]);
+        assert_eq!(cfg.searches, vec!["example.com", "corp.local"]);
+        // Without a resolv.conf, DNS points at localhost.
+        let c = configurer(&[], "", false);
+        let cfg = c.get_pod_dns(&pod("Default", false)).unwrap();
+        assert_eq!(
+            (cfg.servers, cfg.searches),
+            (vec!["127.0.0.1".to_string()], vec![".".to_string()])
+        );
+    }
+
+    #[test]
+    fn pod_dns_config_is_merged_and_limited() {
+        let c = configurer(&["10.96.0.10"], "cluster.local", true);
+        let mut p = pod("ClusterFirst", false);
+        if let Some(s) = p.spec.as_mut() {
+            s.dns_config = Some(PodDNSConfig {
+                nameservers: Some(vec![
+                    "1.1.1.1".into(),
+                    "10.96.0.10".into(),
+                    "2.2.2.2".into(),
+                    "3.3.3.3".into(),
+                ]),
+                searches: Some(vec!["extra.local".into()]),
+                options: Some(vec![
+                    PodDNSConfigOption {
+                        name: Some("ndots".into()),
+                        value: Some("1".into()),
+                    },
+                    PodDNSConfigOption {
+                        name: Some("edns0".into()),
+                        value: None,
+                    },
+                ]),
+            });
+        }
+        let cfg = c.get_pod_dns(&p).unwrap();
+        assert_eq!(cfg.servers, vec!["10.96.0.10", "1.1.1.1", "2.2.2.2"]);
+        assert_eq!(cfg.searches.last().map(String::as_str), Some("extra.local"));
+        assert_eq!(cfg.options, vec!["ndots:1", "edns0"]);
+    }
+
+    #[test]
+    fn missing_resolv_conf_is_an_error_naming_the_file() {
+        let c = DnsConfigurer::new(
+            Arc::new(FakeOs::new()),
+            None,
+            vec![],
+            "",
+            Some("/nope/resolv.conf".into()),
+        );
+        let err = c.get_pod_dns(&pod("Default", false)).unwrap_err();
+        assert!(err.to_string().contains("/nope/resolv.conf"), "{err}");
+    }
+
+    #[test]
+    fn hostnames() {
+        let mut p = pod("ClusterFirst", false);
+        assert_eq!(
+            pod_hostname_and_domain(&p, "cluster.local").unwrap(),
+            ("web".into(), String::new())
+        );
+        if let Some(s) = p.spec.as_mut() {
+            s.hostname = Some("db-0".into());
+            s.subdomain = Some("db".into());
+        }
+        let (h, d) = pod_hostname_and_domain(&p, "cluster.local").unwrap();
+        assert_eq!(
+            (h.as_str(), d.as_str()),
+            ("db-0", "db.prod.svc.cluster.local")
+        );
+        assert_eq!(
+            nodename_for_kernel(&h, &d, true).unwrap(),
+            "db-0.db.prod.svc.cluster.local"
+        );
+        assert_eq!(nodename_for_kernel(&h, &d, false).unwrap(), "db-0");
+
+        p.metadata.name = Some(format!("{}-x", "a".repeat(62)));
+        if let Some(s) = p.spec.as_mut() {
+            s.hostname = None;
+        }
+        assert_eq!(pod_hostname_and_domain(&p, "").unwrap().0, "a".repeat(62));
+        if let Some(s) = p.spec.as_mut() {
+            s.hostname = Some("Bad_Name".into());
+        }
+        assert!(pod_hostname_and_domain(&p, "").is_err());
+    }
+}

@@ -1,0 +1,212 @@
+//! The filesystem operations the runtime manager performs, behind a trait so tests run
+//! against an in-memory fake (upstream `kubecontainer.OSInterface`).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// Filesystem access used by the runtime manager.
+pub trait OsInterface: Send + Sync {
+    /// `os.MkdirAll` with mode 0755.
+    fn mkdir_all(&self, path: &Path) -> io::Result<()>;
+    /// Creates (or truncates) an empty file with mode 0666.
+    fn create_file(&self, path: &Path) -> io::Result<()>;
+    /// Reads a whole file as UTF-8.
+    fn read_to_string(&self, path: &Path) -> io::Result<String>;
+    /// Writes a whole file.
+    fn write_file(&self, path: &Path, contents: &[u8]) -> io::Result<()>;
+    /// Creates a symlink at `link` pointing to `target`.
+    fn symlink(&self, target: &Path, link: &Path) -> io::Result<()>;
+    /// Removes a file or symlink.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Removes a directory tree.
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()>;
+    /// Names of the entries of a directory.
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<String>>;
+    /// Size of a file in bytes.
+    fn file_size(&self, path: &Path) -> io::Result<u64>;
+    /// Renames a file.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// True if the path exists (following symlinks).
+    fn exists(&self, path: &Path) -> bool;
+}
+
+/// The real filesystem.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RealOs;
+
+impl OsInterface for RealOs {
+    fn mkdir_all(&self, path: &Path) -> io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(path)
+    }
+
+    fn create_file(&self, path: &Path) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::File::create(path)?;
+        // Like upstream, chmod so the umask does not matter.
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))
+    }
+
+    fn read_to_string(&self, path: &Path) -> io::Result<String> {
+        std::fs::read_to_string(path)
+    }
+
+    fn write_file(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
+        std::fs::write(path, contents)
+    }
+
+    fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
+        std::os::unix::fs::symlink(target, link)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_dir_all(path)
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        std::fs::read_dir(path)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect()
+    }
+
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        Ok(std::fs::metadata(path)?.len())
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+}
+
+/// One entry of [`FakeOs`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FakeEntry {
+    /// A directory.
+    Dir,
+    /// A regular file with contents.
+    File(Vec<u8>),
+    /// A symlink to a target.
+    Symlink(PathBuf),
+}
+
+/// In-memory filesystem recording every path it holds; parents are implied.
+#[derive(Debug, Default)]
+pub struct FakeOs {
+    entries: Mutex<BTreeMap<PathBuf, FakeEntry>>,
+}
+
+impl FakeOs {
+    /// An empty fake filesystem.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<PathBuf, FakeEntry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The entry at `path`, if any.
+    pub fn entry(&self, path: &Path) -> Option<FakeEntry> {
+        self.lock().get(path).cloned()
+    }
+
+    /// All paths currently present, sorted.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.lock().keys().cloned().collect()
+    }
+}
+
+fn not_found(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("{}: not found", path.display()),
+    )
+}
+
+impl OsInterface for FakeOs {
+    fn mkdir_all(&self, path: &Path) -> io::Result<()> {
+        let mut e = self.lock();
+        for p in path.ancestors() {
+            e.entry(p.to_path_buf()).or_insert(FakeEntry::Dir);
+        }
+        Ok(())
+    }
+
+    fn create_file(&self, path: &Path) -> io::Result<()> {
+        self.write_file(path, b"")
+    }
+
+    fn read_to_string(&self, path: &Path) -> io::Result<String> {
+        match self.lock().get(path) {
+            Some(FakeEntry::File(b)) => Ok(String::from_utf8_lossy(b).into_owned()),
+            _ => Err(not_found(path)),
+        }
+    }
+
+    fn write_file(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
+        self.lock()
+            .insert(path.to_path_buf(), FakeEntry::File(contents.to_vec()));
+        Ok(())
+    }
+
+    fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
+        self.lock()
+            .insert(link.to_path_buf(), FakeEntry::Symlink(target.to_path_buf()));
+        Ok(())
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.lock()
+            .remove(path)
+            .map(|_| ())
+            .ok_or_else(|| not_found(path))
+    }
+
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        let mut e = self.lock();
+        e.retain(|p, _| !p.starts_with(path));
+        Ok(())
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let e = self.lock();
+        if !e.contains_key(path) {
+            return Err(not_found(path));
+        }
+        Ok(e.keys()
+            .filter(|p| p.parent() == Some(path))
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect())
+    }
+
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        match self.lock().get(path) {
+            Some(FakeEntry::File(b)) => Ok(b.len() as u64),
+            _ => Err(not_found(path)),
+        }
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut e = self.lock();
+        let v = e.remove(from).ok_or_else(|| not_found(from))?;
+        e.insert(to.to_path_buf(), v);
+        Ok(())
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.lock().contains_key(path)
+    }
+}
