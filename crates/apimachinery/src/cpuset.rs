@@ -6,6 +6,8 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use crate::goquote::quote;
+
 /// Largest number of CPUs one range may name. Upstream has no bound; Linux
 /// supports at most 8192 CPUs, so a longer range is a typo, and refusing it
 /// keeps a bad flag from allocating without limit.
@@ -16,7 +18,7 @@ pub const MAX_RANGE_LEN: usize = 1 << 16;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CpuSetError {
     /// A bound is not a decimal integer (Go: `strconv.Atoi: parsing "x": invalid syntax`).
-    #[error("strconv.Atoi: parsing {number:?}: {reason}")]
+    #[error("strconv.Atoi: parsing {}: {reason}", quote(.number))]
     Number {
         /// The text that is not a number.
         number: String,
@@ -24,7 +26,7 @@ pub enum CpuSetError {
         reason: &'static str,
     },
     /// A range whose start is above its end.
-    #[error("invalid range {range:?} ({start} > {end})")]
+    #[error("invalid range {} ({start} > {end})", quote(.range))]
     Reversed {
         /// The offending range text.
         range: String,
@@ -34,7 +36,7 @@ pub enum CpuSetError {
         end: i64,
     },
     /// Not upstream: a range longer than [`MAX_RANGE_LEN`].
-    #[error("invalid range {range:?}: more than {MAX_RANGE_LEN} CPUs")]
+    #[error("invalid range {}: more than {MAX_RANGE_LEN} CPUs", quote(.range))]
     TooLarge {
         /// The offending range text.
         range: String,

@@ -5,6 +5,7 @@
 //! Each module names the upstream Go file it mirrors.
 
 pub mod duration;
+mod goquote;
 pub mod quantity;
 
 pub use duration::{Duration, ParseDurationError};
@@ -18,3 +19,6 @@ pub use eviction::{
     DEFAULT_EVICTION_HARD, EvictionError, Signal, Threshold, ThresholdOperator, ThresholdValue,
     parse_langle_map, parse_threshold_config,
 };
+pub mod reserved;
+
+pub use reserved::{ReservedError, parse_qos_reserved, parse_resource_list};
