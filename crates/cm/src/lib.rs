@@ -1,1 +1,57 @@
-//! Container manager: cgroup roots, machine info, node allocatable, OOM score adjustment (pkg/kubelet/cm, pkg/util/oom).
+//! Container manager: cgroup roots, machine info, node allocatable, OOM score adjustment
+//! (mirrors `pkg/kubelet/cm`, `pkg/util/oom` and the machine facts the kubelet takes from
+//! cAdvisor).
+//!
+//! All host access goes through [`HostFs`], with [`FakeHostFs`] recording for unit tests.
+
+pub mod cgroups;
+pub mod hostfs;
+pub mod machine;
+pub mod oom;
+
+pub use cgroups::{CgroupDriver, CgroupName, CgroupVersion, node_allocatable_root};
+pub use hostfs::{FakeHostFs, HostFs, RealHostFs};
+pub use machine::{MachineInfo, read_machine_info};
+pub use oom::apply_oom_score_adj;
+
+/// Errors of the container manager.
+#[derive(Debug, thiserror::Error)]
+pub enum CmError {
+    /// A host file could not be read.
+    #[error("failed to read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A host file had unexpected content.
+    #[error("failed to parse {path}: {reason}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// Setting an OOM score adjustment failed.
+    #[error("failed to set oom_score_adj to {value} ({path}): {reason}")]
+    OomScoreAdj {
+        /// The value we tried.
+        value: i32,
+        /// The proc file.
+        path: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// A container-manager parameter is invalid (the message names the flag).
+    #[error("{0}")]
+    Config(String),
+    /// A cgroup could not be created or written.
+    #[error("failed to set up cgroup {path}: {reason}")]
+    Cgroup {
+        /// The cgroup path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}

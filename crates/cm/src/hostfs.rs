@@ -1,0 +1,129 @@
+//! The host filesystem boundary (`/proc`, `/sys`, cgroupfs) behind a trait, with a
+//! recording fake for unit tests.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Host filesystem access the container manager needs.
+pub trait HostFs: Send + Sync {
+    /// Reads a whole file as text.
+    fn read_to_string(&self, path: &Path) -> std::io::Result<String>;
+    /// Writes (truncating) a file.
+    fn write(&self, path: &Path, data: &str) -> std::io::Result<()>;
+    /// Creates a directory and its parents.
+    fn create_dir_all(&self, path: &Path) -> std::io::Result<()>;
+    /// Whether the path exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// The filesystem magic number (`statfs.f_type`) of the filesystem holding `path`.
+    fn fs_type(&self, path: &Path) -> std::io::Result<i64>;
+}
+
+/// The real host.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RealHostFs;
+
+impl HostFs for RealHostFs {
+    fn read_to_string(&self, path: &Path) -> std::io::Result<String> {
+        std::fs::read_to_string(path)
+    }
+    fn write(&self, path: &Path, data: &str) -> std::io::Result<()> {
+        std::fs::write(path, data)
+    }
+    fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(path)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+    fn fs_type(&self, path: &Path) -> std::io::Result<i64> {
+        let st = nix::sys::statfs::statfs(path).map_err(std::io::Error::from)?;
+        #[allow(clippy::unnecessary_cast)]
+        Ok(st.filesystem_type().0 as i64)
+    }
+}
+
+/// A recording in-memory fake: files are a map; every write and mkdir is recorded;
+/// paths listed in `deny_writes` fail with `PermissionDenied`.
+#[derive(Debug, Default)]
+pub struct FakeHostFs {
+    state: Mutex<FakeState>,
+}
+
+#[derive(Debug, Default)]
+struct FakeState {
+    files: BTreeMap<PathBuf, String>,
+    dirs: Vec<PathBuf>,
+    fs_types: BTreeMap<PathBuf, i64>,
+    deny_writes: Vec<PathBuf>,
+    writes: Vec<(PathBuf, String)>,
+}
+
+impl FakeHostFs {
+    fn with<R>(&self, f: impl FnOnce(&mut FakeState) -> R) -> R {
+        match self.state.lock() {
+            Ok(mut g) => f(&mut g),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+    }
+    /// Adds a file.
+    pub fn add_file(&self, path: impl Into<PathBuf>, content: impl Into<String>) {
+        self.with(|s| s.files.insert(path.into(), content.into()));
+    }
+    /// Sets the filesystem type reported for a path.
+    pub fn set_fs_type(&self, path: impl Into<PathBuf>, magic: i64) {
+        self.with(|s| s.fs_types.insert(path.into(), magic));
+    }
+    /// Makes writes to `path` fail with `PermissionDenied`.
+    pub fn deny_writes(&self, path: impl Into<PathBuf>) {
+        self.with(|s| s.deny_writes.push(path.into()));
+    }
+    /// Every write made, in order.
+    pub fn writes(&self) -> Vec<(PathBuf, String)> {
+        self.with(|s| s.writes.clone())
+    }
+    /// Every directory created, in order.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        self.with(|s| s.dirs.clone())
+    }
+}
+
+fn not_found(path: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!("{}: no such file", path.display()),
+    )
+}
+
+impl HostFs for FakeHostFs {
+    fn read_to_string(&self, path: &Path) -> std::io::Result<String> {
+        self.with(|s| s.files.get(path).cloned().ok_or_else(|| not_found(path)))
+    }
+    fn write(&self, path: &Path, data: &str) -> std::io::Result<()> {
+        self.with(|s| {
+            if s.deny_writes.iter().any(|p| p == path) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "permission denied",
+                ));
+            }
+            s.writes.push((path.to_path_buf(), data.to_string()));
+            s.files.insert(path.to_path_buf(), data.to_string());
+            Ok(())
+        })
+    }
+    fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
+        self.with(|s| s.dirs.push(path.to_path_buf()));
+        Ok(())
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.with(|s| {
+            s.files.contains_key(path)
+                || s.dirs.iter().any(|d| d.starts_with(path))
+                || s.fs_types.contains_key(path)
+        })
+    }
+    fn fs_type(&self, path: &Path) -> std::io::Result<i64> {
+        self.with(|s| s.fs_types.get(path).copied().ok_or_else(|| not_found(path)))
+    }
+}
