@@ -22,3 +22,4 @@ pub use eviction::{
 pub mod reserved;
 
 pub use reserved::{ReservedError, parse_qos_reserved, parse_resource_list};
+pub mod validation;
