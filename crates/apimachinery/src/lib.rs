@@ -22,4 +22,7 @@ pub use eviction::{
 pub mod reserved;
 
 pub use reserved::{ReservedError, parse_qos_reserved, parse_resource_list};
+pub mod taints;
 pub mod validation;
+
+pub use taints::{Taint, TaintEffect, TaintError, parse_taint, parse_taints_flag};
