@@ -12,6 +12,7 @@
 //! | [`labels`]     | `kuberuntime/labels.go`                                            |
 //! | [`os`]         | `kubecontainer.OSInterface`                                        |
 
+pub mod actions;
 pub mod cgroup;
 pub mod dns;
 pub mod error;
