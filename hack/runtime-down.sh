@@ -62,6 +62,7 @@ remove_workloads() {
 kill_leftovers() {
 	local shim child
 	for shim in $(krs_shim_pids); do
+		# shellcheck disable=SC2013 # one pid per line
 		for child in $(awk -v p="$shim" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null); do
 			kill -KILL "$child" 2>/dev/null || true
 		done

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034
 # containerd config.toml and CNI conflist of the test runtime.
 
 # krs_pick_snapshotter : print overlayfs when an overlay mount works on the

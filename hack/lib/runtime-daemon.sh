@@ -4,12 +4,11 @@
 # krs_find_daemon_pid : our daemon's pid from the pidfile, else by scanning /proc
 # for a containerd whose command line names our config (e.g. after a pidfile loss).
 krs_find_daemon_pid() {
-	local d cmdline
+	local d
 	krs_daemon_pid && return 0
 	for d in /proc/[0-9]*; do
-		[ -r "$d/cmdline" ] || continue
-		cmdline="$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null || true)"
-		case "$cmdline" in
+		krs_cmdline "${d#/proc/}" || continue
+		case "$KRS_CMDLINE" in
 		containerd\ --config\ "$KRS_CONFIG"\ *|*/containerd\ --config\ "$KRS_CONFIG"\ *)
 			printf '%s\n' "${d#/proc/}" >"$KRS_PIDFILE"
 			printf '%s\n' "${d#/proc/}"
@@ -65,11 +64,11 @@ krs_check_plugins() {
 # krs_stop_daemon : SIGTERM our containerd, SIGKILL after 15s. Shims and their
 # containers are separate processes and keep running.
 krs_stop_daemon() {
-	local pid i
+	local pid
 	pid="$(krs_find_daemon_pid)" || return 0
 	krs_log "stopping containerd (pid $pid)"
 	kill -TERM "$pid" 2>/dev/null || true
-	for i in $(seq 1 150); do
+	for _ in $(seq 1 150); do
 		krs_alive "$pid" || break
 		sleep 0.1
 	done

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034
 # Common settings and helpers for hack/runtime-up.sh and hack/runtime-down.sh:
 # the private containerd test runtime of kubelet-rs.
 #
@@ -66,13 +66,13 @@ krs_lock() {
 # A pid is ours only if its command line names our config file, so a stale
 # pidfile whose pid was reused by another process is never trusted.
 krs_daemon_pid() {
-	local pid cmdline
+	local pid
 	[ -f "$KRS_PIDFILE" ] || return 1
 	pid="$(cat "$KRS_PIDFILE" 2>/dev/null || true)"
 	case "$pid" in '' | *[!0-9]*) return 1 ;; esac
 	krs_alive "$pid" || return 1
-	cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)"
-	case "$cmdline" in
+	krs_cmdline "$pid" || return 1
+	case "$KRS_CMDLINE" in
 	*containerd*"$KRS_CONFIG"*) printf '%s\n' "$pid" ;;
 	*) return 1 ;;
 	esac
@@ -90,13 +90,21 @@ krs_socket_answers() {
 	[ -S "$KRS_SOCK" ] && krs_ctr version >/dev/null 2>&1
 }
 
+# krs_cmdline PID : set KRS_CMDLINE to the process's arguments joined by spaces.
+# Bash builtins only, no subshell: scanning every process stays cheap.
+krs_cmdline() {
+	local -a args=()
+	KRS_CMDLINE=""
+	mapfile -d '' -t args 2>/dev/null <"/proc/$1/cmdline" || return 1
+	KRS_CMDLINE="${args[*]-}"
+}
+
 # krs_shim_pids : pids of containerd-shim-runc-v2 processes serving our socket.
 krs_shim_pids() {
-	local d cmdline
+	local d
 	for d in /proc/[0-9]*; do
-		[ -r "$d/cmdline" ] || continue
-		cmdline="$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null || true)"
-		case "$cmdline" in
+		krs_cmdline "${d#/proc/}" || continue
+		case "$KRS_CMDLINE " in
 		*containerd-shim*"-address $KRS_SOCK "*) printf '%s\n' "${d#/proc/}" ;;
 		esac
 	done
