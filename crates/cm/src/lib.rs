@@ -7,12 +7,16 @@
 pub mod cgroups;
 pub mod hostfs;
 pub mod machine;
+pub mod node_config;
 pub mod oom;
+pub mod qos;
 
 pub use cgroups::{CgroupDriver, CgroupName, CgroupVersion, node_allocatable_root};
 pub use hostfs::{FakeHostFs, HostFs, RealHostFs};
 pub use machine::{MachineInfo, read_machine_info};
+pub use node_config::{NodeConfig, NodeConfigInput};
 pub use oom::apply_oom_score_adj;
+pub use qos::{QosCgroups, QosSetup, setup_qos_cgroups};
 
 /// Errors of the container manager.
 #[derive(Debug, thiserror::Error)]
