@@ -1,28 +1,42 @@
-//! Value types with upstream apimachinery semantics: Go durations
-//! (`metav1.Duration`), `resource.Quantity`, cpusets, eviction thresholds,
-//! reserved resources, label/taint validation helpers.
+//! Value types with upstream apimachinery semantics, shared by every kubelet-rs
+//! crate: Go durations (`metav1.Duration`), `resource.Quantity`, cpusets,
+//! eviction thresholds, reserved resources, and label/taint validation.
 //!
-//! Each module names the upstream Go file it mirrors.
+//! | Module | Upstream Go source |
+//! | --- | --- |
+//! | [`duration`] | `src/time/format.go` (`ParseDuration`), `src/time/time.go` (`Duration.String`), `apimachinery/pkg/apis/meta/v1/duration.go` |
+//! | [`quantity`] | `apimachinery/pkg/api/resource/{quantity,amount,suffix}.go` |
+//! | [`cpuset`] | `k8s.io/utils/cpuset/cpuset.go` |
+//! | [`eviction`] | `pkg/kubelet/eviction/{helpers,defaults_linux}.go`, `pkg/kubelet/eviction/api/types.go`, `component-base/cli/flag/langle_separated_map_string_string.go` |
+//! | [`reserved`] | `cmd/kubelet/app/server.go` (`parseResourceList`), `pkg/kubelet/cm/container_manager.go` (`ParseQOSReserved`) |
+//! | [`validation`] | `apimachinery/pkg/util/validation/validation.go`, `apimachinery/pkg/api/validate/content` |
+//! | [`taints`] | `pkg/util/taints/taints.go` |
+//!
+//! Everything public is also re-exported here.
 
+pub mod cpuset;
 pub mod duration;
+pub mod eviction;
 mod goquote;
 pub mod quantity;
-
-pub use duration::{Duration, ParseDurationError};
-pub use quantity::{Format, Quantity, QuantityError};
-pub mod cpuset;
-
-pub use cpuset::{CpuSet, CpuSetError};
-pub mod eviction;
-
-pub use eviction::{
-    DEFAULT_EVICTION_HARD, EvictionError, Signal, Threshold, ThresholdOperator, ThresholdValue,
-    parse_langle_map, parse_threshold_config,
-};
 pub mod reserved;
-
-pub use reserved::{ReservedError, parse_qos_reserved, parse_resource_list};
 pub mod taints;
 pub mod validation;
 
-pub use taints::{Taint, TaintEffect, TaintError, parse_taint, parse_taints_flag};
+pub use cpuset::{CpuSet, CpuSetError};
+pub use duration::{Duration, ParseDurationError};
+pub use eviction::{
+    DEFAULT_EVICTION_HARD, EvictionError, LangleMapError, NODE_ALLOCATABLE_ENFORCEMENT_KEY, Signal,
+    Threshold, ThresholdOperator, ThresholdValue, default_eviction_hard, format_langle_map,
+    parse_langle_map, parse_threshold_config,
+};
+pub use quantity::{Format, Quantity, QuantityError};
+pub use reserved::{RESERVABLE_RESOURCES, ReservedError, parse_qos_reserved, parse_resource_list};
+pub use taints::{
+    Taint, TaintEffect, TaintError, check_taint_validation, format_taints, parse_taint,
+    parse_taints_flag,
+};
+pub use validation::{
+    is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
+    is_valid_port_num,
+};

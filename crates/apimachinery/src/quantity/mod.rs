@@ -13,6 +13,8 @@ mod serde_impl;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_arith;
+#[cfg(test)]
 mod tests_prop;
 
 use std::cmp::Ordering;
@@ -203,6 +205,18 @@ impl Quantity {
     /// `ceil(q * 1000)` away from zero (upstream `MilliValue`).
     pub fn milli_value(&self) -> i64 {
         self.scaled_value(scale::MILLI)
+    }
+
+    /// The value rounded away from zero to a multiple of `10^scale`, and
+    /// whether that was exact (upstream `RoundUp`).
+    pub fn round_up(&self, scale: i32) -> (Quantity, bool) {
+        let scale = i64::from(scale);
+        if self.exponent >= scale || self.is_zero() {
+            return (*self, true);
+        }
+        let rounded = div_away_from_zero(self.mantissa, (scale - self.exponent).unsigned_abs());
+        let q = Quantity::from_parts(rounded, scale, self.format);
+        (q, q == *self)
     }
 
     /// The value as `(mantissa, exponent)` with `value = mantissa * 10^exponent`,

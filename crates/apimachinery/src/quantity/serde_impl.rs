@@ -1,5 +1,10 @@
 //! JSON form (upstream `MarshalJSON` / `UnmarshalJSON`): a string; a JSON
 //! number or `null` is accepted on input.
+//!
+//! Upstream parses a JSON number from its raw text, so `1e3` keeps the
+//! DecimalExponent format there; serde hands us the number's value, so a
+//! number is re-read from its shortest decimal form (`1000`, DecimalSI). The
+//! value is the same; only the remembered format can differ.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
 
