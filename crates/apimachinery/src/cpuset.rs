@@ -204,6 +204,20 @@ impl fmt::Display for CpuSet {
     }
 }
 
+/// Serialised as the cpu-list string, as the CPU manager checkpoint stores it.
+impl serde::Serialize for CpuSet {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CpuSet {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        CpuSet::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -295,6 +309,14 @@ mod tests {
         assert!(a.contains(3) && !a.contains(4));
         assert_eq!((&a).into_iter().sum::<usize>(), 6);
         assert_eq!([9, 8].into_iter().collect::<CpuSet>().to_string(), "8-9");
+    }
+
+    #[test]
+    fn json_is_the_cpu_list() {
+        let set = CpuSet::parse("0-3,7").unwrap();
+        assert_eq!(serde_json::to_string(&set).unwrap(), r#""0-3,7""#);
+        assert_eq!(serde_json::from_str::<CpuSet>(r#""7,0-3""#).unwrap(), set);
+        assert!(serde_json::from_str::<CpuSet>(r#""3-1""#).is_err());
     }
 
     proptest! {

@@ -93,6 +93,32 @@ impl Duration {
         Duration(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
     }
 
+    /// `self + other`, or `None` on overflow.
+    pub const fn checked_add(self, other: Duration) -> Option<Duration> {
+        match self.0.checked_add(other.0) {
+            Some(n) => Some(Duration(n)),
+            None => None,
+        }
+    }
+
+    /// `self - other`, or `None` on overflow.
+    pub const fn checked_sub(self, other: Duration) -> Option<Duration> {
+        match self.0.checked_sub(other.0) {
+            Some(n) => Some(Duration(n)),
+            None => None,
+        }
+    }
+
+    /// `self + other`, clamped to [`Duration::MIN`]..=[`Duration::MAX`].
+    pub const fn saturating_add(self, other: Duration) -> Duration {
+        Duration(self.0.saturating_add(other.0))
+    }
+
+    /// `self - other`, clamped to [`Duration::MIN`]..=[`Duration::MAX`].
+    pub const fn saturating_sub(self, other: Duration) -> Duration {
+        Duration(self.0.saturating_sub(other.0))
+    }
+
     /// Whether the duration is zero.
     pub const fn is_zero(self) -> bool {
         self.0 == 0

@@ -174,6 +174,15 @@ fn constructors_and_accessors() {
     );
     assert!(Duration::from_secs(1) < Duration::from_secs(2));
     assert_eq!("2h".parse::<Duration>(), Ok(Duration::from_hours(2)));
+    assert_eq!(Duration::MAX.checked_add(Duration::from_nanos(1)), None);
+    assert_eq!(
+        Duration::MIN.saturating_sub(Duration::from_secs(1)),
+        Duration::MIN
+    );
+    assert_eq!(
+        Duration::from_secs(3).checked_sub(Duration::from_secs(1)),
+        Some(Duration::from_secs(2))
+    );
 }
 
 #[test]
