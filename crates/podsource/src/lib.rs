@@ -5,6 +5,7 @@ pub mod clock;
 pub mod config;
 pub mod decode;
 pub mod defaults;
+pub mod file;
 mod hash;
 pub mod quantity;
 pub mod static_pod;
