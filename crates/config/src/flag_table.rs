@@ -135,6 +135,11 @@ fn kubelet_flags() -> Vec<FlagDef> {
             "<Warning: Alpha feature> The path to file for kubelet to use as a lock file.",
         ),
         flag(
+            "runtime-cgroups",
+            t!(Str, flags.runtime_cgroups),
+            "Optional absolute name of cgroups to create and run the runtime in.",
+        ),
+        flag(
             "exit-on-lock-contention",
             t!(Bool, flags.exit_on_lock_contention),
             "Whether kubelet should exit upon lock-file contention.",

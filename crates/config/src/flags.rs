@@ -29,6 +29,8 @@ pub struct KubeletFlags {
     pub experimental_node_allocatable_ignore_eviction_threshold: bool,
     pub node_labels: BTreeMap<String, String>,
     pub lock_file_path: String,
+    /// `--runtime-cgroups`
+    pub runtime_cgroups: String,
     pub exit_on_lock_contention: bool,
     pub minimum_gc_age: Duration,
     pub max_per_pod_container_count: i32,
@@ -58,6 +60,7 @@ impl Default for KubeletFlags {
             experimental_node_allocatable_ignore_eviction_threshold: false,
             node_labels: BTreeMap::new(),
             lock_file_path: String::new(),
+            runtime_cgroups: String::new(),
             exit_on_lock_contention: false,
             minimum_gc_age: Duration::ZERO,
             max_per_pod_container_count: 1,
