@@ -13,12 +13,21 @@
 
 /// Generated `runtime.v1` messages, clients (`runtime_service_client`, `image_service_client`)
 /// and servers (`runtime_service_server`, `image_service_server`).
-#[allow(clippy::all, clippy::pedantic, missing_docs)]
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    missing_docs,
+    rustdoc::invalid_html_tags,
+    rustdoc::bare_urls,
+    rustdoc::broken_intra_doc_links
+)]
 pub mod v1 {
     tonic::include_proto!("runtime.v1");
 }
 
 pub mod error;
+#[cfg(any(test, feature = "fake"))]
+pub mod fake;
 pub mod preinit;
 pub mod remote;
 pub mod server;

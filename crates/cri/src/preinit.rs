@@ -147,3 +147,7 @@ where
         source: CgroupDriverSource::Runtime,
     })
 }
+
+#[cfg(test)]
+#[path = "preinit_tests.rs"]
+mod tests;

@@ -3,7 +3,7 @@
 //! `NewRemoteRuntimeService`, `utils.go` `maxMsgSize`).
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tonic::transport::{Channel, Endpoint};
 
@@ -65,26 +65,28 @@ impl Conn {
         Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
     {
         let mut req = tonic::Request::new(msg);
-        let result = match deadline {
-            Some(d) => {
-                req.set_timeout(d);
-                match tokio::time::timeout(d, call(req)).await {
-                    Ok(r) => r,
-                    Err(_) => {
-                        return Err(CriError::status(
-                            &self.endpoint,
-                            method,
-                            tonic::Code::DeadlineExceeded,
-                            format!("context deadline exceeded (timeout {d:?})"),
-                        ));
-                    }
-                }
-            }
-            None => call(req).await,
+        let Some(d) = deadline else {
+            return call(req)
+                .await
+                .map(tonic::Response::into_inner)
+                .map_err(|s| CriError::from_tonic(&self.endpoint, method, &s));
         };
-        result
-            .map(tonic::Response::into_inner)
-            .map_err(|s| CriError::from_tonic(&self.endpoint, method, &s))
+        req.set_timeout(d);
+        let started = Instant::now();
+        let deadline_err = || {
+            let msg = format!("context deadline exceeded (timeout {d:?})");
+            CriError::status(&self.endpoint, method, tonic::Code::DeadlineExceeded, msg)
+        };
+        match tokio::time::timeout(d, call(req)).await {
+            Err(_) => Err(deadline_err()),
+            Ok(Ok(resp)) => Ok(resp.into_inner()),
+            // A tonic server enforcing the grpc-timeout we sent answers `Cancelled`
+            // ("Timeout expired"); Go servers answer DeadlineExceeded. Report it the Go way.
+            Ok(Err(s)) if s.code() == tonic::Code::Cancelled && started.elapsed() >= d => {
+                Err(deadline_err())
+            }
+            Ok(Err(s)) => Err(CriError::from_tonic(&self.endpoint, method, &s)),
+        }
     }
 
     /// Error for a response that lacks required fields.

@@ -5,6 +5,8 @@ mod conn;
 pub mod endpoint;
 mod image;
 mod runtime;
+#[cfg(test)]
+mod tests;
 pub(crate) mod verify;
 
 pub use conn::MAX_MSG_SIZE;
