@@ -281,9 +281,9 @@ impl Runtime for FakeRuntime {
         name: &str,
         namespace: &str,
     ) -> Result<PodStatus, RuntimeError> {
+        self.state().status_queries.push(uid.to_string());
         self.record("GetPodStatus")?;
-        let mut st = self.state();
-        st.status_queries.push(uid.to_string());
+        let st = self.state();
         Ok(st
             .statuses
             .get(uid)

@@ -1,0 +1,258 @@
+//! Generic PLEG: periodic relist (upstream `pkg/kubelet/pleg/generic.go`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use kubelet_container::{Cache, Pod, PodStatus, Runtime, RuntimeError, SandboxState};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, error, warn};
+
+use crate::event::{PodLifecycleEvent, PodLifecycleEventType};
+use crate::records::{PodRecords, compute_pod_events};
+
+/// Relist period and health threshold (upstream `RelistDuration`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RelistDuration {
+    /// Time between the end of one relist and the start of the next.
+    pub relist_period: Duration,
+    /// `healthy()` fails when the last successful relist started longer ago.
+    pub relist_threshold: Duration,
+}
+
+impl RelistDuration {
+    /// Generic PLEG: 1 s period, 3 min threshold.
+    pub const GENERIC: Self = Self {
+        relist_period: Duration::from_secs(1),
+        relist_threshold: Duration::from_secs(180),
+    };
+    /// Fallback relist while the evented PLEG is active: 300 s, 10 min.
+    pub const EVENTED_FALLBACK: Self = Self {
+        relist_period: Duration::from_secs(300),
+        relist_threshold: Duration::from_secs(600),
+    };
+}
+
+impl Default for RelistDuration {
+    fn default() -> Self {
+        Self::GENERIC
+    }
+}
+
+/// Why the PLEG is unhealthy (the text becomes the node's NotReady message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlegError {
+    /// No relist succeeded yet.
+    #[error("pleg has yet to be successful")]
+    NeverSucceeded,
+    /// The last successful relist is too old.
+    #[error("pleg was last seen active {elapsed} ago; threshold is {threshold}")]
+    NotHealthy {
+        /// Go-formatted time since the last relist, e.g. `3m0.5s`.
+        elapsed: kubelet_apimachinery::Duration,
+        /// Go-formatted threshold, e.g. `3m0s`.
+        threshold: kubelet_apimachinery::Duration,
+    },
+    /// The event channel is full: the sync loop is not keeping up.
+    #[error("pleg event channel capacity is full with {len} events")]
+    ChannelFull {
+        /// Channel capacity.
+        len: usize,
+    },
+}
+
+#[derive(Debug, Default)]
+struct RelistState {
+    records: PodRecords,
+    /// Pods whose status could not be read; inspected again next relist.
+    pods_to_reinspect: HashMap<String, Pod>,
+}
+
+/// Relisting PLEG. Create with [`GenericPleg::new`], drive with
+/// [`run`](Self::run) (or call [`relist`](Self::relist) directly in tests).
+pub struct GenericPleg {
+    runtime: Arc<dyn Runtime>,
+    cache: Arc<Cache>,
+    events: mpsc::Sender<PodLifecycleEvent>,
+    state: tokio::sync::Mutex<RelistState>,
+    relist_time: Mutex<Option<Instant>>,
+    duration: watch::Sender<RelistDuration>,
+}
+
+impl std::fmt::Debug for GenericPleg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GenericPleg")
+            .field("duration", &*self.duration.borrow())
+            .finish()
+    }
+}
+
+impl GenericPleg {
+    /// A PLEG over `runtime` writing statuses to `cache`; returns it with the
+    /// event receiver (upstream `Watch()`), capacity [`crate::PLEG_CHANNEL_CAPACITY`].
+    pub fn new(
+        runtime: Arc<dyn Runtime>,
+        cache: Arc<Cache>,
+        duration: RelistDuration,
+    ) -> (Arc<Self>, mpsc::Receiver<PodLifecycleEvent>) {
+        let (tx, rx) = mpsc::channel(crate::PLEG_CHANNEL_CAPACITY);
+        (Self::with_sender(runtime, cache, duration, tx), rx)
+    }
+
+    /// Like [`new`](Self::new) but sending into an existing channel (shared
+    /// with the [`crate::EventedPleg`]).
+    pub fn with_sender(
+        runtime: Arc<dyn Runtime>,
+        cache: Arc<Cache>,
+        duration: RelistDuration,
+        events: mpsc::Sender<PodLifecycleEvent>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            runtime,
+            cache,
+            events,
+            state: tokio::sync::Mutex::new(RelistState::default()),
+            relist_time: Mutex::new(None),
+            duration: watch::channel(duration).0,
+        })
+    }
+
+    fn relist_time(&self) -> MutexGuard<'_, Option<Instant>> {
+        self.relist_time
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Current period and threshold.
+    pub fn relist_duration(&self) -> RelistDuration {
+        *self.duration.borrow()
+    }
+
+    /// Changes period and threshold; a running loop picks it up at once
+    /// (upstream `Update`).
+    pub fn update_relist_duration(&self, duration: RelistDuration) {
+        self.duration.send_replace(duration);
+    }
+
+    /// Relists until `shutdown` fires (upstream `Start` + `wait.Until`).
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+        let mut changes = self.duration.subscribe();
+        loop {
+            self.relist().await;
+            let period = self.relist_duration().relist_period;
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(period) => {}
+                _ = changes.changed() => {}
+            }
+        }
+    }
+
+    /// Ok while the last successful relist started within the threshold
+    /// (upstream `Healthy`).
+    pub fn healthy(&self) -> Result<(), PlegError> {
+        let Some(last) = *self.relist_time() else {
+            return Err(PlegError::NeverSucceeded);
+        };
+        let elapsed = Instant::now().saturating_duration_since(last);
+        let threshold = self.relist_duration().relist_threshold;
+        if elapsed > threshold {
+            return Err(PlegError::NotHealthy {
+                elapsed: kubelet_apimachinery::Duration::from_std(elapsed),
+                threshold: kubelet_apimachinery::Duration::from_std(threshold),
+            });
+        }
+        Ok(())
+    }
+
+    /// Lists all containers, emits events for changed pods and refreshes their
+    /// cached status (upstream `Relist`).
+    pub async fn relist(&self) {
+        let mut state = self.state.lock().await;
+        let timestamp = Instant::now();
+        let pods = match self.runtime.get_pods(true).await {
+            Ok(pods) => pods,
+            Err(e) => {
+                error!(error = %e, "GenericPLEG: unable to retrieve pods");
+                return;
+            }
+        };
+        *self.relist_time() = Some(timestamp);
+        state.records.set_current(pods);
+        let mut needs_reinspection = HashMap::new();
+        for uid in state.records.uids() {
+            let events = compute_pod_events(state.records.old(&uid), state.records.current(&uid));
+            let reinspect = state.pods_to_reinspect.contains_key(&uid);
+            if events.is_empty() && !reinspect {
+                continue;
+            }
+            let current = state.records.current(&uid).cloned();
+            if let Err(e) = self.update_cache(&uid, current.as_ref()).await {
+                // Keep the record unacknowledged so the change is seen again next relist.
+                debug!(%uid, error = %e, "PLEG: ignoring events for pod");
+                if let Some(pod) = current {
+                    needs_reinspection.insert(uid, pod);
+                }
+                continue;
+            }
+            state.records.update(&uid);
+            self.send(
+                events
+                    .into_iter()
+                    .filter(|e| e.type_ != PodLifecycleEventType::ContainerChanged),
+            );
+        }
+        // Only after every changed pod is in the cache.
+        self.cache.update_time(timestamp);
+        state.pods_to_reinspect = needs_reinspection;
+    }
+
+    fn send(&self, events: impl Iterator<Item = PodLifecycleEvent>) {
+        for event in events {
+            if self.events.try_send(event).is_err() {
+                warn!("PLEG event channel is full or closed, discarding this relist cycle's event");
+            }
+        }
+    }
+
+    /// Inspects the pod and stores its status; drops it from the cache when it
+    /// vanished (upstream `updateCache`).
+    async fn update_cache(&self, uid: &str, pod: Option<&Pod>) -> Result<(), RuntimeError> {
+        let Some(pod) = pod else {
+            self.cache.delete(uid);
+            return Ok(());
+        };
+        let timestamp = Instant::now();
+        let result = self
+            .runtime
+            .get_pod_status(&pod.id, &pod.name, &pod.namespace)
+            .await;
+        let result = result.map(|mut status| {
+            status.ips = preserved_pod_ips(&self.cache, uid, &status);
+            status
+        });
+        let err = result.as_ref().err().cloned();
+        self.cache.set(uid, result, timestamp);
+        err.map_or(Ok(()), Err)
+    }
+}
+
+/// Keeps the last known pod IPs when the new status has none and no ready
+/// sandbox (a torn-down pod must still report its IP) (upstream `getPodIPs`).
+pub(crate) fn preserved_pod_ips(cache: &Cache, uid: &str, status: &PodStatus) -> Vec<String> {
+    if !status.ips.is_empty() {
+        return status.ips.clone();
+    }
+    let old_ips = cache.get(uid).map(|s| s.ips).unwrap_or_default();
+    if old_ips.is_empty()
+        || status
+            .sandbox_statuses
+            .iter()
+            .any(|s| s.state == SandboxState::Ready)
+    {
+        return status.ips.clone();
+    }
+    old_ips
+}
