@@ -15,6 +15,8 @@ source "$HACK_DIR/lib/runtime.sh"
 source "$HACK_DIR/lib/runtime-daemon.sh"
 # shellcheck source=lib/runtime-cni.sh
 source "$HACK_DIR/lib/runtime-cni.sh"
+# shellcheck source=lib/runtime-cleanup.sh
+source "$HACK_DIR/lib/runtime-cleanup.sh"
 
 purge=0
 for arg in "$@"; do
@@ -31,32 +33,6 @@ done
 
 start_ms="$(krs_now_ms)"
 
-# remove_workloads : through the live daemon, kill every task, tear down the
-# network of every CRI sandbox, delete tasks and containers (with snapshots).
-remove_workloads() {
-	local ns id netns
-	krs_socket_answers || return 0
-	for ns in $(krs_ctr namespaces ls -q); do
-		for id in $(krs_ctr -n "$ns" tasks ls -q); do
-			krs_ctr -n "$ns" tasks kill -a -s SIGKILL "$id" >/dev/null 2>&1 || true
-		done
-		for id in $(krs_ctr -n "$ns" tasks ls -q); do
-			krs_ctr -n "$ns" tasks delete -f "$id" >/dev/null 2>&1 ||
-				krs_log "could not delete task $ns/$id"
-		done
-	done
-	while read -r id netns; do
-		[ -n "$id" ] || continue
-		krs_cni_exec DEL "$id" "$netns" || krs_log "CNI DEL of sandbox $id failed"
-	done < <(krs_cni_sandboxes)
-	for ns in $(krs_ctr namespaces ls -q); do
-		for id in $(krs_ctr -n "$ns" containers ls -q); do
-			krs_ctr -n "$ns" containers delete "$id" >/dev/null 2>&1 ||
-				krs_log "could not delete container $ns/$id"
-		done
-	done
-}
-
 # kill_leftovers : shims serving our socket (the daemon may already be dead)
 # and the container processes under them.
 kill_leftovers() {
@@ -70,19 +46,25 @@ kill_leftovers() {
 	done
 }
 
-unmount_all() {
-	local m
-	for m in $(krs_mounts_under "$KRS_RUNTIME_DIR"); do
-		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || krs_log "could not unmount $m"
-	done
+# start_for_cleanup : when the daemon died (killed with its shims, e.g. at the end
+# of a session) its metadata still lists the containers and sandboxes, which a
+# later up would show as exited/NOTREADY. Start it once to delete them properly.
+start_for_cleanup() {
+	krs_find_daemon_pid >/dev/null && return 0
+	[ -f "$KRS_CONFIG" ] && [ -d "$KRS_RUNTIME_DIR/root/io.containerd.metadata.v1.bolt" ] || return 0
+	command -v containerd >/dev/null || return 0
+	krs_log "containerd is not running; starting it to delete leftover containers"
+	(krs_start_daemon) || krs_log "could not start containerd; cleaning up without it"
 }
 
 if [ -d "$KRS_RUNTIME_DIR" ]; then
 	krs_lock
-	remove_workloads
+	start_for_cleanup
+	krs_remove_workloads
 	krs_stop_daemon
 	kill_leftovers
-	unmount_all
+	krs_unmount_under "$KRS_RUNTIME_DIR"
+	krs_remove_stale_cri_state
 	rm -rf "${KRS_CNI_IPAM_DIR:?}"/* "$KRS_RUNTIME_DIR/runc"/* 2>/dev/null || true
 fi
 krs_cni_cleanup_iptables

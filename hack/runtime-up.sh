@@ -21,6 +21,10 @@ source "$HACK_DIR/lib/runtime-images.sh"
 source "$HACK_DIR/lib/runtime-config.sh"
 # shellcheck source=lib/runtime-daemon.sh
 source "$HACK_DIR/lib/runtime-daemon.sh"
+# shellcheck source=lib/runtime-cni.sh
+source "$HACK_DIR/lib/runtime-cni.sh"
+# shellcheck source=lib/runtime-cleanup.sh
+source "$HACK_DIR/lib/runtime-cleanup.sh"
 
 [ "$(id -u)" -eq 0 ] || krs_die "runtime-up.sh must run as root"
 
@@ -40,7 +44,21 @@ if pid="$(krs_find_daemon_pid)"; then
 		krs_start_daemon
 	fi
 else
+	# Nothing of ours runs: whatever containers the metadata still lists died with
+	# the previous daemon (e.g. every process was killed at the end of a session).
+	# Delete them so tests start from an empty runtime.
+	[ -n "$(krs_shim_pids)" ] && stale=0 || stale=1
 	krs_start_daemon
+	if [ "$stale" = 1 ] && [ "$(krs_count_containers)" -gt 0 ]; then
+		krs_log "deleting containers left by a previous containerd that died"
+		krs_remove_workloads
+		# The CRI plugin loaded them into memory at startup: restart it on the
+		# now empty metadata.
+		krs_stop_daemon
+		krs_remove_stale_cri_state
+		krs_cni_cleanup_iptables
+		krs_start_daemon
+	fi
 fi
 krs_check_plugins
 krs_images_up

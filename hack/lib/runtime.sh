@@ -117,6 +117,14 @@ krs_mounts_under() {
 		sort -rn | cut -d' ' -f2- | uniq
 }
 
+# krs_unmount_under DIR : unmount everything mounted under DIR, deepest first.
+krs_unmount_under() {
+	local m
+	for m in $(krs_mounts_under "$1"); do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || krs_log "could not unmount $m"
+	done
+}
+
 # krs_now_ms : wall clock in milliseconds, for timings in the log.
 krs_now_ms() {
 	date +%s%3N
