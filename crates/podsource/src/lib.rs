@@ -7,6 +7,7 @@ pub mod decode;
 pub mod defaults;
 pub mod file;
 mod hash;
+pub mod http;
 pub mod quantity;
 pub mod static_pod;
 pub mod types;
