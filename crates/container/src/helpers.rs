@@ -46,10 +46,12 @@ pub fn should_container_be_restarted(
         ContainerState::Running => false,
         ContainerState::Unknown | ContainerState::Created => true,
         ContainerState::Exited => {
-            let policy = pod
-                .spec
-                .as_ref()
-                .and_then(|s| s.restart_policy.as_deref())
+            // A container-level policy (sidecars: `Always`) overrides the pod's.
+            let pod_policy = pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref());
+            let policy = container
+                .restart_policy
+                .as_deref()
+                .or(pod_policy)
                 .unwrap_or("Always");
             match policy {
                 "Never" => false,
@@ -58,6 +60,33 @@ pub fn should_container_be_restarted(
             }
         }
     }
+}
+
+/// Whether the pod needs a new sandbox, with the attempt number for it and the
+/// ID of the newest sandbox (upstream `runtimeutil.PodSandboxChanged`): no
+/// sandbox, several ready ones, the newest not ready, a changed network
+/// namespace mode, or a non-host-network sandbox without an IP.
+pub fn pod_sandbox_changed(pod: &ApiPod, status: &PodStatus) -> (bool, u32, String) {
+    let Some(newest) = status.sandbox_statuses.first() else {
+        return (true, 0, String::new());
+    };
+    let ready = status
+        .sandbox_statuses
+        .iter()
+        .filter(|s| s.state == SandboxState::Ready)
+        .count();
+    let next = newest.attempt.saturating_add(1);
+    if ready > 1 || newest.state != SandboxState::Ready {
+        return (true, next, newest.id.clone());
+    }
+    let host_network = is_host_network_pod(pod);
+    if newest.host_network != host_network {
+        return (true, next, String::new());
+    }
+    if !host_network && newest.ip.is_empty() {
+        return (true, next, newest.id.clone());
+    }
+    (false, newest.attempt, newest.id.clone())
 }
 
 /// Running pod built from a pod status: running containers and all sandboxes
@@ -165,6 +194,63 @@ mod tests {
             &deleted,
             &PodStatus::default()
         ));
+    }
+
+    #[test]
+    fn sidecar_policy_overrides_pod_policy() {
+        let sidecar = ApiContainer {
+            name: "app".into(),
+            restart_policy: Some("Always".into()),
+            ..ApiContainer::default()
+        };
+        assert!(should_container_be_restarted(
+            &sidecar,
+            &pod("Never"),
+            &status_with(ContainerState::Exited, 0)
+        ));
+    }
+
+    #[test]
+    fn sandbox_changed_rules() {
+        let sb = |id: &str, state, ip: &str, attempt| SandboxStatus {
+            id: id.into(),
+            state,
+            ip: ip.into(),
+            attempt,
+            ..SandboxStatus::default()
+        };
+        let with = |sandboxes| PodStatus {
+            sandbox_statuses: sandboxes,
+            ..PodStatus::default()
+        };
+        let p = pod("Always");
+        assert_eq!(
+            pod_sandbox_changed(&p, &PodStatus::default()),
+            (true, 0, String::new())
+        );
+        assert_eq!(
+            pod_sandbox_changed(
+                &p,
+                &with(vec![sb("s1", SandboxState::Ready, "198.18.0.2", 0)])
+            ),
+            (false, 0, "s1".into())
+        );
+        assert_eq!(
+            pod_sandbox_changed(
+                &p,
+                &with(vec![sb("s1", SandboxState::NotReady, "198.18.0.2", 1)])
+            ),
+            (true, 2, "s1".into())
+        );
+        assert_eq!(
+            pod_sandbox_changed(&p, &with(vec![sb("s1", SandboxState::Ready, "", 0)])),
+            (true, 1, "s1".into())
+        );
+        let two = with(vec![
+            sb("s2", SandboxState::Ready, "198.18.0.3", 1),
+            sb("s1", SandboxState::Ready, "198.18.0.2", 0),
+        ]);
+        assert!(pod_sandbox_changed(&p, &two).0);
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub use cache::Cache;
 pub use clock::{Clock, FakeClock, RealClock};
 pub use hash::hash_container;
 pub use helpers::{
-    convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod,
+    convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod, pod_sandbox_changed,
     should_container_be_restarted,
 };
 pub use kubetypes::SyncPodType;
