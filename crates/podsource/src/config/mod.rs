@@ -7,10 +7,13 @@ mod storage;
 pub use storage::PodStorage;
 
 use crate::clock::{Clock, SystemClock, rfc3339_nano};
-use crate::types::{PodUpdate, SourceUpdate};
+use crate::types::{FILE_SOURCE, HTTP_SOURCE, PodUpdate, SourceUpdate};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// Capacity of the update channel, as upstream (`make(chan kubetypes.PodUpdate, 50)`).
@@ -112,6 +115,31 @@ impl PodConfig {
                 return;
             }
         }
+    }
+
+    /// Registers the `file` source and starts watching `path` (`staticPodPath`), re-scanning
+    /// every `period` (`fileCheckFrequency`).
+    pub fn start_file_source(
+        &self,
+        path: impl Into<PathBuf>,
+        period: Duration,
+        cancel: CancellationToken,
+    ) -> JoinHandle<()> {
+        let tx = self.channel(FILE_SOURCE, cancel.clone());
+        crate::file::start_file_source(path, period, self.node_name.clone(), tx, cancel)
+    }
+
+    /// Registers the `http` source and polls `url` (`staticPodURL`) with `headers`
+    /// (`staticPodURLHeader`, one pair per value) every `period` (`httpCheckFrequency`).
+    pub fn start_http_source(
+        &self,
+        url: impl Into<String>,
+        headers: Vec<(String, String)>,
+        period: Duration,
+        cancel: CancellationToken,
+    ) -> JoinHandle<()> {
+        let tx = self.channel(HTTP_SOURCE, cancel.clone());
+        crate::http::start_http_source(url, headers, period, self.node_name.clone(), tx, cancel)
     }
 
     /// Upstream `SeenAllSources`: every registered source is in `seen_sources` (the

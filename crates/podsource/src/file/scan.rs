@@ -166,8 +166,8 @@ impl SourceFile {
 
     fn extract_entry(&self, path: &Path, problems: &mut Vec<Problem>) -> Option<Pod> {
         match self.fs.kind(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => {
+                // NotFound here is a dangling symlink, or a file removed since the listing.
                 problems.push(problem(path, Severity::Error, "Could not get metadata", e));
                 None
             }

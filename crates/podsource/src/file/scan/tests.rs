@@ -56,6 +56,13 @@ fn messy_dir() -> Arc<FakeFs> {
     );
     fs.write(f("huge.yaml"), vec![b'#'; MAX_CONFIG_LENGTH]);
     fs.set(f("subdir"), FakeEntry::Dir);
+    fs.set(
+        f("dangling.yaml"),
+        FakeEntry::Broken(
+            io::ErrorKind::NotFound,
+            "No such file or directory (os error 2)".into(),
+        ),
+    );
     fs.set(f("fifo"), FakeEntry::Other);
     fs.set(
         f("secret.yaml"),
@@ -75,6 +82,7 @@ fn directory_scan_keeps_valid_pods_and_reports_each_bad_file_once() {
     assert_eq!(names(scan.pods.as_ref().unwrap()), ["a-node1", "b-node1"]);
     let bad = [
         "binary.bin",
+        "dangling.yaml",
         "empty.yaml",
         "fifo",
         "garbage.yaml",
