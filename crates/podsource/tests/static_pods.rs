@@ -3,7 +3,7 @@
 //! The re-scan period is one hour, so every change after the first scan can only have been
 //! picked up through inotify. The timeouts below only guard against hanging.
 
-#![allow(clippy::unwrap_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use kubelet_podsource::{
     CONFIG_SOURCE_ANNOTATION_KEY, MAX_CONFIG_LENGTH, PodConfig, PodOperation, PodUpdate,
