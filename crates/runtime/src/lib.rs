@@ -14,13 +14,20 @@
 
 pub mod actions;
 pub mod cgroup;
+pub mod container;
 pub mod dns;
+pub mod env;
 pub mod error;
 pub mod expansion;
+pub mod helper;
+pub mod hosts;
 pub mod labels;
 pub mod os;
 pub mod qos;
 pub mod quantity;
 pub mod resources;
+pub mod sandbox;
+pub mod security;
+pub mod volumes;
 
 pub use error::RuntimeManagerError;

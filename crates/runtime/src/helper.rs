@@ -1,0 +1,254 @@
+//! What the runtime manager asks the kubelet while building CRI configs (upstream
+//! `kubecontainer.RuntimeHelper`, implemented by the Kubelet in `kubelet_pods.go`:
+//! `GenerateRunContainerOptions`, `GetPodDNS`, `GetPodCgroupParent`,
+//! `GeneratePodHostNameAndDomain`, `GetExtraSupplementalGroupsForPod`).
+//!
+//! [`KubeletRuntimeHelper`] is the implementation: environment, volume mounts, the managed
+//! `/etc/hosts`, the termination-log directory, DNS and cgroup parents.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Container, Pod};
+use kubelet_container::is_host_network_pod;
+use kubelet_cri::v1::{DnsConfig, MountPropagation};
+
+use crate::cgroup::PodCgroupNamer;
+use crate::dns::{DnsConfigurer, pod_hostname_and_domain};
+use crate::env::{EnvObjects, NodeEnvInfo, make_environment_variables};
+use crate::error::RuntimeManagerError;
+use crate::hosts::{ETC_HOSTS_PATH, ensure_hosts_file};
+use crate::os::OsInterface;
+use crate::volumes::VolumeHost;
+
+/// A bind mount for a container (upstream `kubecontainer.Mount`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Mount {
+    /// Volume name (informational).
+    pub name: String,
+    /// Path inside the container.
+    pub container_path: String,
+    /// Path on the host.
+    pub host_path: PathBuf,
+    /// Read-only bind.
+    pub read_only: bool,
+    /// Ask for SELinux relabeling.
+    pub selinux_relabel: bool,
+    /// CRI `MountPropagation` value.
+    pub propagation: i32,
+}
+
+/// Everything container creation needs from the kubelet (upstream `RunContainerOptions`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunContainerOptions {
+    /// Final environment, in order.
+    pub envs: Vec<(String, String)>,
+    /// Bind mounts.
+    pub mounts: Vec<Mount>,
+    /// `<root>/pods/<uid>/containers/<name>` when a termination message path is set; the
+    /// termination-log file is created there.
+    pub pod_container_dir: Option<PathBuf>,
+    /// Extra container annotations (device plugins).
+    pub annotations: Vec<(String, String)>,
+}
+
+/// The kubelet side of container creation.
+pub trait RuntimeHelper: Send + Sync {
+    /// `GenerateRunContainerOptions`.
+    fn generate_run_container_options(
+        &self,
+        pod: &Pod,
+        container: &Container,
+        pod_ips: &[String],
+    ) -> Result<RunContainerOptions, RuntimeManagerError>;
+    /// `GetPodDNS`.
+    fn get_pod_dns(&self, pod: &Pod) -> Result<DnsConfig, RuntimeManagerError>;
+    /// `GetPodCgroupParent`.
+    fn get_pod_cgroup_parent(&self, pod: &Pod) -> String;
+    /// `GeneratePodHostNameAndDomain`.
+    fn generate_pod_hostname_and_domain(
+        &self,
+        pod: &Pod,
+    ) -> Result<(String, String), RuntimeManagerError>;
+    /// `GetExtraSupplementalGroupsForPod` (volume GIDs).
+    fn get_extra_supplemental_groups_for_pod(&self, _pod: &Pod) -> Vec<i64> {
+        Vec::new()
+    }
+}
+
+/// The kubelet's [`RuntimeHelper`].
+pub struct KubeletRuntimeHelper {
+    /// Filesystem.
+    pub os: Arc<dyn OsInterface>,
+    /// `--root-dir` (`/var/lib/kubelet`).
+    pub root_dir: PathBuf,
+    /// DNS settings.
+    pub dns: DnsConfigurer,
+    /// Pod cgroup names.
+    pub cgroups: PodCgroupNamer,
+    /// Downward-API node facts.
+    pub node: NodeEnvInfo,
+    /// ConfigMaps/Secrets for env.
+    pub env_objects: Arc<dyn EnvObjects>,
+    /// Volume paths.
+    pub volumes: Arc<dyn VolumeHost>,
+    /// The node's hosts file, copied for host-network pods (`/etc/hosts`).
+    pub node_hosts_file: PathBuf,
+}
+
+impl KubeletRuntimeHelper {
+    /// `<root>/pods/<uid>`.
+    pub fn pod_dir(&self, pod: &Pod) -> PathBuf {
+        self.root_dir
+            .join("pods")
+            .join(pod.metadata.uid.as_deref().unwrap_or_default())
+    }
+
+    fn io(what: &str, path: &Path, source: std::io::Error) -> RuntimeManagerError {
+        RuntimeManagerError::Io {
+            what: what.to_string(),
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// `makeMounts`: volume mounts, then `/etc/hosts` unless the container mounts its own or
+    /// the pod IP is not known yet.
+    fn make_mounts(
+        &self,
+        pod: &Pod,
+        container: &Container,
+        pod_ips: &[String],
+    ) -> Result<Vec<Mount>, RuntimeManagerError> {
+        let volumes = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.volumes.as_deref())
+            .unwrap_or_default();
+        let mut mounts = Vec::new();
+        let mut mount_etc_hosts = !pod_ips.is_empty();
+        for vm in container.volume_mounts.iter().flatten() {
+            if vm.mount_path == ETC_HOSTS_PATH {
+                mount_etc_hosts = false;
+            }
+            let volume = volumes.iter().find(|v| v.name == vm.name).ok_or_else(|| {
+                RuntimeManagerError::InvalidPod(format!(
+                    "cannot find volume {:?} to mount into container {:?}",
+                    vm.name, container.name
+                ))
+            })?;
+            let mut host_path = self.volumes.volume_path(pod, volume)?;
+            if let Some(sub) = vm.sub_path.as_deref().filter(|s| !s.is_empty()) {
+                if Path::new(sub).is_absolute() || sub.split('/').any(|c| c == "..") {
+                    return Err(RuntimeManagerError::InvalidPod(format!(
+                        "invalid subPath {sub:?} in container {:?}",
+                        container.name
+                    )));
+                }
+                host_path = host_path.join(sub);
+                if !self.os.exists(&host_path) {
+                    self.os
+                        .mkdir_all(&host_path)
+                        .map_err(|e| Self::io("create subPath", &host_path, e))?;
+                }
+            }
+            let propagation = match vm.mount_propagation.as_deref() {
+                Some("HostToContainer") => MountPropagation::PropagationHostToContainer,
+                Some("Bidirectional") => MountPropagation::PropagationBidirectional,
+                _ => MountPropagation::PropagationPrivate,
+            };
+            mounts.push(Mount {
+                name: vm.name.clone(),
+                container_path: vm.mount_path.clone(),
+                host_path,
+                read_only: vm.read_only.unwrap_or(false),
+                selinux_relabel: false,
+                propagation: propagation as i32,
+            });
+        }
+        if mount_etc_hosts {
+            let (hostname, domain) = self.generate_pod_hostname_and_domain(pod)?;
+            let aliases = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.host_aliases.as_deref())
+                .unwrap_or_default();
+            let path = ensure_hosts_file(
+                self.os.as_ref(),
+                &self.pod_dir(pod),
+                pod_ips,
+                &hostname,
+                &domain,
+                aliases,
+                is_host_network_pod(pod),
+                &self.node_hosts_file,
+            )?;
+            mounts.push(Mount {
+                name: "k8s-managed-etc-hosts".into(),
+                container_path: ETC_HOSTS_PATH.into(),
+                host_path: path,
+                read_only: false,
+                selinux_relabel: true,
+                propagation: MountPropagation::PropagationPrivate as i32,
+            });
+        }
+        Ok(mounts)
+    }
+}
+
+impl RuntimeHelper for KubeletRuntimeHelper {
+    fn generate_run_container_options(
+        &self,
+        pod: &Pod,
+        container: &Container,
+        pod_ips: &[String],
+    ) -> Result<RunContainerOptions, RuntimeManagerError> {
+        let envs = make_environment_variables(
+            pod,
+            container,
+            pod_ips,
+            &self.node,
+            self.env_objects.as_ref(),
+        )?;
+        let mounts = self.make_mounts(pod, container, pod_ips)?;
+        let mut pod_container_dir = None;
+        if container
+            .termination_message_path
+            .as_deref()
+            .is_some_and(|p| !p.is_empty())
+        {
+            let dir = self.pod_dir(pod).join("containers").join(&container.name);
+            match self.os.mkdir_all(&dir) {
+                Ok(()) => pod_container_dir = Some(dir),
+                Err(e) => {
+                    tracing::error!(path = %dir.display(), error = %e, "Error on creating dir")
+                }
+            }
+        }
+        Ok(RunContainerOptions {
+            envs,
+            mounts,
+            pod_container_dir,
+            annotations: Vec::new(),
+        })
+    }
+
+    fn get_pod_dns(&self, pod: &Pod) -> Result<DnsConfig, RuntimeManagerError> {
+        self.dns.get_pod_dns(pod)
+    }
+
+    fn get_pod_cgroup_parent(&self, pod: &Pod) -> String {
+        self.cgroups.pod_cgroup_parent(pod)
+    }
+
+    fn generate_pod_hostname_and_domain(
+        &self,
+        pod: &Pod,
+    ) -> Result<(String, String), RuntimeManagerError> {
+        pod_hostname_and_domain(pod, &self.dns.cluster_domain)
+    }
+
+    fn get_extra_supplemental_groups_for_pod(&self, _pod: &Pod) -> Vec<i64> {
+        Vec::new()
+    }
+}
