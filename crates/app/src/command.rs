@@ -1,0 +1,149 @@
+//! The command line front (`NewKubeletCommand`): parse, load, and decide what to do —
+//! print help, print the version, print the effective config, or run.
+
+use std::process::ExitCode;
+
+use kubelet_config::{Command, ConfigError, KubeletServer, RealFs};
+
+use crate::startup::{self, host_info};
+use crate::version;
+
+/// The flag kubelet-rs adds beyond upstream.
+pub const PRINT_CONFIG_FLAG: &str = "print-config";
+
+/// Removes `--print-config[=bool]` (either word separator) from `args`.
+pub fn extract_print_config(args: &[String]) -> Result<(bool, Vec<String>), String> {
+    let mut print = false;
+    let mut rest = Vec::with_capacity(args.len());
+    for a in args {
+        let Some(body) = a.strip_prefix("--") else {
+            rest.push(a.clone());
+            continue;
+        };
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        if name.replace('_', "-") != PRINT_CONFIG_FLAG {
+            rest.push(a.clone());
+            continue;
+        }
+        print = match value {
+            None => true,
+            Some(v) => parse_go_bool(v).ok_or_else(|| {
+                format!("invalid argument {v:?} for \"--{PRINT_CONFIG_FLAG}\" flag: strconv.ParseBool: parsing {v:?}: invalid syntax")
+            })?,
+        };
+    }
+    Ok((print, rest))
+}
+
+/// `strconv.ParseBool`.
+fn parse_go_bool(v: &str) -> Option<bool> {
+    match v {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+const PRINT_CONFIG_HELP: &str = "      --print-config                                             Load, merge and validate the configuration exactly as a start would, print the effective KubeletConfiguration as JSON on stdout and exit (kubelet-rs only)\n";
+
+/// Runs the command line: returns the process exit code.
+pub fn main_with_args(args: &[String]) -> ExitCode {
+    let (print_config, args) = match extract_print_config(args) {
+        Ok(v) => v,
+        Err(e) => return fail_early(&ConfigError::FlagParse(e).to_string()),
+    };
+    let host = host_info();
+    let cmd = match kubelet_config::load_unvalidated(&args, &RealFs) {
+        Ok(c) => c,
+        Err(e) => return fail_early(&e.to_string()),
+    };
+    let server = match cmd {
+        Command::Help(text) => {
+            stdout(&format!("{text}{PRINT_CONFIG_HELP}"));
+            return ExitCode::SUCCESS;
+        }
+        Command::Version(req) => {
+            stdout(&format!("{}\n", version::render(&req)));
+            return ExitCode::SUCCESS;
+        }
+        Command::Run(server) => server,
+    };
+    if print_config {
+        return print_effective_config(&server, host);
+    }
+    if let Err(e) = startup::init_logging(&server) {
+        return fail_early(&e.to_string());
+    }
+    match startup::run_blocking(*server, host) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(err = %e, "command failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--print-config`: validate like a start, then print the configz object.
+fn print_effective_config(server: &KubeletServer, host: kubelet_config::HostInfo) -> ExitCode {
+    for w in &server.warnings {
+        eprintln!("W {w}");
+    }
+    if let Err(e) = startup::validate_kubelet_server(server, host) {
+        return fail_early(&e.to_string());
+    }
+    let json = server.config.to_versioned_json();
+    match serde_json::to_string_pretty(&json) {
+        Ok(s) => {
+            stdout(&format!("{s}\n"));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail_early(&e.to_string()),
+    }
+}
+
+/// Writes to stdout, ignoring a closed pipe (`kubelet-rs --help | head`).
+fn stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// An error before logging is set up: `Error: <msg>` on stderr, exit 1 (component-base `cli.Run`).
+fn fail_early(msg: &str) -> ExitCode {
+    eprintln!("Error: {msg}");
+    ExitCode::FAILURE
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn print_config_forms() {
+        assert_eq!(
+            extract_print_config(&s(&["--print-config", "--v=2"])).unwrap(),
+            (true, s(&["--v=2"]))
+        );
+        assert_eq!(
+            extract_print_config(&s(&["--print_config=false"])).unwrap(),
+            (false, vec![])
+        );
+        assert_eq!(
+            extract_print_config(&s(&["--print-config=T", "x"])).unwrap(),
+            (true, s(&["x"]))
+        );
+        assert!(extract_print_config(&s(&["--print-config=maybe"])).is_err());
+        assert_eq!(
+            extract_print_config(&s(&["--print-configs"])).unwrap(),
+            (false, s(&["--print-configs"]))
+        );
+    }
+}

@@ -1,0 +1,355 @@
+//! The startup sequence of `cmd/kubelet/app/server.go` `run()`, one named function per
+//! step, in upstream's order. [`run`] calls them; ARCHITECTURE.md maps each to upstream.
+
+use std::path::Path;
+use std::time::Duration;
+
+use kubelet_cm::{
+    CgroupDriver, CgroupVersion, HostFs, MachineInfo, NodeConfig, NodeConfigInput, RealHostFs,
+};
+use kubelet_config::{HostInfo, KubeletServer};
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::{AuthError, AuthSettings, build_auth};
+use crate::configz::Configz;
+use crate::lockfile::{self, LockError, LockFile};
+use crate::notify::notify_ready;
+use crate::version;
+
+/// Why the kubelet stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Logging could not be set up.
+    #[error("{0}")]
+    Logging(#[from] kubelet_klog::LogError),
+    /// The configuration is invalid (every error, upstream wording).
+    #[error("failed to validate kubelet configuration, error: {0}")]
+    Validation(kubelet_config::ValidationErrors),
+    /// The lock-file step failed.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// API-server mode was asked for.
+    #[error(
+        "--kubeconfig {0:?} given: API server clients are not available in this kubelet-rs build yet; run without --kubeconfig (standalone mode)"
+    )]
+    ApiClientsUnsupported(String),
+    /// The node name is invalid.
+    #[error("{0}")]
+    Hostname(String),
+    /// `BuildAuth` refused the settings.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    /// Container-manager set-up failed.
+    #[error(transparent)]
+    ContainerManager(#[from] kubelet_cm::CmError),
+    /// The container runtime could not be reached or is unusable.
+    #[error(transparent)]
+    Runtime(#[from] kubelet_cri::CriError),
+    /// A server could not start.
+    #[error(transparent)]
+    Server(#[from] kubelet_server::ServerError),
+    /// The Kubelet itself failed.
+    #[error("{0}")]
+    Kubelet(String),
+    /// The tokio runtime could not be built.
+    #[error("failed to start the async runtime: {0}")]
+    AsyncRuntime(std::io::Error),
+}
+
+/// The host facts validation needs (cgroup v1 or v2).
+pub fn host_info() -> HostInfo {
+    match CgroupVersion::detect(&RealHostFs) {
+        Ok(v) => HostInfo {
+            cgroup_v1: v == CgroupVersion::V1,
+        },
+        Err(e) => {
+            eprintln!("W cannot detect the cgroup version, assuming v2: {e}");
+            HostInfo { cgroup_v1: false }
+        }
+    }
+}
+
+/// `logs.InitLogs` + `logsapi.ValidateAndApply`: format and verbosity from the config.
+pub fn init_logging(s: &KubeletServer) -> Result<(), RunError> {
+    let format: kubelet_klog::Format = s.config.logging.format.parse()?;
+    kubelet_klog::init(format, s.config.logging.verbosity)?;
+    for w in &s.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(())
+}
+
+/// Builds the tokio runtime and runs [`run`] on it.
+pub fn run_blocking(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("kubelet-rs")
+        .build()
+        .map_err(RunError::AsyncRuntime)?;
+    rt.block_on(run(s, host))
+}
+
+/// Step: feature gates. The gates were set while loading; log them as upstream does.
+pub fn set_feature_gates(s: &KubeletServer) {
+    tracing::info!(gates = ?s.config.feature_gates, "feature gates");
+}
+
+/// Step: `ValidateKubeletServer` (configuration; the flags were validated while loading).
+pub fn validate_kubelet_server(s: &KubeletServer, host: HostInfo) -> Result<(), RunError> {
+    kubelet_config::validate_kubelet_configuration(&s.config, &s.feature_gates, host)
+        .map_err(RunError::Validation)
+}
+
+/// Step: the MemoryQoS warning on cgroup v1.
+pub fn memory_qos_warning(s: &KubeletServer, host: HostInfo) {
+    if s.feature_gates.enabled(kubelet_features::gates::MEMORY_QOS) && host.cgroup_v1 {
+        tracing::warn!(
+            "MemoryQoS feature only works with cgroups v2 on Linux, but enabled with cgroups v1"
+        );
+    }
+}
+
+/// Step: `--lock-file` / `--exit-on-lock-contention`.
+pub async fn acquire_lock_file(
+    s: &KubeletServer,
+    contention: &CancellationToken,
+) -> Result<Option<LockFile>, RunError> {
+    let path = &s.flags.lock_file_path;
+    if s.flags.exit_on_lock_contention && path.is_empty() {
+        return Err(LockError::NoLockFile.into());
+    }
+    if path.is_empty() {
+        return Ok(None);
+    }
+    tracing::info!(path = %path, "Acquiring file lock");
+    let lock = lockfile::acquire(Path::new(path)).await?;
+    if s.flags.exit_on_lock_contention {
+        tracing::info!(path = %path, "Watching for inotify events");
+        lockfile::watch_for_contention(&lock, contention.clone())?;
+    }
+    Ok(Some(lock))
+}
+
+/// Step: configz registration of the versioned configuration.
+pub fn init_configz(s: &KubeletServer) -> Configz {
+    Configz::new(s.config.to_versioned_json())
+}
+
+/// Step: standalone detection. API clients are a later milestone: with `--kubeconfig`
+/// we refuse to start rather than run differently from what the operator asked.
+pub fn detect_standalone(s: &KubeletServer) -> Result<(), RunError> {
+    if !s.flags.kubeconfig.is_empty() {
+        return Err(RunError::ApiClientsUnsupported(s.flags.kubeconfig.clone()));
+    }
+    tracing::info!("Standalone mode, no API client");
+    Ok(())
+}
+
+/// Step: `nodeutil.GetHostname(--hostname-override)`: trimmed and lower-cased.
+pub fn node_name(hostname_override: &str) -> Result<String, RunError> {
+    let raw = if hostname_override.trim().is_empty() {
+        nix::unistd::gethostname()
+            .map_err(|e| RunError::Hostname(format!("couldn't determine hostname: {e}")))?
+            .to_string_lossy()
+            .into_owned()
+    } else {
+        hostname_override.to_string()
+    };
+    let name = raw.trim().to_lowercase();
+    if name.is_empty() {
+        return Err(RunError::Hostname("empty hostname is invalid".into()));
+    }
+    Ok(name)
+}
+
+/// Step: `BuildAuth` (standalone: no client).
+pub fn build_auth_step(s: &KubeletServer) -> Result<AuthSettings, RunError> {
+    Ok(build_auth(&s.config, false)?)
+}
+
+/// Step: cgroup roots (`NodeAllocatableRoot` and the configured kubelet/runtime/system cgroups).
+pub fn cgroup_roots(s: &KubeletServer) -> Vec<String> {
+    let c = &s.config;
+    let cgroups_per_qos = c.cgroups_per_qos.unwrap_or(true);
+    let mut roots =
+        vec![kubelet_cm::node_allocatable_root(&c.cgroup_root, cgroups_per_qos).to_cgroupfs()];
+    for extra in [
+        &c.kubelet_cgroups,
+        &s.flags.runtime_cgroups,
+        &c.system_cgroups,
+    ] {
+        if !extra.is_empty() {
+            roots.push(extra.clone());
+        }
+    }
+    tracing::info!(roots = ?roots, "Using cgroup roots");
+    roots
+}
+
+/// Step: machine info.
+pub fn machine_info(fs: &dyn HostFs) -> Result<MachineInfo, RunError> {
+    let m = kubelet_cm::read_machine_info(fs)?;
+    tracing::info!(cores = m.num_cores(), memory = m.memory_capacity, kernel = %m.kernel_version, os = %m.os_image, "Machine info");
+    Ok(m)
+}
+
+/// Step: reserved CPUs, kube/system reserved, hard eviction thresholds, QoS reserved.
+pub fn container_manager_config(
+    s: &KubeletServer,
+    machine: &MachineInfo,
+) -> Result<NodeConfig, RunError> {
+    let c = &s.config;
+    let no_thresholds = std::collections::BTreeMap::new();
+    Ok(NodeConfig::parse(
+        NodeConfigInput {
+            reserved_system_cpus: &c.reserved_system_cpus,
+            kube_reserved: &c.kube_reserved,
+            system_reserved: &c.system_reserved,
+            eviction_hard: c.eviction_hard.as_ref().unwrap_or(&no_thresholds),
+            ignore_eviction_for_allocatable: s
+                .flags
+                .experimental_node_allocatable_ignore_eviction_threshold,
+            qos_reserved: &c.qos_reserved,
+            enforce_node_allocatable: c.enforce_node_allocatable.as_deref().unwrap_or(&[]),
+        },
+        machine,
+    )?)
+}
+
+/// Step: OOM score of the kubelet itself; failure is logged and start-up continues.
+pub fn apply_oom_score(fs: &dyn HostFs, value: i32) {
+    if let Err(e) = kubelet_cm::apply_oom_score_adj(fs, 0, value) {
+        tracing::info!(err = %e, "Failed to ApplyOOMScoreAdj");
+    }
+}
+
+/// The connected runtime.
+pub struct PreInitRuntime {
+    /// CRI runtime service.
+    pub runtime: std::sync::Arc<kubelet_cri::RemoteRuntimeService>,
+    /// CRI image service.
+    pub image: std::sync::Arc<kubelet_cri::RemoteImageService>,
+    /// The runtime's Version answer.
+    pub version: kubelet_cri::v1::VersionResponse,
+    /// The cgroup driver (from CRI, or the configured one).
+    pub cgroup_driver: CgroupDriver,
+}
+
+/// Step: CRI runtime pre-init: connect and validate, then the cgroup driver from CRI.
+pub async fn pre_init_runtime_service(s: &KubeletServer) -> Result<PreInitRuntime, RunError> {
+    let c = &s.config;
+    let timeout = c
+        .runtime_request_timeout
+        .as_std()
+        .unwrap_or(Duration::from_secs(120));
+    let (runtime, image, version) = kubelet_cri::pre_init_runtime_service(
+        &c.container_runtime_endpoint,
+        &c.image_service_endpoint,
+        timeout,
+    )
+    .await?;
+    let driver = kubelet_cri::cgroup_driver_from_cri(&runtime, &c.cgroup_driver).await?;
+    tracing::info!(driver = %driver.driver, source = ?driver.source, "Using cgroup driver");
+    let cgroup_driver: CgroupDriver = driver.driver.parse()?;
+    Ok(PreInitRuntime {
+        runtime: std::sync::Arc::new(runtime),
+        image: std::sync::Arc::new(image),
+        version,
+        cgroup_driver,
+    })
+}
+
+/// Step: the healthz server on `healthzBindAddress:healthzPort` (plain HTTP, ping only).
+pub async fn start_healthz(
+    s: &KubeletServer,
+    cancel: &CancellationToken,
+) -> Result<Option<tokio::task::JoinHandle<()>>, RunError> {
+    let port = s.config.healthz_port.unwrap_or(0);
+    if port <= 0 {
+        return Ok(None);
+    }
+    let port = u16::try_from(port)
+        .map_err(|_| RunError::Kubelet(format!("invalid healthzPort {port}")))?;
+    let listener = kubelet_server::bind(&s.config.healthz_bind_address, port).await?;
+    tracing::info!(address = %s.config.healthz_bind_address, port, "Starting healthz server");
+    let cancel = cancel.clone();
+    Ok(Some(tokio::spawn(async move {
+        if let Err(e) =
+            kubelet_server::serve(listener, kubelet_server::healthz_router(), cancel).await
+        {
+            tracing::error!(err = %e, "healthz server failed");
+        }
+    })))
+}
+
+/// Waits for SIGTERM/SIGINT, lock contention, or a fatal error of the kubelet.
+pub async fn wait_for_shutdown(
+    contention: &CancellationToken,
+    fatal: &CancellationToken,
+) -> Result<(), RunError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).map_err(RunError::AsyncRuntime)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(RunError::AsyncRuntime)?;
+    tokio::select! {
+        _ = term.recv() => tracing::info!("Received SIGTERM, shutting down"),
+        _ = int.recv() => tracing::info!("Received SIGINT, shutting down"),
+        _ = contention.cancelled() => tracing::info!("Lock file contention, shutting down"),
+        _ = fatal.cancelled() => return Err(RunError::Kubelet("a critical kubelet task stopped".into())),
+    }
+    Ok(())
+}
+
+/// `run()`: every step in upstream's order, then wait, then shut down cleanly.
+pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
+    tracing::info!(version = %version::git_version(), "Kubelet version");
+    set_feature_gates(&s);
+    validate_kubelet_server(&s, host)?;
+    memory_qos_warning(&s, host);
+    let contention = CancellationToken::new();
+    let _lock = acquire_lock_file(&s, &contention).await?;
+    let configz = init_configz(&s);
+    detect_standalone(&s)?;
+    let node_name = node_name(&s.flags.hostname_override)?;
+    let auth = build_auth_step(&s)?;
+    tracing::debug!(auth = ?auth, "Authentication and authorization");
+    let fs = RealHostFs;
+    let _roots = cgroup_roots(&s);
+    let machine = machine_info(&fs)?;
+    let node_config = container_manager_config(&s, &machine)?;
+    apply_oom_score(&fs, s.config.oom_score_adj.unwrap_or(-999));
+    let runtime = pre_init_runtime_service(&s).await?;
+
+    let shutdown = CancellationToken::new();
+    let fatal = CancellationToken::new();
+    let kubelet = crate::kubelet::run_kubelet(crate::kubelet::KubeletDeps {
+        server: &s,
+        node_name,
+        machine,
+        node_config,
+        runtime,
+        configz,
+        host_fs: std::sync::Arc::new(fs),
+        shutdown: shutdown.clone(),
+        fatal: fatal.clone(),
+    })
+    .await?;
+    let healthz = start_healthz(&s, &shutdown).await?;
+    notify_ready();
+    tracing::info!("Started kubelet");
+
+    let result = wait_for_shutdown(&contention, &fatal).await;
+    shutdown.cancel();
+    let drain = async {
+        kubelet.wait().await;
+        if let Some(h) = healthz {
+            let _ = h.await;
+        }
+    };
+    if tokio::time::timeout(Duration::from_millis(1500), drain)
+        .await
+        .is_err()
+    {
+        tracing::warn!("Some kubelet tasks did not stop in time");
+    }
+    result
+}

@@ -1,0 +1,134 @@
+//! `--print-config`: the effective configuration, exactly as a start would compute it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+
+fn print_config(args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+    let out = std::process::Command::new(BIN)
+        .arg("--print-config")
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let json = serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null);
+    (
+        out.status.code(),
+        json,
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn config_file_regime_uses_v1beta1_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "k.yaml",
+        &standalone_config("unix:///run/x.sock", 10248, "staticPodPath: manifests\n"),
+    );
+    let (code, j, err) = print_config(&["--config", cfg.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(j["kind"], "KubeletConfiguration");
+    assert_eq!(j["apiVersion"], "kubelet.config.k8s.io/v1beta1");
+    assert_eq!(j["syncFrequency"], "1m0s");
+    assert_eq!(j["fileCheckFrequency"], "20s");
+    assert_eq!(j["runtimeRequestTimeout"], "2m0s");
+    assert_eq!(j["evictionPressureTransitionPeriod"], "5m0s");
+    assert_eq!(j["port"], 10250);
+    assert!(j.get("readOnlyPort").is_none() || j["readOnlyPort"] == 0);
+    assert_eq!(j["evictionHard"]["memory.available"], "100Mi");
+    // relative paths resolve against the config file's directory
+    assert_eq!(
+        j["staticPodPath"],
+        dir.path().join("manifests").to_str().unwrap()
+    );
+}
+
+#[test]
+fn legacy_regime_without_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let dropins = dir.path().join("conf.d");
+    std::fs::create_dir(&dropins).unwrap();
+    write(
+        &dropins,
+        "10-cgroupv1.conf",
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\n",
+    );
+    let (code, j, err) = print_config(&["--config-dir", dropins.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(j["readOnlyPort"], 10255);
+    assert_eq!(j["authentication"]["anonymous"]["enabled"], true);
+    assert_eq!(j["authentication"]["webhook"]["enabled"], false);
+    assert_eq!(j["authorization"]["mode"], "AlwaysAllow");
+}
+
+#[test]
+fn flags_override_file_and_dropins() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "k.yaml",
+        &standalone_config("unix:///run/x.sock", 10248, "maxPods: 50\n"),
+    );
+    let dropins = dir.path().join("conf.d");
+    std::fs::create_dir(&dropins).unwrap();
+    write(
+        &dropins,
+        "20-pods.conf",
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 60\nclusterDomain: drop.in\n",
+    );
+    let (code, j, err) = print_config(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "--config-dir",
+        dropins.to_str().unwrap(),
+        "--max-pods=70",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(j["maxPods"], 70);
+    assert_eq!(j["clusterDomain"], "drop.in");
+    assert!(err.contains("Flag --max-pods has been deprecated"), "{err}");
+}
+
+#[test]
+fn invalid_config_prints_errors_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "k.yaml",
+        &standalone_config(
+            "unix:///run/x.sock",
+            10248,
+            "maxPods: -3\nregistryBurst: -1\n",
+        ),
+    );
+    let (code, j, err) = print_config(&["--config", cfg.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert_eq!(j, serde_json::Value::Null, "nothing on stdout");
+    assert!(
+        err.contains("maxPods (--max-pods) -3 must not be a negative number"),
+        "{err}"
+    );
+    assert!(
+        err.contains("registryBurst (--registry-burst) -1 must not be a negative number"),
+        "{err}"
+    );
+}
+
+#[test]
+fn empty_or_garbage_config_file_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(dir.path(), "empty.yaml", "");
+    let (code, _, err) = print_config(&["--config", empty.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("was empty") && err.contains("empty.yaml"),
+        "{err}"
+    );
+    let garbage = write(dir.path(), "garbage.yaml", "{{{ not yaml");
+    let (code, _, err) = print_config(&["--config", garbage.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("garbage.yaml"), "{err}");
+}

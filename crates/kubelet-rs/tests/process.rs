@@ -1,0 +1,276 @@
+//! Process-level tests of the real binary: start-up contract, healthz, signals, lock file.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use nix::sys::signal::Signal;
+
+const START: Duration = Duration::from_secs(20);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn healthz_answers_and_sigterm_exits_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    let port = free_port();
+    let cfg = write(
+        dir.path(),
+        "kubelet.yaml",
+        &standalone_config(&cri.endpoint(), port, ""),
+    );
+    let notify = dir.path().join("notify.sock");
+    let sock = std::os::unix::net::UnixDatagram::bind(&notify).unwrap();
+    sock.set_read_timeout(Some(START)).unwrap();
+    let log = dir.path().join("p.log");
+    let child = std::process::Command::new(BIN)
+        .args([
+            "--config",
+            cfg.to_str().unwrap(),
+            "--root-dir",
+            dir.path().to_str().unwrap(),
+        ])
+        .env("NOTIFY_SOCKET", &notify)
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut buf = [0u8; 256];
+    let n = sock.recv(&mut buf).expect("READY=1 on NOTIFY_SOCKET");
+    assert_eq!(&buf[..n], b"READY=1\n");
+    // READY=1 comes after healthz is up.
+    assert_eq!(http_get(port, "/healthz"), Some((200, "ok".to_string())));
+    assert_eq!(
+        http_get(port, "/healthz/ping"),
+        Some((200, "ok".to_string()))
+    );
+    assert_eq!(http_get(port, "/pods").map(|r| r.0), Some(404));
+    let mut p = Proc { child, log };
+    p.signal(Signal::SIGTERM);
+    let code = p.wait_exit(Duration::from_secs(2)).await;
+    assert_eq!(code, Some(0), "log:\n{}", p.log());
+    assert!(http_get(port, "/healthz").is_none(), "healthz must be gone");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigint_exits_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    let port = free_port();
+    let cfg = write(
+        dir.path(),
+        "kubelet.yaml",
+        &standalone_config(&cri.endpoint(), port, ""),
+    );
+    let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+    assert!(wait_healthy(&mut p, port, START).await, "log:\n{}", p.log());
+    p.signal(Signal::SIGINT);
+    assert_eq!(
+        p.wait_exit(Duration::from_secs(2)).await,
+        Some(0),
+        "log:\n{}",
+        p.log()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invalid_config_exits_1_naming_every_field_and_starts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let lock = dir.path().join("kubelet.lock");
+    let cfg = write(
+        dir.path(),
+        "kubelet.yaml",
+        &standalone_config(
+            "unix:///nonexistent.sock",
+            port,
+            "oomScoreAdj: 5000\nimageGCHighThresholdPercent: 50\nimageGCLowThresholdPercent: 60\nnodeLeaseDurationSeconds: -1\nhairpinMode: sideways\n",
+        ),
+    );
+    let mut p = Proc::spawn(
+        dir.path(),
+        "k",
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "--lock-file",
+            lock.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(p.wait_exit(START).await, Some(1));
+    let log = p.log();
+    for needle in [
+        "oomScoreAdj (--oom-score-adj)",
+        "imageGCLowThresholdPercent (--image-gc-low-threshold)",
+        "nodeLeaseDurationSeconds",
+        "hairpinMode (--hairpin-mode)",
+    ] {
+        assert!(log.contains(needle), "missing {needle:?} in:\n{log}");
+    }
+    assert!(
+        !lock.exists(),
+        "nothing may be written before validation passes"
+    );
+    assert!(http_get(port, "/healthz").is_none(), "nothing may be bound");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn runtime_socket_absent_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let missing = format!("unix://{}/missing.sock", dir.path().display());
+    let cfg = write(
+        dir.path(),
+        "kubelet.yaml",
+        &standalone_config(&missing, port, "runtimeRequestTimeout: 2s\n"),
+    );
+    let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+    assert_eq!(p.wait_exit(START).await, Some(1));
+    let log = p.log();
+    assert!(
+        log.contains(&missing),
+        "error must name the endpoint:\n{log}"
+    );
+    assert!(http_get(port, "/healthz").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lock_contention_makes_the_first_instance_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    let lock = dir.path().join("kubelet.lock");
+    let (p1, p2) = (free_port(), free_port());
+    let c1 = write(
+        dir.path(),
+        "a.yaml",
+        &standalone_config(&cri.endpoint(), p1, ""),
+    );
+    let c2 = write(
+        dir.path(),
+        "b.yaml",
+        &standalone_config(&cri.endpoint(), p2, ""),
+    );
+    let args = |c: &std::path::Path| {
+        vec![
+            "--config".to_string(),
+            c.to_str().unwrap().to_string(),
+            "--lock-file".to_string(),
+            lock.to_str().unwrap().to_string(),
+            "--exit-on-lock-contention".to_string(),
+        ]
+    };
+    let a1 = args(&c1);
+    let mut first = Proc::spawn(
+        dir.path(),
+        "first",
+        &a1.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert!(
+        wait_healthy(&mut first, p1, START).await,
+        "log:\n{}",
+        first.log()
+    );
+    let a2 = args(&c2);
+    let mut second = Proc::spawn(
+        dir.path(),
+        "second",
+        &a2.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(
+        first.wait_exit(START).await,
+        Some(0),
+        "first must exit on contention:\n{}",
+        first.log()
+    );
+    assert!(
+        wait_healthy(&mut second, p2, START).await,
+        "second must take over:\n{}",
+        second.log()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exit_on_lock_contention_without_lock_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "k.yaml",
+        &standalone_config("unix:///x.sock", free_port(), ""),
+    );
+    let mut p = Proc::spawn(
+        dir.path(),
+        "k",
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "--exit-on-lock-contention",
+        ],
+    );
+    assert_eq!(p.wait_exit(START).await, Some(1));
+    assert!(
+        p.log()
+            .contains("cannot exit on lock file contention: no lock file specified"),
+        "{}",
+        p.log()
+    );
+}
+
+#[test]
+fn version_help_and_positional_args() {
+    let out = std::process::Command::new(BIN)
+        .arg("--version")
+        .output()
+        .unwrap();
+    let v = String::from_utf8(out.stdout).unwrap();
+    assert!(v.starts_with("Kubernetes v1.35.0+kubelet-rs."), "{v}");
+    let out = std::process::Command::new(BIN)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for flag in [
+        "--config string",
+        "--kubeconfig string",
+        "--print-config",
+        "--feature-gates",
+    ] {
+        assert!(help.contains(flag), "help lacks {flag}");
+    }
+    let out = std::process::Command::new(BIN).arg("run").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command run"));
+    let out = std::process::Command::new(BIN)
+        .arg("--no-such-flag")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-flag"));
+}
+
+#[test]
+fn kubeconfig_is_refused_until_api_mode_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "k.yaml",
+        &standalone_config("unix:///x.sock", free_port(), ""),
+    );
+    let out = std::process::Command::new(BIN)
+        .args([
+            "--config",
+            cfg.to_str().unwrap(),
+            "--kubeconfig",
+            "/etc/kubernetes/kubelet.conf",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("API server clients are not available"));
+}
