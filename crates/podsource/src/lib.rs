@@ -12,7 +12,8 @@
 //!   or a single file), inotify plus a re-scan every `fileCheckFrequency`. Bad manifests are
 //!   logged once and skipped; everything else keeps being reported.
 //! - The HTTP source ([`http`], `http.go`): `staticPodURL` polled every
-//!   `httpCheckFrequency` (plain `http://` only), a pod or a `PodList`; failures keep the
+//!   `httpCheckFrequency` (`http://`, or `https://` with rustls/ring and the system roots),
+//!   a pod or a `PodList`; failures keep the
 //!   previous pods.
 //! - Static pod decoding ([`static_pod`], `common.go`): YAML/JSON → `v1.Pod`
 //!   ([`decode`]), apiserver defaulting ([`defaults`]), static pod defaults (UID, name

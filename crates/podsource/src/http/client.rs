@@ -1,8 +1,10 @@
-//! HTTP GET behind [`HttpFetcher`]: [`HyperFetcher`] (hyper 1 + hyper-util, plain `http://`)
-//! and [`FakeFetcher`] for unit tests.
+//! HTTP GET behind [`HttpFetcher`]: [`HyperFetcher`] (hyper 1 + hyper-util; `https://`
+//! through hyper-rustls with the `ring` provider and the system's root certificates, like
+//! Go's default transport) and [`FakeFetcher`] for unit tests.
 
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::body::Bytes;
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -28,7 +30,7 @@ pub struct HttpResponse {
 pub enum FetchError {
     #[error("invalid URL {url:?}: {err}")]
     InvalidUrl { url: String, err: String },
-    #[error("unsupported URL scheme in {0:?}: only http:// is supported")]
+    #[error("unsupported URL scheme in {0:?}: only http:// and https:// are supported")]
     UnsupportedScheme(String),
     #[error("invalid header {name:?}: {err}")]
     InvalidHeader { name: String, err: String },
@@ -63,10 +65,11 @@ impl<T: HttpFetcher> HttpFetcher for std::sync::Arc<T> {
     }
 }
 
-/// A hyper client for `http://` URLs.
+/// A hyper client for `http://` and `https://` URLs.
 #[derive(Clone)]
 pub struct HyperFetcher {
-    client: Client<HttpConnector, Empty<Bytes>>,
+    /// `Err` when TLS could not be set up; every request then fails with that message.
+    client: Result<Client<HttpsConnector<HttpConnector>, Empty<Bytes>>, String>,
     timeout: Duration,
 }
 
@@ -78,7 +81,7 @@ impl Default for HyperFetcher {
 
 impl HyperFetcher {
     pub fn new(timeout: Duration) -> Self {
-        let client = Client::builder(TokioExecutor::new()).build_http();
+        let client = https_connector().map(|c| Client::builder(TokioExecutor::new()).build(c));
         HyperFetcher { client, timeout }
     }
 
@@ -93,7 +96,7 @@ impl HyperFetcher {
                     url: url.to_string(),
                     err: e.to_string(),
                 })?;
-        if uri.scheme_str() != Some("http") {
+        if !matches!(uri.scheme_str(), Some("http" | "https")) {
             return Err(FetchError::UnsupportedScheme(url.to_string()));
         }
         let mut req = hyper::Request::get(uri);
@@ -127,8 +130,8 @@ impl HyperFetcher {
             url: url.to_string(),
             err,
         };
-        let resp = self
-            .client
+        let client = self.client.as_ref().map_err(|e| request_err(e.clone()))?;
+        let resp = client
             .request(req)
             .await
             .map_err(|e| request_err(error_chain(&e)))?;
@@ -164,6 +167,27 @@ impl HyperFetcher {
             body,
         })
     }
+}
+
+/// TLS with the `ring` provider and the system's roots. Without usable roots, `https://`
+/// requests fail certificate verification (a warning says why).
+fn https_connector() -> Result<HttpsConnector<HttpConnector>, String> {
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let builder = match HttpsConnectorBuilder::new()
+        .with_provider_and_native_roots(provider.clone())
+    {
+        Ok(b) => b,
+        Err(err) => {
+            tracing::warn!(%err, "No usable root certificates: https static pod URLs will fail verification");
+            let config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| format!("TLS setup failed: {e}"))?
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth();
+            HttpsConnectorBuilder::new().with_tls_config(config)
+        }
+    };
+    Ok(builder.https_or_http().enable_http1().build())
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

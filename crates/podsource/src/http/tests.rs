@@ -168,13 +168,27 @@ async fn body_limit_and_connection_errors() {
         "{err}"
     );
 
-    let mut src = SourceUrl::new("https://127.0.0.1/", vec![], "n", HyperFetcher::default());
+    let mut src = SourceUrl::new("ftp://127.0.0.1/", vec![], "n", HyperFetcher::default());
     let Poll::Failed { err, .. } = src.extract_from_url().await else {
         panic!()
     };
     assert!(
         matches!(err, UrlError::Fetch(FetchError::UnsupportedScheme(_))),
         "{err}"
+    );
+
+    // https is spoken: against a plain-text server the TLS handshake fails.
+    let tls_url = url.replace("http://", "https://");
+    let mut src = SourceUrl::new(tls_url, vec![], "n", HyperFetcher::default());
+    let Poll::Failed { err, .. } = src.extract_from_url().await else {
+        panic!()
+    };
+    let UrlError::Fetch(FetchError::Request { err: msg, .. }) = &err else {
+        panic!("{err}")
+    };
+    assert!(
+        msg.contains("InvalidContentType"),
+        "a TLS record error: {msg}"
     );
 
     let bad_header = vec![("bad header".to_string(), "v".to_string())];
