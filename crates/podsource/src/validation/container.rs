@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 
 const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
 const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
+const CONTAINER_RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 const TERMINATION_MESSAGE_POLICIES: &[&str] = &["File", "FallbackToLogsOnError"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +40,7 @@ pub(super) fn validate_containers(
         let path = format!("{}[{i}]", kind.list());
         errs.extend(validate_name(c, &path, names));
         errs.extend(validate_common(c, &path, volumes, host_network));
-        errs.extend(validate_restart_policy(c, &path, kind));
+        errs.extend(validate_restart_policy(c, &path));
     }
     errs
 }
@@ -117,21 +118,20 @@ fn validate_common(
     errs
 }
 
-fn validate_restart_policy(c: &Container, path: &str, kind: ContainerKind) -> ErrorList {
+/// Container-level `restartPolicy`: `Always` makes an init container a sidecar; with
+/// `ContainerRestartRules` (beta, on by default in 1.35) any container may also say
+/// `OnFailure` or `Never`.
+fn validate_restart_policy(c: &Container, path: &str) -> ErrorList {
     let mut errs = ErrorList::default();
-    let Some(policy) = c.restart_policy.as_deref() else {
-        return errs;
-    };
-    let field = format!("{path}.restartPolicy");
-    match kind {
-        ContainerKind::Init if policy != "Always" => {
-            errs.push(FieldError::not_supported(field, policy, &["Always"]));
-        }
-        ContainerKind::Init => {}
-        ContainerKind::Regular => errs.push(FieldError::forbidden(
+    if let Some(policy) = c.restart_policy.as_deref()
+        && !CONTAINER_RESTART_POLICIES.contains(&policy)
+    {
+        let field = format!("{path}.restartPolicy");
+        errs.push(FieldError::not_supported(
             field,
-            "may not be set for non-init containers",
-        )),
+            policy,
+            CONTAINER_RESTART_POLICIES,
+        ));
     }
     errs
 }

@@ -196,3 +196,16 @@ fn duplicate_host_ports_are_reported() {
         ["spec.containers[1].ports[0].hostPort: Duplicate value: \"8080/TCP\""]
     );
 }
+
+#[test]
+fn container_restart_policies() {
+    let errs = errors(
+        "  initContainers:\n  - name: sidecar\n    image: i\n    restartPolicy: Always\n  containers:\n  - name: c\n    image: i\n    restartPolicy: Never\n  - name: d\n    image: i\n    restartPolicy: Sometimes\n",
+    );
+    assert_eq!(
+        errs,
+        [
+            "spec.containers[1].restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\""
+        ]
+    );
+}
