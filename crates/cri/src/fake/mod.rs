@@ -7,6 +7,7 @@ mod builders;
 mod calls;
 mod image;
 mod runtime;
+mod runtime_exec_stats;
 mod runtime_impl;
 mod runtime_state;
 #[cfg(test)]

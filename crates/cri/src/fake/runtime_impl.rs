@@ -4,12 +4,10 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::StreamExt;
-use tokio_stream::wrappers::BroadcastStream;
 
 use crate::error::{CriError, CriResult};
 use crate::fake::FakeRuntimeService;
-use crate::fake::calls::{FAKE_ENDPOINT, fake_err, not_found};
+use crate::fake::calls::{fake_err, not_found};
 use crate::fake::runtime_state::*;
 use crate::services::{ContainerEventStream, RuntimeService};
 use crate::v1::ContainerEventType as Ev;
@@ -29,7 +27,7 @@ fn state_name(state: i32) -> &'static str {
 
 impl FakeRuntimeService {
     /// Requires container `id` to be running (exec, attach, log reopen).
-    fn running_container(&self, method: &'static str, id: &str) -> CriResult<()> {
+    pub(super) fn running_container(&self, method: &'static str, id: &str) -> CriResult<()> {
         let st = self.lock();
         let c = st
             .containers
@@ -339,110 +337,47 @@ impl RuntimeService for FakeRuntimeService {
         &self,
         id: &str,
         cmd: &[String],
-        _timeout: Duration,
+        timeout: Duration,
     ) -> CriResult<ExecSyncResponse> {
-        const M: &str = "ExecSync";
-        self.begin(M).await?;
-        self.running_container(M, id)?;
-        let handler = self.lock().exec_sync_handler.clone();
-        match handler {
-            Some(h) => h(id, cmd),
-            None => Ok(ExecSyncResponse::default()),
-        }
+        self.exec_sync_impl(id, cmd, timeout).await
     }
 
     async fn exec(&self, req: &ExecRequest) -> CriResult<ExecResponse> {
-        const M: &str = "Exec";
-        self.begin(M).await?;
-        self.running_container(M, &req.container_id)?;
-        self.lock().last_exec_request = Some(req.clone());
-        let url = format!("{FAKE_STREAMING_URL}/exec/{}", req.container_id);
-        Ok(ExecResponse { url })
+        self.exec_impl(req).await
     }
 
     async fn attach(&self, req: &AttachRequest) -> CriResult<AttachResponse> {
-        const M: &str = "Attach";
-        self.begin(M).await?;
-        self.running_container(M, &req.container_id)?;
-        self.lock().last_attach_request = Some(req.clone());
-        let url = format!("{FAKE_STREAMING_URL}/attach/{}", req.container_id);
-        Ok(AttachResponse { url })
+        self.attach_impl(req).await
     }
 
     async fn checkpoint_container(&self, req: &CheckpointContainerRequest) -> CriResult<()> {
-        const M: &str = "CheckpointContainer";
-        self.begin(M).await?;
-        let mut st = self.lock();
-        if !st.containers.contains_key(&req.container_id) {
-            return Err(not_found(M, "container", &req.container_id));
-        }
-        st.checkpoints.push(req.clone());
-        Ok(())
+        self.checkpoint_container_impl(req).await
     }
 
     async fn get_container_events(&self) -> CriResult<ContainerEventStream> {
-        const M: &str = "GetContainerEvents";
-        self.begin(M).await?;
-        let stream = BroadcastStream::new(self.subscribe_events()).map(|item| {
-            item.map_err(|lagged| {
-                let msg = format!("container events subscriber {lagged}");
-                CriError::status(FAKE_ENDPOINT, M, tonic::Code::ResourceExhausted, msg)
-            })
-        });
-        Ok(Box::pin(stream))
+        self.get_container_events_impl().await
     }
 
     async fn container_stats(&self, id: &str) -> CriResult<Option<ContainerStats>> {
-        const M: &str = "ContainerStats";
-        self.begin(M).await?;
-        let st = self.lock();
-        let c = st
-            .containers
-            .get(id)
-            .ok_or_else(|| not_found(M, "container", id))?;
-        Ok(Some(container_stats_of(&st, c)))
+        self.container_stats_impl(id).await
     }
 
     async fn list_container_stats(
         &self,
         filter: Option<&ContainerStatsFilter>,
     ) -> CriResult<Vec<ContainerStats>> {
-        self.begin("ListContainerStats").await?;
-        let st = self.lock();
-        let selected = st.containers.values().filter(|c| {
-            filter.is_none_or(|f| {
-                (f.id.is_empty() || f.id == c.status.id)
-                    && (f.pod_sandbox_id.is_empty() || f.pod_sandbox_id == c.sandbox_id)
-                    && labels_match(&f.label_selector, &c.status.labels)
-            })
-        });
-        Ok(selected.map(|c| container_stats_of(&st, c)).collect())
+        self.list_container_stats_impl(filter).await
     }
 
     async fn pod_sandbox_stats(&self, id: &str) -> CriResult<Option<PodSandboxStats>> {
-        const M: &str = "PodSandboxStats";
-        self.begin(M).await?;
-        let st = self.lock();
-        let s = st
-            .sandboxes
-            .get(id)
-            .ok_or_else(|| not_found(M, "pod sandbox", id))?;
-        Ok(Some(sandbox_stats_of(&st, s)))
+        self.pod_sandbox_stats_impl(id).await
     }
 
     async fn list_pod_sandbox_stats(
         &self,
         filter: Option<&PodSandboxStatsFilter>,
     ) -> CriResult<Vec<PodSandboxStats>> {
-        self.begin("ListPodSandboxStats").await?;
-        let st = self.lock();
-        let selected = st.sandboxes.values().filter(|s| {
-            filter.is_none_or(|f| {
-                (f.id.is_empty() || f.id == s.status.id)
-                    && labels_match(&f.label_selector, &s.status.labels)
-            })
-        });
-        Ok(selected.map(|s| sandbox_stats_of(&st, s)).collect())
+        self.list_pod_sandbox_stats_impl(filter).await
     }
 
     async fn list_metric_descriptors(&self) -> CriResult<Vec<MetricDescriptor>> {
@@ -482,24 +417,4 @@ impl RuntimeService for FakeRuntimeService {
             linux: self.lock().linux_config,
         })
     }
-}
-
-fn container_stats_of(st: &FakeRuntimeState, c: &FakeContainer) -> ContainerStats {
-    st.container_stats
-        .get(&c.status.id)
-        .cloned()
-        .unwrap_or_else(|| ContainerStats {
-            attributes: Some(c.attributes()),
-            ..Default::default()
-        })
-}
-
-fn sandbox_stats_of(st: &FakeRuntimeState, s: &FakePodSandbox) -> PodSandboxStats {
-    st.pod_sandbox_stats
-        .get(&s.status.id)
-        .cloned()
-        .unwrap_or_else(|| PodSandboxStats {
-            attributes: Some(s.attributes()),
-            ..Default::default()
-        })
 }

@@ -5,6 +5,8 @@ mod conn;
 pub mod endpoint;
 mod image;
 mod runtime;
+mod runtime_exec;
+mod runtime_stats;
 #[cfg(test)]
 mod tests;
 pub(crate) mod verify;

@@ -7,10 +7,9 @@ use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use tonic::transport::Channel;
 
-use crate::error::{CriError, CriResult};
+use crate::error::CriResult;
 use crate::remote::conn::{Conn, MAX_MSG_SIZE};
 use crate::remote::verify::{verify_container_status, verify_sandbox_status, verify_version};
 use crate::services::{ContainerEventStream, RuntimeService};
@@ -22,7 +21,7 @@ type Client = RuntimeServiceClient<Channel>;
 /// CRI runtime service client over a unix socket (upstream `remoteRuntimeService`).
 #[derive(Clone, Debug)]
 pub struct RemoteRuntimeService {
-    conn: Conn,
+    pub(super) conn: Conn,
 }
 
 impl RemoteRuntimeService {
@@ -50,7 +49,7 @@ impl RemoteRuntimeService {
             .max_encoding_message_size(MAX_MSG_SIZE)
     }
 
-    async fn call<Req, Resp, Fut>(
+    pub(super) async fn call<Req, Resp, Fut>(
         &self,
         method: &'static str,
         deadline: Option<Duration>,
@@ -71,12 +70,12 @@ impl RemoteRuntimeService {
         result
     }
 
-    fn default_deadline(&self) -> Option<Duration> {
+    pub(super) fn default_deadline(&self) -> Option<Duration> {
         Some(self.conn.timeout)
     }
 }
 
-fn require_url(conn: &Conn, method: &'static str, url: &str) -> CriResult<()> {
+pub(super) fn require_url(conn: &Conn, method: &'static str, url: &str) -> CriResult<()> {
     if url.is_empty() {
         return Err(conn.invalid(method, "URL is not set"));
     }
@@ -343,169 +342,53 @@ impl RuntimeService for RemoteRuntimeService {
         cmd: &[String],
         timeout: Duration,
     ) -> CriResult<ExecSyncResponse> {
-        // No deadline when timeout is 0; otherwise timeout + the default, for runtime cleanup.
-        let d = (!timeout.is_zero()).then(|| self.conn.timeout + timeout);
-        let req = ExecSyncRequest {
-            container_id: container_id.to_owned(),
-            cmd: cmd.to_vec(),
-            timeout: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
-        };
-        let result = self
-            .call("ExecSync", d, req, |mut c, r| async move {
-                c.exec_sync(r).await
-            })
-            .await;
-        match result {
-            Err(e) if e.is_deadline_exceeded() => Err(CriError::CommandTimedOut {
-                cmd: cmd.join(" "),
-                timeout,
-            }),
-            other => other,
-        }
+        self.exec_sync_v1(container_id, cmd, timeout).await
     }
 
     async fn exec(&self, req: &ExecRequest) -> CriResult<ExecResponse> {
-        let d = self.default_deadline();
-        let resp = self
-            .call(
-                "Exec",
-                d,
-                req.clone(),
-                |mut c, r| async move { c.exec(r).await },
-            )
-            .await?;
-        require_url(&self.conn, "Exec", &resp.url)?;
-        Ok(resp)
+        self.exec_v1(req).await
     }
 
     async fn attach(&self, req: &AttachRequest) -> CriResult<AttachResponse> {
-        let d = self.default_deadline();
-        let resp = self
-            .call("Attach", d, req.clone(), |mut c, r| async move {
-                c.attach(r).await
-            })
-            .await?;
-        require_url(&self.conn, "Attach", &resp.url)?;
-        Ok(resp)
+        self.attach_v1(req).await
     }
 
     async fn checkpoint_container(&self, req: &CheckpointContainerRequest) -> CriResult<()> {
-        if req.timeout < 0 {
-            return Err(CriError::InvalidRequest {
-                method: "CheckpointContainer",
-                reason: "CheckpointContainer requires the timeout value to be > 0".into(),
-            });
-        }
-        // A requested timeout above the default wins; otherwise the default is used and sent.
-        let default_secs = i64::try_from(self.conn.timeout.as_secs()).unwrap_or(i64::MAX);
-        let mut req = req.clone();
-        let d = if req.timeout > default_secs {
-            Duration::from_secs(u64::try_from(req.timeout).unwrap_or(u64::MAX))
-        } else {
-            req.timeout = default_secs;
-            self.conn.timeout
-        };
-        self.call("CheckpointContainer", Some(d), req, |mut c, r| async move {
-            c.checkpoint_container(r).await
-        })
-        .await?;
-        Ok(())
+        self.checkpoint_container_v1(req).await
     }
 
     async fn get_container_events(&self) -> CriResult<ContainerEventStream> {
-        let endpoint = self.conn.endpoint.clone();
-        let stream = self
-            .call(
-                "GetContainerEvents",
-                None,
-                GetEventsRequest {},
-                |mut c, r| async move { c.get_container_events(r).await },
-            )
-            .await?;
-        let stream = stream.map(move |item| {
-            item.map_err(|s| CriError::from_tonic(&endpoint, "GetContainerEvents", &s))
-        });
-        Ok(Box::pin(stream))
+        self.get_container_events_v1().await
     }
 
     async fn container_stats(&self, container_id: &str) -> CriResult<Option<ContainerStats>> {
-        let req = ContainerStatsRequest {
-            container_id: container_id.to_owned(),
-        };
-        let d = self.default_deadline();
-        let resp = self
-            .call("ContainerStats", d, req, |mut c, r| async move {
-                c.container_stats(r).await
-            })
-            .await?;
-        Ok(resp.stats)
+        self.container_stats_v1(container_id).await
     }
 
     async fn list_container_stats(
         &self,
         filter: Option<&ContainerStatsFilter>,
     ) -> CriResult<Vec<ContainerStats>> {
-        let req = ListContainerStatsRequest {
-            filter: filter.cloned(),
-        };
-        let d = self.default_deadline();
-        let resp = self
-            .call("ListContainerStats", d, req, |mut c, r| async move {
-                c.list_container_stats(r).await
-            })
-            .await?;
-        Ok(resp.stats)
+        self.list_container_stats_v1(filter).await
     }
 
     async fn pod_sandbox_stats(&self, pod_sandbox_id: &str) -> CriResult<Option<PodSandboxStats>> {
-        let req = PodSandboxStatsRequest {
-            pod_sandbox_id: pod_sandbox_id.to_owned(),
-        };
-        let d = self.default_deadline();
-        let resp = self
-            .call("PodSandboxStats", d, req, |mut c, r| async move {
-                c.pod_sandbox_stats(r).await
-            })
-            .await?;
-        Ok(resp.stats)
+        self.pod_sandbox_stats_v1(pod_sandbox_id).await
     }
 
     async fn list_pod_sandbox_stats(
         &self,
         filter: Option<&PodSandboxStatsFilter>,
     ) -> CriResult<Vec<PodSandboxStats>> {
-        let req = ListPodSandboxStatsRequest {
-            filter: filter.cloned(),
-        };
-        let d = self.default_deadline();
-        let resp = self
-            .call("ListPodSandboxStats", d, req, |mut c, r| async move {
-                c.list_pod_sandbox_stats(r).await
-            })
-            .await?;
-        Ok(resp.stats)
+        self.list_pod_sandbox_stats_v1(filter).await
     }
 
     async fn list_metric_descriptors(&self) -> CriResult<Vec<MetricDescriptor>> {
-        let req = ListMetricDescriptorsRequest {};
-        let d = self.default_deadline();
-        let resp = self
-            .call("ListMetricDescriptors", d, req, |mut c, r| async move {
-                c.list_metric_descriptors(r).await
-            })
-            .await?;
-        Ok(resp.descriptors)
+        self.list_metric_descriptors_v1().await
     }
 
     async fn list_pod_sandbox_metrics(&self) -> CriResult<Vec<PodSandboxMetrics>> {
-        let req = ListPodSandboxMetricsRequest {};
-        let d = self.default_deadline();
-        let resp = self
-            .call("ListPodSandboxMetrics", d, req, |mut c, r| async move {
-                c.list_pod_sandbox_metrics(r).await
-            })
-            .await?;
-        Ok(resp.pod_metrics)
+        self.list_pod_sandbox_metrics_v1().await
     }
 
     async fn update_runtime_config(&self, runtime_config: &RuntimeConfig) -> CriResult<()> {
