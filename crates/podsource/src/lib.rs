@@ -8,13 +8,12 @@
 //!   (`ADD`/`UPDATE`/`DELETE`/`REMOVE`/`RECONCILE`, upstream's `PodConfigNotificationIncremental`
 //!   mode) on one `tokio::sync::mpsc` channel, sets `kubernetes.io/config.source` and
 //!   `kubernetes.io/config.seen`, and answers [`PodConfig::seen_all_sources`].
-//! - The file source ([`file`], `file.go` + `file_linux.go`): `staticPodPath` (a directory
+//! - The file source ([`file`](mod@file), `file.go` + `file_linux.go`): `staticPodPath` (a directory
 //!   or a single file), inotify plus a re-scan every `fileCheckFrequency`. Bad manifests are
 //!   logged once and skipped; everything else keeps being reported.
 //! - The HTTP source ([`http`], `http.go`): `staticPodURL` polled every
 //!   `httpCheckFrequency` (`http://`, or `https://` with rustls/ring and the system roots),
-//!   a pod or a `PodList`; failures keep the
-//!   previous pods.
+//!   a pod or a `PodList`; failures keep the previous pods.
 //! - Static pod decoding ([`static_pod`], `common.go`): YAML/JSON → `v1.Pod`
 //!   ([`decode`]), apiserver defaulting ([`defaults`]), static pod defaults (UID, name
 //!   suffix, namespace, node name, config hash, NoExecute toleration), validation like
