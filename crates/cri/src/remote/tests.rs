@@ -305,3 +305,31 @@ async fn container_events_stream_over_the_socket() {
     assert_eq!(ev.container_id, sb);
     assert_eq!(ev.pod_sandbox_status.unwrap().id, sb);
 }
+
+#[tokio::test]
+async fn client_reconnects_after_the_runtime_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cri.sock");
+    let server = serve_fake(&path).await.unwrap();
+    let rt = RemoteRuntimeService::connect(&server.endpoint(), TIMEOUT)
+        .await
+        .unwrap();
+    rt.version("v1").await.unwrap();
+    server.shutdown().await.unwrap();
+    assert!(rt.version("v1").await.is_err(), "the runtime is down");
+
+    let restarted = serve_fake(&path).await.unwrap();
+    let mut last = None;
+    for _ in 0..50 {
+        match rt.version("v1").await {
+            Ok(_) => {
+                last = None;
+                break;
+            }
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(last.is_none(), "no reconnect: {last:?}");
+    assert_eq!(restarted.runtime.called(), ["Version"]);
+}
