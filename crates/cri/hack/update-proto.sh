@@ -12,6 +12,7 @@ dest="${crate_dir}/proto/k8s.io/cri-api/${rel_path}"
 
 version="${1:-}"
 if [[ -z "${version}" ]]; then
+  # shellcheck disable=SC2016 # the backticks are literal Markdown
   version="$(sed -n 's/^- Module version: `\(v[^`]*\)`$/\1/p' "${source_md}")"
 fi
 if [[ -z "${version}" ]]; then
