@@ -61,6 +61,7 @@
 #[cfg(any(test, feature = "fake"))]
 pub mod fake;
 mod kill;
+mod known_pods;
 mod queries;
 mod static_pods;
 mod sync_status;

@@ -10,9 +10,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, warn};
 
+use crate::known_pods::requeue_last_pod_update;
 use crate::static_pods::allow_static_pod_start;
 use crate::types::{PodStatusFn, PodSyncError, PodWorkerState, UpdatePodOptions};
-use crate::workers::{Inner, State, TRANSIENT_ERROR_BACKOFF, requeue_last_pod_update};
+use crate::workers::{Inner, State, TRANSIENT_ERROR_BACKOFF};
 
 /// Work consumed from `pending_update` (upstream `podWork` + context).
 struct Work {
