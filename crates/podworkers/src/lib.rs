@@ -51,7 +51,8 @@
 //! |--------------------|-----------------------------------------------------|
 //! | [`syncer`]         | `podSyncer`                                         |
 //! | [`types`]          | `UpdatePodOptions`, `KillPodOptions`, `PodWorkerState` |
-//! | `workers`          | `UpdatePod`, `SyncKnownPods`, `removeTerminatedWorker` |
+//! | `workers`          | `UpdatePod`                                         |
+//! | `known_pods`       | `SyncKnownPods`, `removeTerminatedWorker`           |
 //! | `worker_loop`      | `podWorkerLoop`, `startPodSync`, `complete*`        |
 //! | `queries`          | `IsPodKnownTerminated`, `ShouldPod*`...             |
 //! | `kill`             | `killPodNow`                                        |
