@@ -14,6 +14,8 @@ pub trait OsInterface: Send + Sync {
     fn create_file(&self, path: &Path) -> io::Result<()>;
     /// Reads a whole file as UTF-8.
     fn read_to_string(&self, path: &Path) -> io::Result<String>;
+    /// Reads a whole file.
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
     /// Writes a whole file.
     fn write_file(&self, path: &Path, contents: &[u8]) -> io::Result<()>;
     /// Creates a symlink at `link` pointing to `target`.
@@ -54,6 +56,10 @@ impl OsInterface for RealOs {
 
     fn read_to_string(&self, path: &Path) -> io::Result<String> {
         std::fs::read_to_string(path)
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
     }
 
     fn write_file(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
@@ -152,6 +158,13 @@ impl OsInterface for FakeOs {
     fn read_to_string(&self, path: &Path) -> io::Result<String> {
         match self.lock().get(path) {
             Some(FakeEntry::File(b)) => Ok(String::from_utf8_lossy(b).into_owned()),
+            _ => Err(not_found(path)),
+        }
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        match self.lock().get(path) {
+            Some(FakeEntry::File(b)) => Ok(b.clone()),
             _ => Err(not_found(path)),
         }
     }

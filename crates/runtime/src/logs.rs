@@ -1,0 +1,271 @@
+//! Container log rotation (upstream `pkg/kubelet/logs/container_log_manager.go`) and the
+//! legacy `/var/log/containers` symlink names (`kuberuntime/helpers.go` `legacyLogSymlink`).
+//!
+//! Every monitoring period, each running container's CRI log file that reached
+//! `containerLogMaxSize` is renamed to `<log>.<YYYYMMDD-hhmmss>`, the runtime is asked to
+//! reopen it (`ReopenContainerLog`), older rotated files are gzip-compressed, and at most
+//! `containerLogMaxFiles` files are kept (the live one included).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kubelet_container::Clock;
+use kubelet_cri::RuntimeService;
+use kubelet_cri::v1::{ContainerFilter, ContainerState};
+use tokio::sync::Mutex;
+
+use crate::error::RuntimeManagerError;
+use crate::os::OsInterface;
+
+const TIMESTAMP_FORMAT: &str = "%Y%m%d-%H%M%S";
+const COMPRESS_SUFFIX: &str = ".gz";
+const TMP_SUFFIX: &str = ".tmp";
+const MAX_SYMLINK_NAME: usize = 255 - 4;
+
+/// `logSymlink`: `<dir>/<pod>_<namespace>_<container>-<id>.log`, cut to fit a file name.
+pub fn legacy_log_symlink(
+    dir: &Path,
+    container_id: &str,
+    container: &str,
+    pod: &str,
+    namespace: &str,
+) -> PathBuf {
+    let mut name = format!("{pod}_{namespace}_{container}-{container_id}");
+    if name.len() > MAX_SYMLINK_NAME {
+        let mut cut = MAX_SYMLINK_NAME;
+        while !name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        name.truncate(cut);
+    }
+    dir.join(format!("{name}.log"))
+}
+
+/// `containerLogMaxSize` / `containerLogMaxFiles`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogRotatePolicy {
+    /// Rotate once the live file reaches this many bytes.
+    pub max_size: u64,
+    /// Files kept per container, the live one included (at least 2).
+    pub max_files: usize,
+}
+
+impl LogRotatePolicy {
+    /// Validates like `NewContainerLogManager`.
+    pub fn new(max_size: i64, max_files: i32) -> Result<Self, RuntimeManagerError> {
+        if max_files <= 1 {
+            return Err(RuntimeManagerError::InvalidPod(format!(
+                "invalid containerLogMaxFiles {max_files}: max files must be greater than 1"
+            )));
+        }
+        let max_size = u64::try_from(max_size)
+            .ok()
+            .filter(|s| *s > 0)
+            .ok_or_else(|| {
+                RuntimeManagerError::InvalidPod(format!(
+                    "invalid containerLogMaxSize {max_size}: must be positive"
+                ))
+            })?;
+        Ok(Self {
+            max_size,
+            max_files: usize::try_from(max_files).unwrap_or(2),
+        })
+    }
+}
+
+/// Rotates and cleans CRI container log files.
+pub struct ContainerLogManager {
+    runtime: Arc<dyn RuntimeService>,
+    os: Arc<dyn OsInterface>,
+    clock: Arc<dyn Clock>,
+    policy: LogRotatePolicy,
+    lock: Mutex<()>,
+}
+
+impl ContainerLogManager {
+    /// A log manager rotating through `runtime`.
+    pub fn new(
+        runtime: Arc<dyn RuntimeService>,
+        os: Arc<dyn OsInterface>,
+        clock: Arc<dyn Clock>,
+        policy: LogRotatePolicy,
+    ) -> Self {
+        Self {
+            runtime,
+            os,
+            clock,
+            policy,
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// Runs [`Self::rotate_logs`] every `interval` (`containerLogMonitorInterval`, 10 s) forever.
+    pub async fn run(&self, interval: Duration) {
+        let mut ticker = tokio::time::interval(interval);
+        loop {
+            ticker.tick().await;
+            if let Err(e) = self.rotate_logs().await {
+                tracing::error!(error = %e, "Failed to rotate container logs");
+            }
+        }
+    }
+
+    /// One pass over running containers (`rotateLogs`); per-container failures are logged.
+    pub async fn rotate_logs(&self) -> Result<(), RuntimeManagerError> {
+        let _guard = self.lock.lock().await;
+        let containers = self
+            .runtime
+            .list_containers(Some(&ContainerFilter::default()))
+            .await
+            .map_err(|e| RuntimeManagerError::Cri {
+                method: "ListContainers",
+                message: e.to_string(),
+            })?;
+        for c in containers
+            .iter()
+            .filter(|c| c.state == ContainerState::ContainerRunning as i32)
+        {
+            if let Err(e) = self.rotate_container(&c.id).await {
+                tracing::error!(container_id = %c.id, error = %e, "Failed to rotate log for container");
+            }
+        }
+        Ok(())
+    }
+
+    async fn rotate_container(&self, id: &str) -> Result<(), String> {
+        let resp = self
+            .runtime
+            .container_status(id, false)
+            .await
+            .map_err(|e| e.to_string())?;
+        let path = PathBuf::from(resp.status.map(|s| s.log_path).unwrap_or_default());
+        if path.as_os_str().is_empty() {
+            return Ok(());
+        }
+        let size = match self.os.file_size(&path) {
+            Ok(s) => s,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A previous rotation may have lost the file: ask the runtime to recreate it.
+                self.runtime
+                    .reopen_container_log(id)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                self.os.file_size(&path).map_err(|e| e.to_string())?
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        if size < self.policy.max_size {
+            return Ok(());
+        }
+        self.rotate_log(id, &path).await
+    }
+
+    /// Rotated siblings of `log` (`<log>.*`), sorted oldest first.
+    fn rotated_files(&self, log: &Path) -> Vec<PathBuf> {
+        let (Some(dir), Some(base)) = (
+            log.parent(),
+            log.file_name().map(|n| n.to_string_lossy().into_owned()),
+        ) else {
+            return Vec::new();
+        };
+        let prefix = format!("{base}.");
+        let mut files: Vec<PathBuf> = self
+            .os
+            .read_dir(dir)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| n.starts_with(&prefix))
+            .map(|n| dir.join(n))
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// `rotateLog`.
+    async fn rotate_log(&self, id: &str, log: &Path) -> Result<(), String> {
+        let all = self.rotated_files(log);
+        // cleanupUnusedLogs: temporaries and originals already compressed are garbage.
+        let mut in_use = Vec::new();
+        for l in &all {
+            let s = l.to_string_lossy();
+            let compressed_twin = all
+                .iter()
+                .any(|o| o.to_string_lossy() == format!("{s}{COMPRESS_SUFFIX}"));
+            if s.ends_with(TMP_SUFFIX) || (!s.ends_with(COMPRESS_SUFFIX) && compressed_twin) {
+                let _ = self.os.remove_file(l);
+            } else {
+                in_use.push(l.clone());
+            }
+        }
+        // removeExcessLogs: keep max_files - 2 rotated files (+ the one rotated now + the live one).
+        let keep = self.policy.max_files.saturating_sub(2);
+        let excess = in_use.len().saturating_sub(keep);
+        for l in in_use.drain(..excess) {
+            self.os
+                .remove_file(&l)
+                .map_err(|e| format!("failed to remove old log {}: {e}", l.display()))?;
+        }
+        for l in in_use
+            .iter()
+            .filter(|l| !l.to_string_lossy().ends_with(COMPRESS_SUFFIX))
+        {
+            self.compress(l)?;
+        }
+        // rotateLatestLog.
+        let stamp = self
+            .clock
+            .now()
+            .to_zoned(jiff::tz::TimeZone::system())
+            .strftime(TIMESTAMP_FORMAT)
+            .to_string();
+        let rotated = PathBuf::from(format!("{}.{stamp}", log.display()));
+        self.os
+            .rename(log, &rotated)
+            .map_err(|e| format!("failed to rotate log {}: {e}", log.display()))?;
+        if let Err(e) = self.runtime.reopen_container_log(id).await {
+            if let Err(re) = self.os.rename(&rotated, log) {
+                tracing::error!(rotated = %rotated.display(), error = %re, "Failed to rename rotated log");
+            }
+            return Err(format!("failed to reopen container log {id:?}: {e}"));
+        }
+        Ok(())
+    }
+
+    /// `compressLog`: gzip to `<log>.tmp`, rename to `<log>.gz`, remove the original.
+    fn compress(&self, log: &Path) -> Result<(), String> {
+        let data = self
+            .os
+            .read(log)
+            .map_err(|e| format!("failed to open log {}: {e}", log.display()))?;
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(&data).map_err(|e| e.to_string())?;
+        let gz = enc.finish().map_err(|e| e.to_string())?;
+        let tmp = PathBuf::from(format!("{}{TMP_SUFFIX}", log.display()));
+        let out = PathBuf::from(format!("{}{COMPRESS_SUFFIX}", log.display()));
+        let result = self
+            .os
+            .write_file(&tmp, &gz)
+            .and_then(|()| self.os.rename(&tmp, &out))
+            .and_then(|()| self.os.remove_file(log))
+            .map_err(|e| format!("failed to compress log {}: {e}", log.display()));
+        let _ = self.os.remove_file(&tmp);
+        result
+    }
+
+    /// `Clean`: removes a container's log file and all its rotations.
+    pub fn clean(&self, log_path: &str) {
+        if log_path.is_empty() {
+            return;
+        }
+        let log = Path::new(log_path);
+        for l in std::iter::once(log.to_path_buf()).chain(self.rotated_files(log)) {
+            if let Err(e) = self.os.remove_file(&l)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::error!(path = %l.display(), error = %e, "Failed to remove container log");
+            }
+        }
+    }
+}
