@@ -38,6 +38,15 @@ fn container_spec(pod: &ApiPod, name: &str) -> Option<ApiContainer> {
         })
 }
 
+/// The `StopContainer` timeout: what is left of the grace period after waiting for the
+/// container's turn, never below `minimumGracePeriodInSeconds` (2 s) to avoid needless SIGKILLs.
+pub fn stop_timeout(remaining_grace: i64, waited: Duration) -> i64 {
+    let waited = i64::try_from(waited.as_secs()).unwrap_or(i64::MAX);
+    remaining_grace
+        .saturating_sub(waited)
+        .max(MINIMUM_GRACE_PERIOD_SECONDS)
+}
+
 impl KubeGenericRuntimeManager {
     /// `restoreSpecsFromContainerLabels`: enough of the pod and container to stop it
     /// properly when the kubelet no longer has the pod (e.g. deleted while it was down).
@@ -155,8 +164,7 @@ impl KubeGenericRuntimeManager {
             }
             grace -= i64::try_from(started.elapsed().as_secs()).unwrap_or(grace);
         }
-        grace -= i64::try_from(waited.as_secs()).unwrap_or(0);
-        let grace = grace.max(MINIMUM_GRACE_PERIOD_SECONDS);
+        let grace = stop_timeout(grace, waited);
         match self.runtime.stop_container(&id.id, grace).await {
             Err(e) if !e.is_not_found() => {
                 tracing::error!(container = name, grace, error = %e, "Container termination failed with gracePeriod");

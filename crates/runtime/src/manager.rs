@@ -490,3 +490,7 @@ impl Runtime for KubeGenericRuntimeManager {
         self.remove_container(&id.id).await
     }
 }
+
+#[cfg(test)]
+#[path = "manager_tests.rs"]
+mod tests;

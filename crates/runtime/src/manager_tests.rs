@@ -1,0 +1,432 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use super::*;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Container as ApiContainer, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubelet_container::{FakeClock, SyncErrorKind};
+use kubelet_cri::fake::{FakeImageService, FakeRuntimeService};
+
+use crate::actions::NoProbes;
+use crate::cgroup::{CgroupDriver, PodCgroupNamer};
+use crate::dns::DnsConfigurer;
+use crate::env::{NoEnvObjects, NodeEnvInfo};
+use crate::helper::KubeletRuntimeHelper;
+use crate::kill::stop_timeout;
+use crate::logs::{ContainerLogManager, LogRotatePolicy};
+use crate::os::FakeOs;
+use crate::volumes::LocalVolumes;
+
+#[derive(Default)]
+struct PodStates {
+    removed: Mutex<HashSet<String>>,
+}
+
+impl PodStates {
+    fn remove(&self, uid: &str) {
+        self.removed.lock().unwrap().insert(uid.to_string());
+    }
+    fn has(&self, uid: &str) -> bool {
+        self.removed.lock().unwrap().contains(uid)
+    }
+}
+
+impl PodStateProvider for PodStates {
+    fn is_pod_termination_requested(&self, uid: &str) -> bool {
+        self.has(uid)
+    }
+    fn should_pod_content_be_removed(&self, uid: &str) -> bool {
+        self.has(uid)
+    }
+    fn should_pod_runtime_be_removed(&self, uid: &str) -> bool {
+        self.has(uid)
+    }
+}
+
+struct Env {
+    runtime: Arc<FakeRuntimeService>,
+    image: Arc<FakeImageService>,
+    os: Arc<FakeOs>,
+    clock: FakeClock,
+    states: Arc<PodStates>,
+    backoff: Backoff,
+}
+
+impl Env {
+    fn new() -> Self {
+        let image = Arc::new(FakeImageService::new());
+        image.set_fake_images(&["busybox:1.36"]);
+        let clock = FakeClock::new(Timestamp::now());
+        Self {
+            runtime: Arc::new(FakeRuntimeService::new()),
+            image,
+            os: Arc::new(FakeOs::new()),
+            backoff: Backoff::new(
+                Duration::from_secs(10),
+                Duration::from_secs(300),
+                Arc::new(clock.clone()),
+            ),
+            clock,
+            states: Arc::new(PodStates::default()),
+        }
+    }
+
+    async fn manager(&self) -> KubeGenericRuntimeManager {
+        let os: Arc<dyn OsInterface> = self.os.clone();
+        let helper = KubeletRuntimeHelper {
+            os: os.clone(),
+            root_dir: "/var/lib/kubelet".into(),
+            dns: DnsConfigurer::new(os.clone(), None, vec![], "", None),
+            cgroups: PodCgroupNamer::new(CgroupDriver::Cgroupfs, "/", true),
+            node: NodeEnvInfo::default(),
+            env_objects: Arc::new(NoEnvObjects),
+            volumes: Arc::new(LocalVolumes::new(os.clone(), "/var/lib/kubelet")),
+            node_hosts_file: "/etc/hosts".into(),
+        };
+        let clock: Arc<dyn Clock> = Arc::new(self.clock.clone());
+        let logs = ContainerLogManager::new(
+            self.runtime.clone(),
+            os.clone(),
+            clock.clone(),
+            LogRotatePolicy::new(100, 3).unwrap(),
+        );
+        let deps = RuntimeManagerDeps {
+            runtime: self.runtime.clone(),
+            image: self.image.clone(),
+            helper: Arc::new(helper),
+            os,
+            probes: Arc::new(NoProbes),
+            pod_state: self.states.clone(),
+            clock,
+        };
+        KubeGenericRuntimeManager::new(deps, RuntimeManagerConfig::default(), logs)
+            .await
+            .unwrap()
+    }
+
+    fn calls(&self, method: &str) -> usize {
+        self.runtime
+            .called()
+            .iter()
+            .filter(|c| *c == method)
+            .count()
+    }
+}
+
+fn pod(containers: Vec<ApiContainer>, init: Vec<ApiContainer>) -> ApiPod {
+    ApiPod {
+        metadata: ObjectMeta {
+            name: Some("web".into()),
+            namespace: Some("default".into()),
+            uid: Some("uid-1".into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(PodSpec {
+            containers,
+            init_containers: (!init.is_empty()).then_some(init),
+            restart_policy: Some("Always".into()),
+            termination_grace_period_seconds: Some(30),
+            ..PodSpec::default()
+        }),
+        ..ApiPod::default()
+    }
+}
+
+fn busybox(name: &str) -> ApiContainer {
+    ApiContainer {
+        name: name.into(),
+        image: Some("busybox:1.36".into()),
+        command: Some(vec!["sleep".into(), "3600".into()]),
+        termination_message_path: Some("/dev/termination-log".into()),
+        ..ApiContainer::default()
+    }
+}
+
+async fn sync(env: &Env, m: &KubeGenericRuntimeManager, p: &ApiPod) -> (PodSyncResult, PodStatus) {
+    let status = m.get_pod_status("uid-1", "web", "default").await.unwrap();
+    let result = m.sync_pod(p, &status, &[], &env.backoff).await;
+    let after = m.get_pod_status("uid-1", "web", "default").await.unwrap();
+    (result, after)
+}
+
+fn running(status: &PodStatus, name: &str) -> kubelet_container::Status {
+    let s = status
+        .find_container_status_by_name(name)
+        .expect("container status")
+        .clone();
+    assert_eq!(s.state, ContainerState::Running, "{name} should run: {s:?}");
+    s
+}
+
+#[tokio::test]
+async fn syncs_a_new_pod_to_running_and_then_does_nothing() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let p = pod(vec![busybox("app")], vec![]);
+    let (result, status) = sync(&env, &m, &p).await;
+    assert_eq!(result.error(), None);
+    let app = running(&status, "app");
+    assert_eq!(app.restart_count, 0);
+    assert_eq!(
+        status.ips,
+        vec![kubelet_cri::fake::FAKE_POD_SANDBOX_IP.to_string()]
+    );
+
+    let sandbox = env.runtime.sandboxes().remove(0);
+    let cfg = &sandbox.config;
+    assert_eq!(cfg.log_directory, "/var/log/pods/default_web_uid-1");
+    assert_eq!(cfg.hostname, "web");
+    assert_eq!(
+        cfg.linux.as_ref().unwrap().cgroup_parent,
+        "/kubepods/besteffort/poduid-1"
+    );
+    let c = env.runtime.container(&app.id.id).unwrap();
+    assert_eq!(
+        c.status.log_path,
+        "/var/log/pods/default_web_uid-1/app/0.log"
+    );
+    assert_eq!(c.config.command, vec!["sleep", "3600"]);
+    assert!(
+        c.config
+            .mounts
+            .iter()
+            .any(|m| m.container_path == "/etc/hosts")
+    );
+    assert!(
+        c.config
+            .mounts
+            .iter()
+            .any(|m| m.container_path == "/dev/termination-log")
+    );
+    assert!(
+        env.os
+            .exists(Path::new("/var/log/pods/default_web_uid-1/app"))
+    );
+
+    env.runtime.clear_calls();
+    let (result, _) = sync(&env, &m, &p).await;
+    assert_eq!(result.error(), None);
+    for method in [
+        "RunPodSandbox",
+        "CreateContainer",
+        "StartContainer",
+        "StopContainer",
+    ] {
+        assert_eq!(env.calls(method), 0, "{method} in steady state");
+    }
+}
+
+#[tokio::test]
+async fn restarted_kubelet_adopts_running_containers() {
+    let env = Env::new();
+    let p = pod(vec![busybox("app")], vec![]);
+    let first = env.manager().await;
+    sync(&env, &first, &p).await;
+    let before = first
+        .get_pod_status("uid-1", "web", "default")
+        .await
+        .unwrap();
+    drop(first);
+
+    let second = env.manager().await; // the kubelet restarted: all state comes from CRI
+    env.runtime.clear_calls();
+    let (result, after) = sync(&env, &second, &p).await;
+    assert_eq!(result.error(), None);
+    assert_eq!(
+        env.calls("CreateContainer") + env.calls("StopContainer") + env.calls("RunPodSandbox"),
+        0
+    );
+    assert_eq!(running(&after, "app").id, running(&before, "app").id);
+    let pods = second.get_pods(false).await.unwrap();
+    assert_eq!(
+        (
+            pods.len(),
+            pods[0].containers.len(),
+            pods[0].sandboxes.len()
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(
+        pods[0].containers[0].hash,
+        kubelet_container::hash_container(&busybox("app"))
+    );
+}
+
+#[tokio::test]
+async fn crashed_container_restarts_with_back_off() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let p = pod(vec![busybox("app")], vec![]);
+    let (_, status) = sync(&env, &m, &p).await;
+    env.runtime
+        .exit_container(&running(&status, "app").id.id, 1)
+        .unwrap();
+
+    let (result, status) = sync(&env, &m, &p).await;
+    assert_eq!(result.error(), None);
+    let app = running(&status, "app");
+    assert_eq!(app.restart_count, 1);
+    let c = env.runtime.container(&app.id.id).unwrap();
+    assert_eq!(c.config.metadata.as_ref().unwrap().attempt, 1);
+    assert_eq!(
+        c.status.log_path,
+        "/var/log/pods/default_web_uid-1/app/1.log"
+    );
+
+    env.runtime.exit_container(&app.id.id, 1).unwrap();
+    let (result, status) = sync(&env, &m, &p).await;
+    let failure = result.failures().next().expect("back-off failure");
+    assert_eq!(failure.error, Some(SyncErrorKind::CrashLoopBackOff));
+    assert!(
+        failure
+            .message
+            .starts_with("back-off 10s restarting failed container=app"),
+        "{}",
+        failure.message
+    );
+    assert!(status.running_container_statuses().next().is_none());
+
+    env.clock.step(Duration::from_secs(11));
+    let (result, status) = sync(&env, &m, &p).await;
+    assert_eq!(result.error(), None);
+    assert_eq!(running(&status, "app").restart_count, 2);
+}
+
+#[tokio::test]
+async fn changed_spec_restarts_container() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let p = pod(vec![busybox("app")], vec![]);
+    let (_, status) = sync(&env, &m, &p).await;
+    let old = running(&status, "app").id;
+    env.image.set_fake_images(&["busybox:1.37"]);
+    let mut changed = busybox("app");
+    changed.image = Some("busybox:1.37".into());
+    let (result, status) = sync(&env, &m, &pod(vec![changed], vec![])).await;
+    assert_eq!(result.error(), None);
+    let new = running(&status, "app");
+    assert_ne!(new.id, old);
+    assert_eq!(new.restart_count, 1);
+}
+
+#[tokio::test]
+async fn init_containers_run_before_app() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let p = pod(vec![busybox("app")], vec![busybox("init")]);
+    let (_, status) = sync(&env, &m, &p).await;
+    let init = running(&status, "init");
+    assert!(status.find_container_status_by_name("app").is_none());
+    env.runtime.exit_container(&init.id.id, 0).unwrap();
+    let (result, status) = sync(&env, &m, &p).await;
+    assert_eq!(result.error(), None);
+    running(&status, "app");
+}
+
+#[tokio::test]
+async fn kill_pod_stops_and_removes_everything_of_a_removed_pod() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let p = pod(vec![busybox("app"), busybox("side")], vec![]);
+    sync(&env, &m, &p).await;
+    let running_pod = m.get_pods(false).await.unwrap().remove(0);
+
+    env.runtime.clear_calls();
+    m.kill_pod(Some(&p), &running_pod, None).await.unwrap();
+    assert_eq!(
+        (env.calls("StopContainer"), env.calls("StopPodSandbox")),
+        (2, 1)
+    );
+    assert_eq!(
+        env.runtime.containers().len(),
+        2,
+        "a live pod keeps its dead containers for GC"
+    );
+
+    env.states.remove("uid-1");
+    m.kill_pod(Some(&p), &running_pod, None).await.unwrap();
+    assert!(env.runtime.containers().is_empty());
+    assert!(env.runtime.sandboxes().is_empty());
+    assert!(!env.os.exists(Path::new("/var/log/pods/default_web_uid-1")));
+}
+
+#[test]
+fn stop_timeout_has_a_floor() {
+    assert_eq!(stop_timeout(30, Duration::ZERO), 30);
+    assert_eq!(stop_timeout(30, Duration::from_secs(10)), 20);
+    assert_eq!(stop_timeout(1, Duration::ZERO), 2);
+    assert_eq!(stop_timeout(0, Duration::from_secs(5)), 2);
+}
+
+#[tokio::test]
+async fn garbage_collection_keeps_one_dead_container_per_name() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let p = pod(vec![busybox("app")], vec![]);
+    let mut backoff_free = Duration::from_secs(0);
+    for _ in 0..3 {
+        let (_, status) = sync(&env, &m, &p).await;
+        env.runtime
+            .exit_container(&running(&status, "app").id.id, 1)
+            .unwrap();
+        backoff_free += Duration::from_secs(400);
+        env.clock.step(backoff_free);
+    }
+    assert_eq!(env.runtime.containers().len(), 3);
+    m.garbage_collect(&ContainerGcPolicy::default(), true, false)
+        .await
+        .unwrap();
+    let left = env.runtime.containers();
+    assert_eq!(left.len(), 1, "one dead container per (pod, name) is kept");
+    assert_eq!(
+        left[0].config.metadata.as_ref().unwrap().attempt,
+        2,
+        "the newest is kept"
+    );
+
+    // A deleted pod loses everything: containers, sandboxes, log directory.
+    let running_pod = m.get_pods(true).await.unwrap().remove(0);
+    m.kill_pod(Some(&p), &running_pod, None).await.unwrap();
+    env.states.remove("uid-1");
+    m.garbage_collect(&ContainerGcPolicy::default(), true, false)
+        .await
+        .unwrap();
+    assert!(env.runtime.containers().is_empty());
+    assert!(env.runtime.sandboxes().is_empty());
+    assert!(!env.os.exists(Path::new("/var/log/pods/default_web_uid-1")));
+}
+
+#[tokio::test]
+async fn big_logs_are_rotated_and_old_ones_dropped() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let (_, status) = sync(&env, &m, &pod(vec![busybox("app")], vec![])).await;
+    let id = running(&status, "app").id.id;
+    let log = Path::new("/var/log/pods/default_web_uid-1/app/0.log");
+    for round in 0..4 {
+        env.os.write_file(log, &vec![b'x'; 200]).unwrap();
+        m.log_manager().rotate_logs().await.unwrap();
+        env.clock.step(Duration::from_secs(1));
+        assert!(!env.os.exists(log), "round {round}: live log renamed");
+        // The fake runtime does not recreate the file on reopen; the kubelet asks again.
+    }
+    let reopened = env.runtime.with_state(|s| s.reopened_logs.clone());
+    assert!(reopened.iter().filter(|r| **r == id).count() >= 4);
+    let dir = Path::new("/var/log/pods/default_web_uid-1/app");
+    let files = env.os.read_dir(dir).unwrap();
+    let rotated: Vec<_> = files.iter().filter(|f| f.starts_with("0.log.")).collect();
+    assert_eq!(
+        rotated.len(),
+        2,
+        "max_files 3 keeps 2 rotated files: {files:?}"
+    );
+    assert_eq!(
+        rotated.iter().filter(|f| f.ends_with(".gz")).count(),
+        1,
+        "older rotations are compressed: {files:?}"
+    );
+}
