@@ -408,7 +408,7 @@ async fn big_logs_are_rotated_and_old_ones_dropped() {
     let id = running(&status, "app").id.id;
     let log = Path::new("/var/log/pods/default_web_uid-1/app/0.log");
     for round in 0..4 {
-        env.os.write_file(log, &vec![b'x'; 200]).unwrap();
+        env.os.write_file(log, &[b'x'; 200]).unwrap();
         m.log_manager().rotate_logs().await.unwrap();
         env.clock.step(Duration::from_secs(1));
         assert!(!env.os.exists(log), "round {round}: live log renamed");
