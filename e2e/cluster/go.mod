@@ -9,7 +9,10 @@ go 1.25.0
 
 godebug default=go1.25
 
-require k8s.io/client-go v0.35.4
+require (
+	go.etcd.io/etcd/server/v3 v3.6.5
+	k8s.io/client-go v0.35.4
+)
 
 require (
 	cel.dev/expr v0.24.0 // indirect
@@ -125,7 +128,6 @@ require (
 	go.etcd.io/etcd/client/pkg/v3 v3.6.5 // indirect
 	go.etcd.io/etcd/client/v3 v3.6.5 // indirect
 	go.etcd.io/etcd/pkg/v3 v3.6.5 // indirect
-	go.etcd.io/etcd/server/v3 v3.6.5 // indirect
 	go.etcd.io/raft/v3 v3.6.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/github.com/emicklei/go-restful/otelrestful v0.44.0 // indirect
@@ -236,7 +238,6 @@ replace (
 )
 
 tool (
-	go.etcd.io/etcd/server/v3
 	k8s.io/kubernetes/cmd/kube-apiserver
 	k8s.io/kubernetes/cmd/kube-controller-manager
 	k8s.io/kubernetes/cmd/kube-scheduler

@@ -7,8 +7,9 @@
 //
 // Layout (see e2e/cluster/README.md): ca.{crt,key} signs the apiserver serving cert and
 // every client cert; kubelet-ca.{crt,key} signs kubelet serving certs and is what the
-// apiserver verifies kubelets with (--kubelet-certificate-authority); sa.{key,pub} sign
-// and verify service-account tokens.
+// apiserver verifies kubelets with (--kubelet-certificate-authority); front-proxy-ca.crt
+// signs front-proxy-client (the aggregation layer); sa.{key,pub} sign and verify
+// service-account tokens.
 package main
 
 import (
@@ -77,6 +78,15 @@ func controlPlane(args []string) error {
 		return err
 	}
 	if _, err := ensureCA(*dir, "kubelet-ca", "kubelet-rs-test-kubelet-serving-ca"); err != nil {
+		return err
+	}
+	// The aggregation layer's identity (--requestheader-client-ca-file, --proxy-client-*).
+	frontProxyCA, err := ensureCA(*dir, "front-proxy-ca", "kubelet-rs-test-front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	if _, err := ensureLeaf(*dir, "front-proxy-client", frontProxyCA,
+		leafSpec{cn: "front-proxy-client", usages: clientUsage}); err != nil {
 		return err
 	}
 	if _, err := ensureLeaf(*dir, "apiserver", ca, leafSpec{
