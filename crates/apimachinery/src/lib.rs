@@ -10,7 +10,7 @@
 //! | [`eviction`] | `pkg/kubelet/eviction/{helpers,defaults_linux}.go`, `pkg/kubelet/eviction/api/types.go`, `component-base/cli/flag/langle_separated_map_string_string.go` |
 //! | [`reserved`] | `cmd/kubelet/app/server.go` (`parseResourceList`), `pkg/kubelet/cm/container_manager.go` (`ParseQOSReserved`) |
 //! | [`validation`] | `apimachinery/pkg/util/validation/validation.go`, `apimachinery/pkg/api/validate/content` |
-//! | [`taints`] | `pkg/util/taints/taints.go` |
+//! | [`taints`] | `pkg/util/taints/taints.go`, `pkg/util/flag/flags.go` (`RegisterWithTaintsVar`) |
 //!
 //! Everything public is also re-exported here.
 
@@ -34,9 +34,17 @@ pub use quantity::{Format, Quantity, QuantityError};
 pub use reserved::{RESERVABLE_RESOURCES, ReservedError, parse_qos_reserved, parse_resource_list};
 pub use taints::{
     Taint, TaintEffect, TaintError, check_taint_validation, format_taints, parse_taint,
-    parse_taints_flag,
+    parse_taints, parse_taints_flag,
 };
 pub use validation::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
     is_valid_port_num,
 };
+
+/// `[(k, v)]` as an owned string map (the defaults tables and tests use it).
+pub(crate) fn string_map(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}

@@ -120,12 +120,7 @@ mod tests {
 
     use super::*;
 
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::string_map as map;
 
     #[test]
     fn resource_list_accepts_the_four_resources() {

@@ -1,7 +1,9 @@
 //! Node taints as given by `--register-with-taints` / `registerWithTaints`.
 //!
-//! Mirrors `pkg/util/taints/taints.go` (`parseTaint`, `taintsVar.Set`,
-//! `taintsVar.String`, `CheckTaintValidation`, `validateTaintEffect`).
+//! Mirrors `pkg/util/taints/taints.go` (`parseTaint`, `ParseTaints`,
+//! `CheckTaintValidation`, `validateTaintEffect`) and
+//! `pkg/util/flag/flags.go` (`RegisterWithTaintsVar.Set` / `String`, which the
+//! 1.35 kubelet registers for `--register-with-taints`).
 
 use std::fmt;
 
@@ -56,11 +58,19 @@ pub struct Taint {
     pub effect: Option<TaintEffect>,
 }
 
-/// `key=value:Effect`, the form `taintsVar.String` prints.
+/// `key=value:Effect`, the form `RegisterWithTaintsVar.String` prints.
 impl fmt::Display for Taint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let effect = self.effect.map_or("", TaintEffect::as_str);
         write!(f, "{}={}:{}", self.key, self.value, effect)
+    }
+}
+
+impl Taint {
+    /// Go's `%v` of a `v1.Taint` without `timeAdded`: `{key value Effect <nil>}`.
+    pub fn go_value(&self) -> String {
+        let effect = self.effect.map_or("", TaintEffect::as_str);
+        format!("{{{} {} {effect} <nil>}}", self.key, self.value)
     }
 }
 
@@ -84,6 +94,10 @@ pub enum TaintError {
     /// A value that is not a label value (CheckTaintValidation).
     #[error("invalid taint value: {0}")]
     Value(String),
+    /// Two taints to add with the same key and effect (`ParseTaints`); the
+    /// field is the second one as Go's `%v` prints it.
+    #[error("duplicated taints with the same key and effect: {0}")]
+    Duplicate(String),
 }
 
 fn detail_suffix(detail: &str) -> String {
@@ -135,16 +149,45 @@ pub fn parse_taint(spec: &str) -> Result<Taint, TaintError> {
     })
 }
 
-/// Upstream `taintsVar.Set` for `--register-with-taints`: "" is no taints,
-/// otherwise comma-separated specs.
+/// Upstream `ParseTaints`: specs ending in `-` are taints to remove (key and
+/// optional effect); the others are taints to add, which need an effect and
+/// must be unique by key and effect. Returns `(to_add, to_remove)`.
+pub fn parse_taints<'a>(
+    specs: impl IntoIterator<Item = &'a str>,
+) -> Result<(Vec<Taint>, Vec<Taint>), TaintError> {
+    let (mut add, mut remove) = (Vec::<Taint>::new(), Vec::new());
+    for spec in specs {
+        if let Some(removed) = spec.strip_suffix('-') {
+            let t = parse_taint(removed)?;
+            remove.push(Taint {
+                value: String::new(),
+                ..t
+            });
+            continue;
+        }
+        let t = parse_taint(spec)?;
+        if t.effect.is_none() {
+            return Err(spec_error(spec, &[]));
+        }
+        if add.iter().any(|o| o.key == t.key && o.effect == t.effect) {
+            return Err(TaintError::Duplicate(t.go_value()));
+        }
+        add.push(t);
+    }
+    Ok((add, remove))
+}
+
+/// Upstream `RegisterWithTaintsVar.Set` for `--register-with-taints`: "" is no
+/// taints, otherwise comma-separated specs read by [`parse_taints`], whose
+/// removals (`key-`) are dropped.
 pub fn parse_taints_flag(s: &str) -> Result<Vec<Taint>, TaintError> {
     if s.is_empty() {
         return Ok(Vec::new());
     }
-    s.split(',').map(parse_taint).collect()
+    parse_taints(s.split(',')).map(|(add, _)| add)
 }
 
-/// Upstream `taintsVar.String`: `key=value:Effect` joined with commas.
+/// Upstream `RegisterWithTaintsVar.String`: `key=value:Effect` joined with commas.
 pub fn format_taints(taints: &[Taint]) -> String {
     taints
         .iter()
@@ -230,11 +273,11 @@ mod tests {
             ("a:b:NoSchedule", "invalid taint spec: a:b:NoSchedule"),
             (
                 "=bar:NoSchedule",
-                "invalid taint spec: =bar:NoSchedule, name part must be non-empty; name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+                "invalid taint spec: =bar:NoSchedule, name part must be non-empty; name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
             ),
             (
                 "foo=b@r:NoSchedule",
-                "invalid taint spec: foo=b@r:NoSchedule, a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue', or 'my_value', or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+                "invalid taint spec: foo=b@r:NoSchedule, a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
             ),
         ];
         for (spec, want) in table {
@@ -250,6 +293,43 @@ mod tests {
         assert_eq!(format_taints(&taints), "a=b:NoSchedule,c=:NoExecute");
         assert_eq!(parse_taints_flag(&format_taints(&taints)).unwrap(), taints);
         assert!(parse_taints_flag("a=b:NoSchedule,").is_err());
+    }
+
+    #[test]
+    fn parse_taints_splits_additions_and_removals() {
+        use TaintEffect::*;
+        let (add, remove) =
+            parse_taints(["a=b:NoSchedule", "c:NoExecute-", "d-", "a=x:NoExecute"]).unwrap();
+        assert_eq!(
+            add,
+            [
+                taint("a", "b", Some(NoSchedule)),
+                taint("a", "x", Some(NoExecute))
+            ]
+        );
+        assert_eq!(
+            remove,
+            [taint("c", "", Some(NoExecute)), taint("d", "", None)]
+        );
+        // The flag keeps only the additions, as RegisterWithTaintsVar.Set does.
+        assert_eq!(
+            parse_taints_flag("a=b:NoSchedule,c:NoExecute-").unwrap(),
+            [taint("a", "b", Some(NoSchedule))]
+        );
+    }
+
+    #[test]
+    fn parse_taints_errors_match_upstream() {
+        let err = |specs: &[&str]| parse_taints(specs.iter().copied()).unwrap_err().to_string();
+        assert_eq!(err(&["foo"]), "invalid taint spec: foo");
+        assert_eq!(
+            err(&["a=b:NoSchedule", "a=c:NoSchedule"]),
+            "duplicated taints with the same key and effect: {a c NoSchedule <nil>}"
+        );
+        assert_eq!(
+            err(&["a:Bogus-"]),
+            "invalid taint effect: Bogus, unsupported taint effect"
+        );
     }
 
     #[test]

@@ -36,7 +36,9 @@ pub fn inclusive_range_error(lo: i64, hi: i64) -> String {
     format!("must be between {lo} and {hi}, inclusive")
 }
 
-/// Upstream `RegexError`: the message, examples, and the pattern.
+/// Upstream `RegexError`: the message, examples, and the pattern. Each example
+/// is written `'x', ` and later ones are preceded by ` or `, so upstream's text
+/// has two spaces before each `or` (`'MyName',  or 'my.name', `).
 pub fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     if examples.is_empty() {
         return format!("{msg} (regex used for validation is '{fmt}')");
@@ -44,7 +46,7 @@ pub fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     let examples: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
     format!(
         "{msg} (e.g. {}regex used for validation is '{fmt}')",
-        examples.join("or ")
+        examples.join(" or ")
     )
 }
 

@@ -18,6 +18,8 @@ pub use parse::{EvictionError, NODE_ALLOCATABLE_ENFORCEMENT_KEY, parse_threshold
 use crate::{Duration, Format, Quantity};
 
 /// Linux `DefaultEvictionHard` (pkg/kubelet/eviction/defaults_linux.go).
+/// `imagefs.inodesFree` joined the list in 1.30 (kubernetes/kubernetes#121834);
+/// the field comment in v1beta1 `types.go` still lists only the other four.
 pub const DEFAULT_EVICTION_HARD: &[(&str, &str)] = &[
     ("memory.available", "100Mi"),
     ("nodefs.available", "10%"),
@@ -28,10 +30,7 @@ pub const DEFAULT_EVICTION_HARD: &[(&str, &str)] = &[
 
 /// [`DEFAULT_EVICTION_HARD`] as a map, as the config defaulting wants it.
 pub fn default_eviction_hard() -> std::collections::BTreeMap<String, String> {
-    DEFAULT_EVICTION_HARD
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
+    crate::string_map(DEFAULT_EVICTION_HARD)
 }
 
 /// An eviction signal (upstream `evictionapi.Signal`).

@@ -7,12 +7,7 @@ use proptest::prelude::*;
 
 use super::*;
 
-fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
-}
+use crate::string_map as map;
 
 fn q(s: &str) -> ThresholdValue {
     ThresholdValue::Quantity(Quantity::parse(s).unwrap())
