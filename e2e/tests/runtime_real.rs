@@ -1,0 +1,294 @@
+//! kubelet-runtime's `KubeGenericRuntimeManager` against the real private containerd of
+//! `hack/runtime-up.sh`: a busybox pod is synced to Running, its CRI log lands at
+//! `<podLogsDir>/<ns>_<name>_<uid>/<container>/<restartCount>.log`, a container killed from
+//! outside is restarted by the next sync with restart count 1, and `kill_pod` of a removed
+//! pod leaves nothing behind.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubelet_container::runtime::PodStateProvider;
+use kubelet_container::{Backoff, ContainerState, PodStatus, RealClock, Runtime};
+use kubelet_cri::v1::{ContainerFilter, PodSandboxFilter};
+use kubelet_cri::{RuntimeService, pre_init_runtime_service};
+use kubelet_e2e::runtime_env::{self, RuntimeEnv};
+use kubelet_runtime::actions::NoProbes;
+use kubelet_runtime::cgroup::{CgroupDriver, PodCgroupNamer};
+use kubelet_runtime::dns::DnsConfigurer;
+use kubelet_runtime::env::{NoEnvObjects, NodeEnvInfo};
+use kubelet_runtime::helper::KubeletRuntimeHelper;
+use kubelet_runtime::logs::{ContainerLogManager, LogRotatePolicy};
+use kubelet_runtime::manager::{
+    KubeGenericRuntimeManager, RuntimeManagerConfig, RuntimeManagerDeps,
+};
+use kubelet_runtime::os::{OsInterface, RealOs};
+use kubelet_runtime::volumes::LocalVolumes;
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+#[derive(Default)]
+struct Removed(Mutex<HashSet<String>>);
+
+impl PodStateProvider for Removed {
+    fn is_pod_termination_requested(&self, uid: &str) -> bool {
+        self.0.lock().unwrap().contains(uid)
+    }
+    fn should_pod_content_be_removed(&self, uid: &str) -> bool {
+        self.is_pod_termination_requested(uid)
+    }
+    fn should_pod_runtime_be_removed(&self, uid: &str) -> bool {
+        self.is_pod_termination_requested(uid)
+    }
+}
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    pod_logs: PathBuf,
+    runtime: Arc<dyn RuntimeService>,
+    manager: KubeGenericRuntimeManager,
+    removed: Arc<Removed>,
+}
+
+async fn harness(env: &RuntimeEnv) -> Harness {
+    let (rt, img, _) = pre_init_runtime_service(&env.endpoint, "", TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("pre-init against {}: {e}", env.endpoint));
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("kubelet");
+    let pod_logs = dir.path().join("pods");
+    let os: Arc<dyn OsInterface> = Arc::new(RealOs);
+    let runtime: Arc<dyn RuntimeService> = Arc::new(rt);
+    let helper = KubeletRuntimeHelper {
+        os: os.clone(),
+        root_dir: root.clone(),
+        dns: DnsConfigurer::new(os.clone(), None, vec![], "", None),
+        cgroups: PodCgroupNamer::new(CgroupDriver::Cgroupfs, "/krs-e2e-runtime", true),
+        node: NodeEnvInfo::default(),
+        env_objects: Arc::new(NoEnvObjects),
+        volumes: Arc::new(LocalVolumes::new(os.clone(), root.clone())),
+        node_hosts_file: "/etc/hosts".into(),
+    };
+    let removed = Arc::new(Removed::default());
+    let logs = ContainerLogManager::new(
+        runtime.clone(),
+        os.clone(),
+        Arc::new(RealClock),
+        LogRotatePolicy::new(10 << 20, 5).unwrap(),
+    );
+    let config = RuntimeManagerConfig {
+        root_dir: root,
+        pod_logs_dir: pod_logs.clone(),
+        legacy_container_logs_dir: dir.path().join("containers"),
+        ..RuntimeManagerConfig::default()
+    };
+    let deps = RuntimeManagerDeps {
+        runtime: runtime.clone(),
+        image: Arc::new(img),
+        helper: Arc::new(helper),
+        os,
+        probes: Arc::new(NoProbes),
+        pod_state: removed.clone(),
+        clock: Arc::new(RealClock),
+    };
+    let manager = KubeGenericRuntimeManager::new(deps, config, logs)
+        .await
+        .unwrap();
+    Harness {
+        _dir: dir,
+        pod_logs,
+        runtime,
+        manager,
+        removed,
+    }
+}
+
+fn busybox_pod(env: &RuntimeEnv, uid: &str) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some("krs-runtime-e2e".into()),
+            namespace: Some("default".into()),
+            uid: Some(uid.into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "app".into(),
+                image: Some(env.busybox_image.clone()),
+                image_pull_policy: Some("Never".into()),
+                command: Some(vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "echo hello-from-$(POD_NAME); sleep 3600".into(),
+                ]),
+                env: Some(vec![k8s_openapi::api::core::v1::EnvVar {
+                    name: "POD_NAME".into(),
+                    value: Some("krs".into()),
+                    value_from: None,
+                }]),
+                termination_message_path: Some("/dev/termination-log".into()),
+                ..Container::default()
+            }],
+            restart_policy: Some("Always".into()),
+            termination_grace_period_seconds: Some(1),
+            ..PodSpec::default()
+        }),
+        ..Pod::default()
+    }
+}
+
+async fn status(h: &Harness, uid: &str) -> PodStatus {
+    h.manager
+        .get_pod_status(uid, "krs-runtime-e2e", "default")
+        .await
+        .unwrap()
+}
+
+async fn wait_for_file_containing(path: &Path, needle: &str) -> String {
+    for _ in 0..100 {
+        if let Ok(s) = std::fs::read_to_string(path)
+            && s.contains(needle)
+        {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{} never contained {needle:?}", path.display());
+}
+
+#[tokio::test]
+async fn busybox_pod_runs_restarts_and_is_removed() {
+    let Some(env) = runtime_env::ensure_or_skip("busybox_pod_runs_restarts_and_is_removed")
+        .unwrap_or_else(|e| panic!("{e}"))
+    else {
+        return;
+    };
+    let h = harness(&env).await;
+    let uid = format!("krs-e2e-{}", std::process::id());
+    let pod = busybox_pod(&env, &uid);
+    let backoff = Backoff::container_default();
+
+    // 1. Sync a new pod to Running.
+    let result = h
+        .manager
+        .sync_pod(&pod, &status(&h, &uid).await, &[], &backoff)
+        .await;
+    assert_eq!(result.error(), None, "{result:?}");
+    let st = status(&h, &uid).await;
+    let app = st
+        .find_container_status_by_name("app")
+        .expect("app status")
+        .clone();
+    assert_eq!(app.state, ContainerState::Running, "{st:?}");
+    assert_eq!(app.restart_count, 0);
+    assert!(
+        !st.ips.is_empty(),
+        "the CNI bridge gave the pod an IP: {st:?}"
+    );
+    assert!(
+        st.ips[0].starts_with("198.18."),
+        "pod IP {} outside the test subnet",
+        st.ips[0]
+    );
+
+    // 2. The CRI log is at <podLogsDir>/<ns>_<name>_<uid>/<container>/<restartCount>.log.
+    let log_dir = h.pod_logs.join(format!("default_krs-runtime-e2e_{uid}"));
+    let log = wait_for_file_containing(&log_dir.join("app/0.log"), "hello-from-krs").await;
+    assert!(log.contains(" stdout "), "CRI log format: {log:?}");
+
+    // 3. Kill the container from outside the kubelet; the next sync restarts it.
+    let killed = env
+        .ctr()
+        .args(["tasks", "kill", "--signal", "SIGKILL", &app.id.id])
+        .output()
+        .unwrap();
+    assert!(
+        killed.status.success(),
+        "ctr tasks kill: {}",
+        String::from_utf8_lossy(&killed.stderr)
+    );
+    let mut exited = None;
+    for _ in 0..100 {
+        let st = status(&h, &uid).await;
+        if st
+            .find_container_status_by_name("app")
+            .is_some_and(|s| s.state == ContainerState::Exited)
+        {
+            exited = Some(st);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let exited = exited.expect("container never exited after SIGKILL");
+    let result = h.manager.sync_pod(&pod, &exited, &[], &backoff).await;
+    assert_eq!(result.error(), None, "{result:?}");
+    let st = status(&h, &uid).await;
+    let app2 = st.find_container_status_by_name("app").unwrap().clone();
+    assert_eq!(
+        (app2.state, app2.restart_count),
+        (ContainerState::Running, 1),
+        "{st:?}"
+    );
+    assert_ne!(app2.id, app.id);
+    wait_for_file_containing(&log_dir.join("app/1.log"), "hello-from-krs").await;
+
+    // 4. A steady-state sync changes nothing.
+    let result = h.manager.sync_pod(&pod, &st, &[], &backoff).await;
+    assert!(
+        result
+            .sync_results
+            .iter()
+            .all(|r| r.action != kubelet_container::SyncAction::StartContainer),
+        "{result:?}"
+    );
+
+    // 5. kill_pod of a removed pod stops and removes containers, sandbox and logs.
+    h.removed.0.lock().unwrap().insert(uid.clone());
+    let running = h
+        .manager
+        .get_pods(false)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| p.id == uid)
+        .expect("running pod");
+    let started = std::time::Instant::now();
+    h.manager
+        .kill_pod(Some(&pod), &running, None)
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "graceful stop took {:?}",
+        started.elapsed()
+    );
+    let selector = [("io.kubernetes.pod.uid".to_string(), uid.clone())].into();
+    let sandboxes = h
+        .runtime
+        .list_pod_sandbox(Some(&PodSandboxFilter {
+            label_selector: selector,
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+    assert!(sandboxes.is_empty(), "sandboxes left: {sandboxes:?}");
+    let selector = [("io.kubernetes.pod.uid".to_string(), uid.clone())].into();
+    let containers = h
+        .runtime
+        .list_containers(Some(&ContainerFilter {
+            label_selector: selector,
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+    assert!(containers.is_empty(), "containers left: {containers:?}");
+    assert!(
+        !log_dir.exists(),
+        "pod log directory left: {}",
+        log_dir.display()
+    );
+}
