@@ -7,15 +7,16 @@
 //! second. Teardown is `hack/cluster-down.sh`, which `hack/lib/cluster-session.sh` runs
 //! after the whole test command.
 //!
-//! [`Cluster::upstream_kubelet`] adds the reference node: the upstream kubelet on the
-//! private containerd (`hack/upstream-kubelet-up.sh --no-smoke`).
+//! [`Cluster::start_upstream_kubelet`] adds the reference node for as long as the returned
+//! guard lives: the upstream kubelet on the private containerd
+//! (`hack/upstream-kubelet-up.sh --no-smoke`, then `hack/upstream-kubelet-down.sh`).
 //!
 //! Tests call [`ensure_or_skip`]: it skips only when `KRS_SKIP_CLUSTER_TESTS=1` is set;
 //! otherwise a cluster that cannot start is an error.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use crate::runtime_env::repo_root;
 
@@ -49,11 +50,18 @@ pub struct NodeFiles {
     pub client_ca: PathBuf,
 }
 
-/// The upstream kubelet's node, as reported by `hack/upstream-kubelet-up.sh`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UpstreamNode {
+/// The upstream kubelet reference node, started by [`Cluster::start_upstream_kubelet`].
+///
+/// Only one kubelet may use the shared private containerd at a time: a kubelet kills the
+/// runtime's pods that its API server does not know about. So the node lives as long as
+/// this value: [`UpstreamKubelet::stop`] (or drop) runs `hack/upstream-kubelet-down.sh`,
+/// and a process-wide lock keeps two tests of one binary from running it at once.
+#[derive(Debug)]
+pub struct UpstreamKubelet {
     /// Node name (`KRS_UPSTREAM_NODE`, default `krs-upstream`).
     pub name: String,
+    running: bool,
+    _exclusive: MutexGuard<'static, ()>,
 }
 
 /// Why the test control plane is not available.
@@ -213,18 +221,43 @@ impl Cluster {
         Ok(node_files_in(&out, &self.pki_dir()))
     }
 
-    /// Start the upstream kubelet reference node (once per process) and wait until it is
-    /// Ready. Needs the private containerd, which the script starts too.
-    pub fn upstream_kubelet(&self) -> Result<UpstreamNode, ClusterError> {
-        static NODE: OnceLock<Result<UpstreamNode, ClusterError>> = OnceLock::new();
-        NODE.get_or_init(|| {
-            let mut cmd = script_command("hack/upstream-kubelet-up.sh");
-            cmd.arg("--no-smoke");
-            let stdout = run(cmd)?;
-            let name = output_value("hack/upstream-kubelet-up.sh", &stdout, "NODE_NAME")?;
-            Ok(UpstreamNode { name })
-        })
-        .clone()
+    /// Start the upstream kubelet reference node and wait until it is Ready (it also starts
+    /// the private containerd). Blocks while another test of this process holds one.
+    pub fn start_upstream_kubelet(&self) -> Result<UpstreamKubelet, ClusterError> {
+        static EXCLUSIVE: Mutex<()> = Mutex::new(());
+        let exclusive = EXCLUSIVE.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cmd = script_command("hack/upstream-kubelet-up.sh");
+        cmd.arg("--no-smoke");
+        let result = run(cmd)
+            .and_then(|stdout| output_value("hack/upstream-kubelet-up.sh", &stdout, "NODE_NAME"));
+        match result {
+            Ok(name) => Ok(UpstreamKubelet {
+                name,
+                running: true,
+                _exclusive: exclusive,
+            }),
+            Err(e) => {
+                // Do not leave a half-started kubelet behind.
+                let _ = run(script_command("hack/upstream-kubelet-down.sh"));
+                Err(e)
+            }
+        }
+    }
+}
+
+impl UpstreamKubelet {
+    /// Delete the node's pods, stop the kubelet and clean up (`upstream-kubelet-down.sh`).
+    pub fn stop(mut self) -> Result<(), ClusterError> {
+        self.running = false;
+        run(script_command("hack/upstream-kubelet-down.sh")).map(drop)
+    }
+}
+
+impl Drop for UpstreamKubelet {
+    fn drop(&mut self) {
+        if self.running {
+            let _ = run(script_command("hack/upstream-kubelet-down.sh"));
+        }
     }
 }
 

@@ -1,0 +1,87 @@
+//! Reference run: the upstream kubelet joins the test control plane on the private
+//! containerd, its node is Ready, and a busybox pod created with kubectl runs and has logs.
+//! Skips only with `KRS_SKIP_CLUSTER_TESTS=1`.
+
+use kubelet_e2e::{cluster, runtime_env};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+#[test]
+fn upstream_kubelet_runs_a_busybox_pod() -> TestResult {
+    let Some(c) = cluster::ensure_or_skip("upstream_kubelet_runs_a_busybox_pod")? else {
+        return Ok(());
+    };
+    let node = c.start_upstream_kubelet()?;
+    let ready = c.kubectl_output([
+        "get",
+        "node",
+        &node.name,
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+    ])?;
+    assert_eq!(ready, "True");
+    let kubelet_version = c.kubectl_output([
+        "get",
+        "node",
+        &node.name,
+        "-o",
+        "jsonpath={.status.nodeInfo.kubeletVersion}",
+    ])?;
+    assert_eq!(kubelet_version, "v1.35.4");
+
+    let busybox = runtime_env::ensure()?.busybox_image;
+    let pod = format!("busybox-{}", std::process::id());
+    let marker = format!("hello-from-{pod}");
+    let manifest = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": pod, "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node.name},
+            "terminationGracePeriodSeconds": 5,
+            "containers": [{
+                "name": "busybox",
+                "image": busybox,
+                "command": ["sh", "-c",
+                    format!("trap 'exit 0' TERM; echo {marker}; while true; do sleep 1; done")],
+            }],
+        },
+    });
+    let result = run_pod(&c, &pod, &marker, &manifest.to_string());
+    // Clean up whatever happened; the result of the checks is what the test reports.
+    let _ = c.kubectl_output(["delete", "pod", &pod, "--wait", "--timeout=60s"]);
+    node.stop()?;
+    result
+}
+
+fn run_pod(c: &cluster::Cluster, pod: &str, marker: &str, manifest: &str) -> TestResult {
+    let dir = std::env::temp_dir().join(format!("krs-{pod}"));
+    std::fs::create_dir_all(&dir)?;
+    let file = dir.join("pod.json");
+    std::fs::write(&file, manifest)?;
+    c.kubectl_output(["apply", "-f", &file.to_string_lossy()])?;
+    c.kubectl_output([
+        "wait",
+        "pod",
+        pod,
+        "--for=jsonpath={.status.phase}=Running",
+        "--timeout=120s",
+    ])?;
+    // The container may not have flushed its first line yet when the pod turns Running.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let logs = c.kubectl_output(["logs", pod])?;
+        if logs.contains(marker) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "logs of {pod}: {logs:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let hostname = c.kubectl_output(["exec", pod, "--", "hostname"])?;
+    assert_eq!(hostname.trim(), pod);
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
