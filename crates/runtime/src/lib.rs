@@ -1,16 +1,37 @@
 //! The kubelet's container runtime manager on top of CRI (upstream `pkg/kubelet/kuberuntime`,
 //! `pkg/kubelet/images`, `pkg/kubelet/logs`).
 //!
-//! | Rust module    | Upstream Go                                                        |
-//! |----------------|--------------------------------------------------------------------|
-//! | [`quantity`]   | `apimachinery/pkg/api/resource` (`Value`, `MilliValue`)            |
-//! | [`qos`]        | `apis/core/v1/helper/qos`, `kubelet/qos/policy.go`                 |
-//! | [`resources`]  | `kuberuntime_container_linux.go`, `kuberuntime_sandbox_linux.go`   |
-//! | [`cgroup`]     | `cm/pod_container_manager_linux.go` (pod cgroup names)             |
-//! | [`dns`]        | `kubelet/network/dns/dns.go`, `GeneratePodHostNameAndDomain`       |
-//! | [`expansion`]  | `third_party/forked/golang/expansion`                              |
-//! | [`labels`]     | `kuberuntime/labels.go`                                            |
-//! | [`os`]         | `kubecontainer.OSInterface`                                        |
+//! Build one with [`setup::new_runtime_manager`] (KubeletConfiguration values in
+//! [`setup::RuntimeManagerSettings`]); it implements [`kubelet_container::Runtime`].
+//!
+//! | Rust module    | Upstream Go                                                           |
+//! |----------------|-----------------------------------------------------------------------|
+//! | [`manager`]    | `kuberuntime_manager.go` (`GetPods`, `GetPodStatus`, the `Runtime` impl) |
+//! | [`sync`]       | `kuberuntime_manager.go` `SyncPod`, `doBackOff`; `startContainer`        |
+//! | [`kill`]       | `killContainer`, `killPodWithSyncResult`, termination order, removal    |
+//! | [`actions`]    | `computePodActions`, `computeInitContainerActions`, `PodSandboxChanged`  |
+//! | [`sandbox`]    | `kuberuntime_sandbox.go` (`generatePodSandboxConfig`), log paths         |
+//! | [`container`]  | `kuberuntime_container.go` (`generateContainerConfig`, status conversion)|
+//! | [`security`]   | `security_context.go`, `kuberuntime_security_profile.go`                |
+//! | [`resources`]  | `kuberuntime_container_linux.go`, `kuberuntime_sandbox_linux.go`        |
+//! | [`qos`]        | `apis/core/v1/helper/qos`, `kubelet/qos/policy.go`                      |
+//! | [`cgroup`]     | `cm/pod_container_manager_linux.go` (pod cgroup names)                  |
+//! | [`helper`]     | `kubecontainer.RuntimeHelper` as implemented in `kubelet_pods.go`       |
+//! | [`mod@env`]    | `makeEnvironmentVariables` (downward API, configmap/secret refs)        |
+//! | [`expansion`]  | `third_party/forked/golang/expansion`                                   |
+//! | [`hosts`]      | managed `/etc/hosts` (`kubelet_pods.go`)                                |
+//! | [`volumes`]    | hostPath/emptyDir host paths (the volume manager's role)                |
+//! | [`dns`]        | `kubelet/network/dns/dns.go`, `GeneratePodHostNameAndDomain`            |
+//! | [`image`]      | `kubelet/images/image_manager.go`, `puller.go`                          |
+//! | [`image_ref`]  | `parsers.ParseImageName`, `applyDefaultImageTag`, pull policy           |
+//! | [`keyring`]    | `credentialprovider` keyring over `imagePullSecrets`                    |
+//! | [`lifecycle`]  | `kubelet/lifecycle/handlers.go` (exec/httpGet/sleep hooks)              |
+//! | [`gc`]         | `kuberuntime_gc.go`                                                     |
+//! | [`logs`]       | `kubelet/logs/container_log_manager.go`, legacy log symlinks            |
+//! | [`labels`]     | `kuberuntime/labels.go`                                                 |
+//! | [`quantity`]   | `resource.Quantity.Value/MilliValue` (via `kubelet-apimachinery`)       |
+//! | [`os`]         | `kubecontainer.OSInterface` (+ in-memory fake)                          |
+//! | [`setup`]      | `NewKubeGenericRuntimeManager` wiring                                   |
 
 pub mod actions;
 pub mod cgroup;
@@ -36,6 +57,7 @@ pub mod quantity;
 pub mod resources;
 pub mod sandbox;
 pub mod security;
+pub mod setup;
 pub mod sync;
 pub mod volumes;
 
