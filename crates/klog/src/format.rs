@@ -175,4 +175,15 @@ mod tests {
             Some(crate::Format::Json)
         );
     }
+
+    #[test]
+    fn libraries_are_capped_at_info() {
+        use crate::enabled;
+        assert!(enabled("kubelet_app::startup", &Level::DEBUG, 2));
+        assert!(!enabled("kubelet_app::startup", &Level::DEBUG, 0));
+        assert!(!enabled("h2::codec", &Level::DEBUG, 4));
+        assert!(enabled("h2::codec", &Level::WARN, 0));
+        assert!(!enabled("kubelet_pleg", &Level::TRACE, 2));
+        assert!(enabled("kubelet_pleg", &Level::TRACE, 4));
+    }
 }

@@ -68,14 +68,30 @@ pub fn verbosity_of(level: &tracing::Level) -> u32 {
     }
 }
 
+/// Whether an event passes the verbosity: our own crates (`kubelet_*` targets) log up to
+/// the level `-v` allows; libraries (tonic, hyper, h2…) only at info and above, so that
+/// `-v=4` shows the kubelet's debug output, not every HTTP/2 frame.
+pub fn enabled(target: &str, level: &tracing::Level, verbosity: u32) -> bool {
+    let max = level_filter(verbosity);
+    if target.starts_with("kubelet") {
+        max >= *level
+    } else {
+        *level <= tracing::Level::INFO && max >= *level
+    }
+}
+
 /// Installs the global subscriber writing to stderr, as klog does.
 pub fn init(format: Format, verbosity: u32) -> Result<(), LogError> {
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(level_filter(verbosity));
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let filter = tracing_subscriber::filter::filter_fn(move |meta| {
+        enabled(meta.target(), meta.level(), verbosity)
+    });
+    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let registry = tracing_subscriber::registry().with(filter);
     let result = match format {
-        Format::Text => builder.event_format(TextFormat).try_init(),
-        Format::Json => builder.event_format(JsonFormat).try_init(),
+        Format::Text => registry.with(layer.event_format(TextFormat)).try_init(),
+        Format::Json => registry.with(layer.event_format(JsonFormat)).try_init(),
     };
     result.map_err(|_| LogError::AlreadyInitialised)
 }

@@ -1,13 +1,32 @@
 //! `RunKubelet` → `createAndInitKubelet` → `startKubelet` (`cmd/kubelet/app/server.go`,
-//! `pkg/kubelet/kubelet.go`): start the container manager, the pod sources, the sync loop
-//! and the kubelet's servers.
+//! `pkg/kubelet/kubelet.go`): start the container manager, the pod sources, the PLEG, the
+//! pod workers, the sync loop and the read-only server.
 
-use std::sync::Arc;
+mod host;
+mod housekeeping;
+mod pod_manager;
+mod pod_state;
+mod runtime_setup;
+mod sync_loop;
+mod syncer;
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use kubelet_cm::{HostFs, MachineInfo, NodeConfig, QosCgroups, QosSetup};
 use kubelet_config::KubeletServer;
+use kubelet_container::{Backoff, Cache, ContainerGcPolicy, Runtime};
+use kubelet_pleg::{GenericPleg, RelistDuration};
+use kubelet_podsource::PodConfig;
+use kubelet_podworkers::{PodWorkers, PodWorkersConfig, WorkQueue};
+use kubelet_status::{ReasonCache, StatusManager};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+
+pub use host::{SyncLoopMonitor, sync_loop_timeout};
+pub use pod_manager::PodManager;
 
 use crate::configz::Configz;
 use crate::startup::{PreInitRuntime, RunError};
@@ -34,9 +53,71 @@ pub struct KubeletDeps<'a> {
     pub fatal: CancellationToken,
 }
 
+/// The kubelet's shared state: what the sync loop, the housekeeping and the servers use.
+pub struct Kubelet {
+    /// Desired pods.
+    pub pod_manager: PodManager,
+    /// The pod lifecycle.
+    pub pod_workers: PodWorkers,
+    /// Latest status per pod.
+    pub status_manager: Arc<StatusManager>,
+    /// The container runtime.
+    pub runtime: Arc<dyn Runtime>,
+    /// Pod status cache filled by the PLEG.
+    pub cache: Arc<Cache>,
+    /// The PLEG (for its health).
+    pub pleg: Arc<GenericPleg>,
+    /// Pods to resync when their crash-loop back-off expires.
+    pub backoff_requeue: Arc<WorkQueue>,
+    /// Container GC policy.
+    pub gc_policy: ContainerGcPolicy,
+    /// Sync loop liveness.
+    pub sync_loop_monitor: SyncLoopMonitor,
+    registered_sources: BTreeSet<String>,
+    seen_sources: Mutex<HashSet<String>>,
+    last_gc: Mutex<Instant>,
+    worker_count: AtomicUsize,
+}
+
+impl Kubelet {
+    /// Notes that `source` has sent its first snapshot.
+    pub fn mark_source_seen(&self, source: &str) {
+        self.seen_sources
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(source.to_string());
+    }
+
+    /// Every configured source has reported at least once (upstream `sourcesReady.AllReady`).
+    pub fn sources_ready(&self) -> bool {
+        let seen = self
+            .seen_sources
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.registered_sources.iter().all(|s| seen.contains(s))
+    }
+
+    /// Records the number of pod workers; true when it went down (a pod finished).
+    pub fn note_worker_count(&self, n: usize) -> bool {
+        self.worker_count.swap(n, Ordering::Relaxed) > n
+    }
+
+    /// Whether the periodic container GC is due; resets the timer when it is.
+    pub fn gc_due(&self) -> bool {
+        let mut last = self.last_gc.lock().unwrap_or_else(PoisonError::into_inner);
+        if last.elapsed() >= housekeeping::CONTAINER_GC_PERIOD {
+            *last = Instant::now();
+            return true;
+        }
+        false
+    }
+}
+
 /// The running kubelet's tasks.
 pub struct RunningKubelet {
     tasks: JoinSet<()>,
+    /// The kubelet state (for tests and servers).
+    pub kubelet: Arc<Kubelet>,
 }
 
 impl RunningKubelet {
@@ -73,10 +154,144 @@ fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<Option<QosCgroups>,
     Ok(Some(cgroups))
 }
 
+/// Starts the pod sources configured (`staticPodPath`, `staticPodURL`).
+fn start_pod_sources(
+    server: &KubeletServer,
+    config: &PodConfig,
+    cancel: &CancellationToken,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let c = &server.config;
+    let mut handles = Vec::new();
+    if !c.static_pod_path.is_empty() {
+        tracing::info!(path = %c.static_pod_path, "Adding static pod path");
+        let period = c
+            .file_check_frequency
+            .as_std()
+            .unwrap_or(Duration::from_secs(20));
+        handles.push(config.start_file_source(&c.static_pod_path, period, cancel.clone()));
+    }
+    if !c.static_pod_url.is_empty() {
+        tracing::info!(url = %c.static_pod_url, "Adding pod URL with HTTP header");
+        let headers = c
+            .static_pod_url_header
+            .iter()
+            .flat_map(|(k, vs)| vs.iter().map(move |v| (k.clone(), v.clone())))
+            .collect();
+        let period = c
+            .http_check_frequency
+            .as_std()
+            .unwrap_or(Duration::from_secs(20));
+        handles.push(config.start_http_source(&c.static_pod_url, headers, period, cancel.clone()));
+    }
+    handles
+}
+
 /// Starts everything and returns the running tasks.
 pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
-    let mut tasks = JoinSet::new();
     let _qos = start_container_manager(&deps)?;
-    let _ = (&deps.configz, &deps.node_name, &deps.fatal, &mut tasks);
-    Ok(RunningKubelet { tasks })
+    let server = deps.server;
+    let c = &server.config;
+    let (pod_config, updates) = PodConfig::new(deps.node_name.clone());
+    let cancel = deps.shutdown.clone();
+
+    let pod_state = Arc::new(pod_state::PodWorkersState::default());
+    let runtime = runtime_setup::build_runtime(&deps, pod_state.clone()).await?;
+    let cache = Arc::new(Cache::new());
+    let (pleg, pleg_events) =
+        GenericPleg::new(runtime.clone(), cache.clone(), RelistDuration::default());
+    let status_manager = Arc::new(StatusManager::default());
+    let backoff_requeue = Arc::new(WorkQueue::new());
+    let syncer = Arc::new(syncer::KubeletSyncer {
+        runtime: runtime.clone(),
+        status_manager: status_manager.clone(),
+        reason_cache: Arc::new(ReasonCache::new(1000)),
+        backoff: Arc::new(Backoff::container_default()),
+        backoff_requeue: backoff_requeue.clone(),
+        host_ips: Vec::new(),
+    });
+    let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
+    let pod_workers = PodWorkers::new(
+        syncer,
+        cache.clone(),
+        Arc::new(WorkQueue::new()),
+        PodWorkersConfig {
+            resync_interval: resync,
+            ..PodWorkersConfig::default()
+        },
+    );
+    pod_state.set(pod_workers.clone());
+
+    let mut tasks = JoinSet::new();
+    for h in start_pod_sources(server, &pod_config, &cancel) {
+        tasks.spawn(async move {
+            let _ = h.await;
+        });
+    }
+    let kubelet = Arc::new(Kubelet {
+        pod_manager: PodManager::default(),
+        pod_workers,
+        status_manager,
+        runtime,
+        cache,
+        pleg: pleg.clone(),
+        backoff_requeue,
+        gc_policy: runtime_setup::gc_policy(server),
+        sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
+        registered_sources: pod_config.registered_sources(),
+        seen_sources: Mutex::new(HashSet::new()),
+        last_gc: Mutex::new(Instant::now()),
+        worker_count: AtomicUsize::new(0),
+    });
+    tasks.spawn(pleg.run(cancel.clone()));
+    let fatal = deps.fatal.clone();
+    let loop_kubelet = kubelet.clone();
+    let loop_cancel = cancel.clone();
+    tasks.spawn(async move {
+        sync_loop::sync_loop(
+            loop_kubelet,
+            sync_loop::SyncLoopInputs {
+                updates,
+                pleg: pleg_events,
+            },
+            loop_cancel.clone(),
+        )
+        .await;
+        if !loop_cancel.is_cancelled() {
+            fatal.cancel();
+        }
+    });
+    // The config must outlive the sources; it is dropped when the tasks end.
+    tasks.spawn(async move {
+        cancel.cancelled().await;
+        drop(pod_config);
+    });
+    start_read_only_server(server, &kubelet, &deps.shutdown, &mut tasks).await?;
+    let _ = &deps.configz;
+    Ok(RunningKubelet { tasks, kubelet })
+}
+
+/// `ListenAndServeReadOnly` on `address:readOnlyPort` when the port is non-zero.
+async fn start_read_only_server(
+    server: &KubeletServer,
+    kubelet: &Arc<Kubelet>,
+    cancel: &CancellationToken,
+    tasks: &mut JoinSet<()>,
+) -> Result<(), RunError> {
+    let port = server.config.read_only_port;
+    if port <= 0 {
+        return Ok(());
+    }
+    let port = u16::try_from(port)
+        .map_err(|_| RunError::Kubelet(format!("invalid readOnlyPort {port}")))?;
+    let address = &server.config.address;
+    let listener = kubelet_server::bind(address, port).await?;
+    tracing::info!(address = %address, port, "Starting to listen read-only");
+    let router = kubelet_server::read_only_router(kubelet.clone());
+    let cancel = cancel.clone();
+    tasks.spawn(async move {
+        if let Err(e) = kubelet_server::serve(listener, router, cancel).await {
+            tracing::error!(err = %e, "read-only server failed");
+        }
+    });
+    Ok(())
 }

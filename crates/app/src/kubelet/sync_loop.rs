@@ -1,0 +1,157 @@
+//! The sync loop (`pkg/kubelet/kubelet.go` `syncLoop` / `syncLoopIteration` and the
+//! `HandlePod*` handlers): one `select` over pod config updates, PLEG events, the 1 s sync
+//! tick and the 2 s housekeeping tick.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kubelet_container::SyncPodType;
+use kubelet_pleg::{PodLifecycleEvent, PodLifecycleEventType};
+use kubelet_podsource::{PodOperation, PodUpdate};
+use kubelet_podworkers::{KillPodOptions, UpdatePodOptions};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Kubelet;
+use super::pod_manager::pod_uid;
+
+/// Period of the sync tick (upstream `syncTicker`).
+pub const SYNC_PERIOD: Duration = Duration::from_secs(1);
+/// Period of housekeeping (upstream `housekeepingPeriod`).
+pub const HOUSEKEEPING_PERIOD: Duration = Duration::from_secs(2);
+
+/// The channels the loop reads.
+pub struct SyncLoopInputs {
+    /// Merged pod updates from the sources.
+    pub updates: mpsc::Receiver<PodUpdate>,
+    /// PLEG events.
+    pub pleg: mpsc::Receiver<PodLifecycleEvent>,
+}
+
+/// Runs the loop until `shutdown` fires or the config channel closes.
+pub async fn sync_loop(kl: Arc<Kubelet>, mut inputs: SyncLoopInputs, shutdown: CancellationToken) {
+    tracing::info!("Starting kubelet main sync loop");
+    let mut sync_tick = tokio::time::interval(SYNC_PERIOD);
+    let mut housekeeping = tokio::time::interval(HOUSEKEEPING_PERIOD);
+    sync_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    housekeeping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        kl.sync_loop_monitor.touch();
+        tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            update = inputs.updates.recv() => match update {
+                Some(u) => handle_pod_update(&kl, u),
+                None => {
+                    tracing::error!("Update channel is closed, exiting the sync loop");
+                    break;
+                }
+            },
+            Some(event) = inputs.pleg.recv() => handle_pleg_event(&kl, &event),
+            _ = sync_tick.tick() => handle_sync_tick(&kl),
+            _ = housekeeping.tick() => {
+                if kl.sources_ready() {
+                    super::housekeeping::handle_pod_cleanups(&kl).await;
+                }
+            }
+        }
+    }
+    tracing::info!("Sync loop stopped");
+}
+
+/// Dispatches one merged update (upstream `syncLoopIteration`'s `configCh` case).
+pub fn handle_pod_update(kl: &Kubelet, u: PodUpdate) {
+    kl.mark_source_seen(&u.source);
+    tracing::debug!(op = u.op.as_str(), source = %u.source, pods = u.pods.len(), "SyncLoop update");
+    match u.op {
+        PodOperation::Add => handle_pod_additions(kl, u.pods),
+        PodOperation::Update | PodOperation::Delete => handle_pod_updates(kl, u.pods),
+        PodOperation::Remove => handle_pod_removes(kl, u.pods),
+        PodOperation::Reconcile => {
+            for p in u.pods {
+                kl.pod_manager.add_or_update(Arc::new(p));
+            }
+        }
+    }
+}
+
+fn creation_order(mut pods: Vec<Pod>) -> Vec<Pod> {
+    pods.sort_by(|a, b| {
+        let key = |p: &Pod| p.metadata.creation_timestamp.clone().map(|t| t.0);
+        key(a).cmp(&key(b))
+    });
+    pods
+}
+
+/// `HandlePodAdditions`: oldest first, each to the pod manager and its worker.
+pub fn handle_pod_additions(kl: &Kubelet, pods: Vec<Pod>) {
+    for pod in creation_order(pods) {
+        let pod = Arc::new(pod);
+        kl.pod_manager.add_or_update(pod.clone());
+        tracing::info!(pod = %full_name(&pod), uid = %pod_uid(&pod), "Pod added");
+        kl.pod_workers
+            .update_pod(UpdatePodOptions::new(SyncPodType::Create, pod));
+    }
+}
+
+/// `HandlePodUpdates` (also for graceful deletions).
+pub fn handle_pod_updates(kl: &Kubelet, pods: Vec<Pod>) {
+    for pod in pods {
+        let pod = Arc::new(pod);
+        kl.pod_manager.add_or_update(pod.clone());
+        kl.pod_workers
+            .update_pod(UpdatePodOptions::new(SyncPodType::Update, pod));
+    }
+}
+
+/// `HandlePodRemoves`: forget the pod, then kill it with its own grace period.
+pub fn handle_pod_removes(kl: &Kubelet, pods: Vec<Pod>) {
+    for pod in pods {
+        let uid = pod_uid(&pod).to_string();
+        kl.pod_manager.remove(&uid);
+        tracing::info!(pod = %full_name(&pod), uid = %uid, "Pod removed, killing it");
+        let mut opts = UpdatePodOptions::new(SyncPodType::Kill, Arc::new(pod));
+        opts.kill_pod_options = Some(KillPodOptions::default());
+        kl.pod_workers.update_pod(opts);
+    }
+}
+
+/// A PLEG event: resync the pod unless the event is only a removal.
+pub fn handle_pleg_event(kl: &Kubelet, e: &PodLifecycleEvent) {
+    if e.type_ == PodLifecycleEventType::ContainerRemoved {
+        return;
+    }
+    if let Some(pod) = kl.pod_manager.get(&e.id) {
+        tracing::debug!(pod = %full_name(&pod), event = e.type_.as_str(), data = %e.data, "SyncLoop (PLEG)");
+        kl.pod_workers
+            .update_pod(UpdatePodOptions::new(SyncPodType::Sync, pod));
+    }
+}
+
+/// The sync tick: pods due for a resync, and pods whose back-off just expired.
+pub fn handle_sync_tick(kl: &Kubelet) {
+    let due: HashSet<String> = kl
+        .pod_workers
+        .work_queue()
+        .get_work()
+        .into_iter()
+        .chain(kl.backoff_requeue.get_work())
+        .collect();
+    for uid in due {
+        if let Some(pod) = kl.pod_manager.get(&uid) {
+            kl.pod_workers
+                .update_pod(UpdatePodOptions::new(SyncPodType::Sync, pod));
+        }
+    }
+}
+
+/// `namespace/name` for logs.
+pub fn full_name(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}

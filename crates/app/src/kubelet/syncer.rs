@@ -1,0 +1,181 @@
+//! The kubelet's side of the pod lifecycle contract: `SyncPod`, `SyncTerminatingPod`,
+//! `SyncTerminatingRuntimePod` and `SyncTerminatedPod` of `pkg/kubelet/kubelet.go`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use k8s_openapi::api::core::v1::{Pod as ApiPod, PodStatus as ApiPodStatus};
+use kubelet_container::{
+    Backoff, ContainerState, Pod as RuntimePod, PodStatus, Runtime, SyncPodType,
+    convert_pod_status_to_running_pod, get_stable_key,
+};
+use kubelet_podworkers::{PodStatusFn, PodSyncError, PodSyncer, WorkQueue};
+use kubelet_status::{GenerateOptions, NoProbeResults, ReasonCache, StatusManager};
+use tokio_util::sync::CancellationToken;
+
+use super::pod_manager::pod_uid;
+
+/// What the syncer works with (the parts of upstream's `Kubelet` struct it touches).
+pub struct KubeletSyncer {
+    /// The container runtime (kuberuntime over CRI).
+    pub runtime: Arc<dyn Runtime>,
+    /// Latest API status per pod.
+    pub status_manager: Arc<StatusManager>,
+    /// Last start failures per container, for waiting reasons.
+    pub reason_cache: Arc<ReasonCache>,
+    /// CrashLoopBackOff state per container.
+    pub backoff: Arc<Backoff>,
+    /// Pods whose containers wait out a back-off, to resync when it expires.
+    pub backoff_requeue: Arc<WorkQueue>,
+    /// The node's IPs (hostIP).
+    pub host_ips: Vec<String>,
+}
+
+fn phase_is_terminal(s: &ApiPodStatus) -> bool {
+    matches!(s.phase.as_deref(), Some("Succeeded" | "Failed"))
+}
+
+impl KubeletSyncer {
+    fn generate(&self, pod: &ApiPod, status: &PodStatus, terminal: bool) -> ApiPodStatus {
+        let old = self.status_manager.get_pod_status(pod_uid(pod));
+        kubelet_status::generate_api_pod_status(
+            pod,
+            status,
+            &GenerateOptions {
+                old_status: old.as_ref(),
+                reason_cache: &self.reason_cache,
+                probes: &NoProbeResults,
+                host_ips: &self.host_ips,
+                pod_is_terminal: terminal,
+            },
+        )
+    }
+
+    /// The shortest back-off any of the pod's containers is waiting out.
+    fn shortest_backoff(&self, pod: &ApiPod) -> Duration {
+        let spec = pod.spec.as_ref();
+        let containers = spec.into_iter().flat_map(|s| {
+            s.init_containers
+                .iter()
+                .flatten()
+                .chain(s.containers.iter())
+        });
+        containers
+            .map(|c| self.backoff.get(&get_stable_key(pod, c)))
+            .filter(|d| !d.is_zero())
+            .min()
+            .unwrap_or(Duration::from_secs(10))
+    }
+
+    async fn fresh_status(&self, pod: &ApiPod) -> Result<PodStatus, PodSyncError> {
+        let m = &pod.metadata;
+        Ok(self
+            .runtime
+            .get_pod_status(
+                pod_uid(pod),
+                m.name.as_deref().unwrap_or_default(),
+                m.namespace.as_deref().unwrap_or_default(),
+            )
+            .await?)
+    }
+}
+
+#[async_trait]
+impl PodSyncer for KubeletSyncer {
+    async fn sync_pod(
+        &self,
+        cancel: &CancellationToken,
+        update_type: SyncPodType,
+        pod: &ApiPod,
+        _mirror_pod: Option<&ApiPod>,
+        pod_status: &PodStatus,
+    ) -> Result<bool, PodSyncError> {
+        let api_status = self.generate(pod, pod_status, false);
+        let terminal = phase_is_terminal(&api_status);
+        self.status_manager.set_pod_status(pod, api_status);
+        if terminal {
+            tracing::debug!(pod = %pod_uid(pod), "Pod is terminal, not syncing containers");
+            return Ok(true);
+        }
+        if cancel.is_cancelled() {
+            return Err(PodSyncError::Cancelled);
+        }
+        tracing::debug!(pod = %pod_uid(pod), update = ?update_type, "SyncPod");
+        let result = self
+            .runtime
+            .sync_pod(pod, pod_status, &[], &self.backoff)
+            .await;
+        self.reason_cache.update(pod_uid(pod), &result);
+        match result.error() {
+            None => Ok(false),
+            Some(_) if result.only_backoff_failures() => {
+                // Upstream waits for the next resync (syncFrequency); we come back as
+                // soon as the shortest back-off has expired.
+                let wait = self.shortest_backoff(pod);
+                self.backoff_requeue.enqueue(pod_uid(pod), wait);
+                Ok(false)
+            }
+            Some(e) => Err(PodSyncError::Failed(e)),
+        }
+    }
+
+    async fn sync_terminating_pod(
+        &self,
+        _cancel: &CancellationToken,
+        pod: &ApiPod,
+        pod_status: &PodStatus,
+        grace_period: Option<i64>,
+        pod_status_fn: Option<&PodStatusFn>,
+    ) -> Result<(), PodSyncError> {
+        let mut api_status = self.generate(pod, pod_status, false);
+        if let Some(f) = pod_status_fn {
+            f(&mut api_status);
+        }
+        self.status_manager.set_pod_status(pod, api_status);
+        let running = convert_pod_status_to_running_pod(self.runtime.type_name(), pod_status);
+        self.runtime
+            .kill_pod(Some(pod), &running, grace_period)
+            .await?;
+        let after = self.fresh_status(pod).await?;
+        if let Some(c) = after
+            .container_statuses
+            .iter()
+            .find(|c| c.state == ContainerState::Running)
+        {
+            return Err(PodSyncError::Failed(format!(
+                "detected running containers after a successful KillPod, CRI violation: {}",
+                c.id
+            )));
+        }
+        let mut api_status = self.generate(pod, &after, true);
+        if let Some(f) = pod_status_fn {
+            f(&mut api_status);
+        }
+        self.status_manager.set_pod_status(pod, api_status);
+        tracing::info!(pod = %pod_uid(pod), "Pod termination stopped all running containers");
+        Ok(())
+    }
+
+    async fn sync_terminating_runtime_pod(
+        &self,
+        _cancel: &CancellationToken,
+        running_pod: &RuntimePod,
+    ) -> Result<(), PodSyncError> {
+        tracing::info!(pod = %running_pod.id, name = %running_pod.name, "Stopping orphaned runtime pod");
+        self.runtime.kill_pod(None, running_pod, Some(1)).await?;
+        Ok(())
+    }
+
+    async fn sync_terminated_pod(
+        &self,
+        _cancel: &CancellationToken,
+        pod: &ApiPod,
+        pod_status: &PodStatus,
+    ) -> Result<(), PodSyncError> {
+        let api_status = self.generate(pod, pod_status, true);
+        self.status_manager.set_pod_status(pod, api_status);
+        self.status_manager.terminate_pod(pod);
+        Ok(())
+    }
+}
