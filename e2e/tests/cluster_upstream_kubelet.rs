@@ -85,3 +85,48 @@ fn run_pod(c: &cluster::Cluster, pod: &str, marker: &str, manifest: &str) -> Tes
     std::fs::remove_dir_all(&dir)?;
     Ok(())
 }
+
+/// The locally built agnhost image (images/agnhost) runs under its upstream name.
+#[test]
+fn upstream_kubelet_runs_agnhost() -> TestResult {
+    let Some(c) = cluster::ensure_or_skip("upstream_kubelet_runs_agnhost")? else {
+        return Ok(());
+    };
+    let node = c.start_upstream_kubelet()?;
+    let pod = format!("agnhost-{}", std::process::id());
+    let result = run_agnhost(&c, &node.name, &pod);
+    let _ = c.kubectl_output(["delete", "pod", &pod, "--wait", "--timeout=60s"]);
+    node.stop()?;
+    result
+}
+
+fn run_agnhost(c: &cluster::Cluster, node: &str, pod: &str) -> TestResult {
+    c.kubectl_output([
+        "run",
+        pod,
+        "--image=registry.k8s.io/e2e-test-images/agnhost:2.59",
+        "--image-pull-policy=Never",
+        &format!("--overrides={{\"spec\":{{\"nodeName\":\"{node}\"}}}}"),
+        "--",
+        "netexec",
+        "--http-port=8080",
+    ])?;
+    c.kubectl_output([
+        "wait",
+        "pod",
+        pod,
+        "--for=condition=Ready",
+        "--timeout=120s",
+    ])?;
+    // netexec answers on the pod's loopback; the image's user is the one upstream defines.
+    let out = c.kubectl_output([
+        "exec",
+        pod,
+        "--",
+        "sh",
+        "-c",
+        "wget -qO- http://127.0.0.1:8080/hostname; echo; id -G user-defined-in-image",
+    ])?;
+    assert_eq!(out, format!("{pod}\n1000 50000\n"));
+    Ok(())
+}

@@ -52,7 +52,7 @@ build_rootfs() {
   install -m 0755 "$BIN" "$root/agnhost"
   ln -s agnhost "$root/agnhost-2"
   install -m 0644 "$PORTER/localhost.crt" "$root/localhost.crt"
-  install -m 0600 "$PORTER/localhost.key" "$root/localhost.key"
+  install -m 0644 "$PORTER/localhost.key" "$root/localhost.key"
   cat > "$root/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/bin/sh
 user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh
