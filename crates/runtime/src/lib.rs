@@ -58,6 +58,8 @@ pub mod resources;
 pub mod sandbox;
 pub mod security;
 pub mod setup;
+pub mod start;
+pub mod status;
 pub mod sync;
 pub mod volumes;
 

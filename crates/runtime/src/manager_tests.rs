@@ -8,7 +8,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Container as ApiContainer, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubelet_container::{FakeClock, SyncErrorKind};
+use kubelet_container::{ContainerState, FakeClock, SyncErrorKind};
 use kubelet_cri::fake::{FakeImageService, FakeRuntimeService};
 
 use crate::actions::NoProbes;

@@ -1,29 +1,21 @@
-//! `SyncPod` and container start (upstream `kuberuntime_manager.go` `SyncPod`, `doBackOff`,
-//! `createPodSandbox` in `kuberuntime_sandbox.go`, `startContainer` in
-//! `kuberuntime_container.go`).
+//! `SyncPod` (upstream `kuberuntime_manager.go` `SyncPod`, `doBackOff`, and
+//! `createPodSandbox` in `kuberuntime_sandbox.go`); container starts are in `start.rs`.
 
 use k8s_openapi::api::core::v1::{Container, Pod as ApiPod, Secret};
 use kubelet_container::{
-    Backoff, ContainerId, ContainerState, PodStatus, PodSyncResult, SyncAction, SyncErrorKind,
-    SyncResult, convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod,
+    Backoff, ContainerState, PodStatus, PodSyncResult, SyncAction, SyncErrorKind, SyncResult,
+    convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod,
 };
-use kubelet_cri::v1::PodSandboxConfig;
 
-use crate::actions::{KillReason, compute_pod_actions};
-use crate::container::{ContainerConfigContext, generate_container_config};
+use crate::actions::compute_pod_actions;
 use crate::manager::KubeGenericRuntimeManager;
-use crate::sandbox::{container_logs_directory, generate_pod_sandbox_config, pod_identity};
+use crate::sandbox::{generate_pod_sandbox_config, pod_identity};
+use crate::start::{StartCtx, StartSpec};
 
 /// `format.Pod`: `name_namespace(uid)`.
 pub(crate) fn format_pod(pod: &ApiPod) -> String {
     let (ns, name, uid) = pod_identity(pod);
     format!("{name}_{ns}({uid})")
-}
-
-/// What to start: a regular/init container, or an ephemeral one with its target.
-struct StartSpec<'a> {
-    container: &'a Container,
-    target_container_name: Option<&'a str>,
 }
 
 impl KubeGenericRuntimeManager {
@@ -236,203 +228,6 @@ impl KubeGenericRuntimeManager {
             .map_err(|e| format!("Failed to create pod sandbox: {e}"))
     }
 
-    /// `start` in `SyncPod`: back-off check, then `startContainer`; records the result.
-    /// Returns whether the container started.
-    async fn start(
-        &self,
-        ctx: &StartCtx<'_>,
-        spec: &StartSpec<'_>,
-        result: &mut PodSyncResult,
-    ) -> bool {
-        let mut r = SyncResult::new(SyncAction::StartContainer, spec.container.name.clone());
-        if let Some(msg) = do_backoff(ctx.pod, spec.container, ctx.pod_status, ctx.backoff) {
-            tracing::debug!(pod = %format_pod(ctx.pod), container = %spec.container.name, "Backing Off restarting container in pod");
-            r.fail(SyncErrorKind::CrashLoopBackOff, msg);
-            result.add_sync_result(r);
-            return false;
-        }
-        let ok = match self.start_container(ctx, spec).await {
-            Ok(()) => true,
-            Err((kind, msg)) => {
-                if kind != SyncErrorKind::ImagePullBackOff {
-                    tracing::error!(pod = %format_pod(ctx.pod), container = %spec.container.name, reason = %kind, message = %msg, "Container start failed in pod");
-                }
-                r.fail(kind, msg);
-                false
-            }
-        };
-        result.add_sync_result(r);
-        ok
-    }
-
-    /// `startContainer`: pull, create, start, legacy log symlink, postStart hook.
-    async fn start_container(
-        &self,
-        ctx: &StartCtx<'_>,
-        spec: &StartSpec<'_>,
-    ) -> Result<(), (SyncErrorKind, String)> {
-        let (pod, container) = (ctx.pod, spec.container);
-        let image_ref = self
-            .images
-            .ensure_image_exists(
-                pod,
-                container,
-                ctx.pull_secrets,
-                Some(ctx.sandbox_config),
-                "",
-            )
-            .await
-            .map_err(|e| (e.kind, e.message))?;
-
-        let restart_count = match ctx
-            .pod_status
-            .find_container_status_by_name(&container.name)
-        {
-            Some(s) => s.restart_count + 1,
-            None => self.restart_count_from_log_dir(pod, &container.name),
-        };
-        let target: Option<ContainerId> = match spec.target_container_name {
-            None => None,
-            Some(t) => Some(
-                ctx.pod_status
-                    .find_container_status_by_name(t)
-                    .map(|s| s.id.clone())
-                    .ok_or_else(|| {
-                        (
-                            SyncErrorKind::CreateContainerConfig,
-                            format!("unable to find target container {t}"),
-                        )
-                    })?,
-            ),
-        };
-        let config_err = |m: String| (SyncErrorKind::CreateContainerConfig, m);
-        let image_user = self
-            .images
-            .image_user(&image_ref)
-            .await
-            .map_err(config_err)?;
-        let seccomp_root = self.config.root_dir.join("seccomp");
-        let cfg_ctx = ContainerConfigContext {
-            helper: self.helper.as_ref(),
-            os: self.os.as_ref(),
-            resources: &self.config.resources,
-            pod_logs_root: &self.config.pod_logs_dir,
-            seccomp_root: &seccomp_root,
-            seccomp_default: self.config.seccomp_default,
-        };
-        let config = generate_container_config(
-            &cfg_ctx,
-            pod,
-            container,
-            restart_count,
-            ctx.pod_ips,
-            &image_ref,
-            &image_user,
-            target.as_ref(),
-        )
-        .map_err(|e| config_err(e.to_string()))?;
-
-        let id = self
-            .runtime
-            .create_container(ctx.sandbox_id, &config, ctx.sandbox_config)
-            .await
-            .map_err(|e| (SyncErrorKind::CreateContainer, e.to_string()))?;
-        self.runtime
-            .start_container(&id)
-            .await
-            .map_err(|e| (SyncErrorKind::RunContainer, e.to_string()))?;
-        tracing::info!(pod = %format_pod(pod), container = %container.name, container_id = %id, "Started container");
-
-        self.create_legacy_log_symlink(
-            pod,
-            &container.name,
-            &id,
-            &ctx.sandbox_config.log_directory,
-            &config.log_path,
-        );
-
-        if let Some(hook) = container
-            .lifecycle
-            .as_ref()
-            .and_then(|l| l.post_start.as_ref())
-        {
-            let cid = self.id(&id);
-            if let Err(e) = self
-                .run_lifecycle_handler(&cid, pod, container, hook, ctx.pod_ips, None)
-                .await
-            {
-                tracing::error!(pod = %format_pod(pod), container = %container.name, error = %e, "Failed to execute PostStartHook");
-                if let Err(e) = self
-                    .kill_container(
-                        Some(pod),
-                        &cid,
-                        &container.name,
-                        "FailedPostStartHook",
-                        KillReason::FailedPostStartHook,
-                        None,
-                    )
-                    .await
-                {
-                    tracing::error!(error = %e, "Failed to kill container");
-                }
-                return Err((SyncErrorKind::PostStartHook, e));
-            }
-        }
-        Ok(())
-    }
-
-    /// `calcRestartCountByLogDir`: after a runtime lost its state, continue numbering from
-    /// the highest `<n>.log` left in the container's log directory.
-    fn restart_count_from_log_dir(&self, pod: &ApiPod, container: &str) -> i32 {
-        let (ns, name, uid) = pod_identity(pod);
-        let dir = container_logs_directory(&self.config.pod_logs_dir, ns, name, uid, container);
-        let Ok(entries) = self.os.read_dir(&dir) else {
-            return 0;
-        };
-        entries
-            .iter()
-            .filter_map(|f| {
-                let digits: String = f.chars().take_while(char::is_ascii_digit).collect();
-                let rest = &f[digits.len()..];
-                (!digits.is_empty() && rest.starts_with(".log"))
-                    .then(|| digits.parse::<i32>().ok())
-                    .flatten()
-            })
-            .map(|n| n.saturating_add(1))
-            .max()
-            .unwrap_or(0)
-    }
-
-    /// Symlinks `/var/log/containers/<pod>_<ns>_<container>-<id>.log` to the CRI log when it exists.
-    fn create_legacy_log_symlink(
-        &self,
-        pod: &ApiPod,
-        container: &str,
-        id: &str,
-        log_dir: &str,
-        log_path: &str,
-    ) {
-        let (ns, name, _) = pod_identity(pod);
-        let target = std::path::Path::new(log_dir).join(log_path);
-        if !self.os.exists(&target) {
-            return;
-        }
-        let link = crate::logs::legacy_log_symlink(
-            &self.config.legacy_container_logs_dir,
-            id,
-            container,
-            name,
-            ns,
-        );
-        if let Err(e) = self
-            .os
-            .mkdir_all(&self.config.legacy_container_logs_dir)
-            .and_then(|()| self.os.symlink(&target, &link))
-        {
-            tracing::error!(path = %link.display(), error = %e, "Failed to create legacy symbolic link");
-        }
-    }
-
     /// `pruneInitContainersBeforeStart`: keep only the newest exited instance of each init container.
     async fn prune_init_containers_before_start(&self, pod: &ApiPod, status: &PodStatus) {
         for c in pod
@@ -470,17 +265,6 @@ impl KubeGenericRuntimeManager {
             }
         }
     }
-}
-
-/// Inputs shared by the container starts of one sync.
-struct StartCtx<'a> {
-    sandbox_id: &'a str,
-    sandbox_config: &'a PodSandboxConfig,
-    pod: &'a ApiPod,
-    pod_status: &'a PodStatus,
-    pull_secrets: &'a [Secret],
-    pod_ips: &'a [String],
-    backoff: &'a Backoff,
 }
 
 /// An ephemeral container seen as a container (`(*v1.Container)(&ec.EphemeralContainerCommon)`).
