@@ -257,7 +257,19 @@ pub fn to_kube_container_status(
         status.message = s.message.clone();
         status.exit_code = s.exit_code;
         status.finished_at = nanos_to_ts(s.finished_at);
-        let message = termination_message(os, s, &annotated.termination_message_path);
+        let fallback = annotated.termination_message_policy == "FallbackToLogsOnError"
+            && s.exit_code != 0
+            && s.reason != "ContainerCannotRun";
+        let mut message = termination_message(os, s, &annotated.termination_message_path);
+        if message.is_empty() && fallback && !s.log_path.is_empty() {
+            message = crate::logs::tail_cri_log(
+                os,
+                Path::new(&s.log_path),
+                crate::logs::TERMINATION_MESSAGE_LOG_LINES,
+                crate::logs::TERMINATION_MESSAGE_LOG_BYTES,
+            )
+            .unwrap_or_else(|e| e);
+        }
         if !message.is_empty() {
             if !status.message.is_empty() {
                 status.message.push_str(": ");

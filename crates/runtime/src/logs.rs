@@ -43,6 +43,45 @@ pub fn legacy_log_symlink(
     dir.join(format!("{name}.log"))
 }
 
+/// Lines read from the log for a termination message (`MaxContainerTerminationMessageLogLines`).
+pub const TERMINATION_MESSAGE_LOG_LINES: usize = 80;
+/// Bytes kept from the log for a termination message (`MaxContainerTerminationMessageLogLength`).
+pub const TERMINATION_MESSAGE_LOG_BYTES: usize = 2048;
+
+/// The content of the last `lines` lines of a CRI log file (`<time> <stream> <P|F> <text>`),
+/// partial lines joined, cut to the last `max_bytes` bytes (upstream
+/// `readLastStringFromContainerLogs`).
+pub fn tail_cri_log(
+    os: &dyn OsInterface,
+    path: &Path,
+    lines: usize,
+    max_bytes: usize,
+) -> Result<String, String> {
+    let data = os
+        .read(path)
+        .map_err(|e| format!("Error on reading termination message from logs: {e}"))?;
+    let text = String::from_utf8_lossy(&data);
+    let all: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    for line in &all[all.len().saturating_sub(lines)..] {
+        let mut parts = line.splitn(4, ' ');
+        let (_time, _stream, tag, content) =
+            (parts.next(), parts.next(), parts.next(), parts.next());
+        out.push_str(content.unwrap_or_default());
+        if tag != Some("P") {
+            out.push('\n');
+        }
+    }
+    if out.len() > max_bytes {
+        let mut cut = out.len() - max_bytes;
+        while !out.is_char_boundary(cut) {
+            cut += 1;
+        }
+        out = out[cut..].to_string();
+    }
+    Ok(out)
+}
+
 /// `containerLogMaxSize` / `containerLogMaxFiles`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LogRotatePolicy {

@@ -430,3 +430,27 @@ async fn big_logs_are_rotated_and_old_ones_dropped() {
         "older rotations are compressed: {files:?}"
     );
 }
+
+#[tokio::test]
+async fn termination_message_falls_back_to_logs_on_error() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let mut c = busybox("app");
+    c.termination_message_policy = Some("FallbackToLogsOnError".into());
+    let (_, status) = sync(&env, &m, &pod(vec![c], vec![])).await;
+    let id = running(&status, "app").id.id;
+    let log = "2026-01-01T00:00:00.000000000Z stdout F first\n\
+               2026-01-01T00:00:00.100000000Z stderr P part-\n\
+               2026-01-01T00:00:00.200000000Z stderr F two\n";
+    env.os
+        .write_file(
+            Path::new("/var/log/pods/default_web_uid-1/app/0.log"),
+            log.as_bytes(),
+        )
+        .unwrap();
+    env.runtime.exit_container(&id, 3).unwrap();
+    let status = m.get_pod_status("uid-1", "web", "default").await.unwrap();
+    let app = status.find_container_status_by_name("app").unwrap();
+    assert_eq!((app.state, app.exit_code), (ContainerState::Exited, 3));
+    assert_eq!(app.message, "first\npart-two\n");
+}
