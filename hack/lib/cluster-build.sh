@@ -42,6 +42,8 @@ if [[ "${1:-}" != "--force" ]] && up_to_date; then
   exit 0
 fi
 
+# The official tarball's location, for shells (sudo, CI) whose PATH lacks it.
+[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null && PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "cluster-build: go is not on PATH (need Go >= 1.25)" >&2; exit 1; }
 mkdir -p "$BIN_DIR"
 ver_flags=""

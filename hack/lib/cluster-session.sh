@@ -8,7 +8,8 @@
 # The cluster is started before COMMAND (building the binaries if needed, with progress on
 # stderr), so Rust tests calling kubelet_e2e::cluster::ensure() find it running and reuse
 # it. COMMAND sees KUBECONFIG and KRS_CLUSTER_* in its environment. Exit status is
-# COMMAND's (or cluster-up's if that fails). KRS_KEEP_CLUSTER=1 skips the teardown.
+# COMMAND's (or cluster-up's if that fails). KRS_KEEP_CLUSTER=1 skips the teardown;
+# KRS_KEEP_RUNTIME=1 tears down the cluster but leaves the private containerd running.
 set -euo pipefail
 HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -27,7 +28,9 @@ teardown() {
   if [[ ${KRS_KEEP_CLUSTER:-0} == 1 ]]; then
     echo "cluster-session: KRS_KEEP_CLUSTER=1, leaving the cluster up" >&2
   else
-    "$HACK/cluster-down.sh" || rc=1
+    local args=()
+    [[ ${KRS_KEEP_RUNTIME:-0} == 1 ]] && args+=(--keep-runtime)
+    "$HACK/cluster-down.sh" "${args[@]}" || rc=1
   fi
   exit "$rc"
 }

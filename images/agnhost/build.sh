@@ -33,6 +33,7 @@ log() { echo "[$(date +%H:%M:%S)] agnhost: $*" >&2; }
 
 [[ -x $BIN ]] || { echo "agnhost/build.sh: $BIN missing; run hack/lib/cluster-build.sh" >&2; exit 1; }
 [[ -x /bin/busybox ]] || { echo "agnhost/build.sh: /bin/busybox missing (apt-get install busybox-static)" >&2; exit 1; }
+[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null && PATH=$PATH:/usr/local/go/bin
 K8S_DIR=$(cd "$REPO/e2e/cluster" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)
 PORTER=$K8S_DIR/test/images/agnhost/porter
 
