@@ -11,6 +11,7 @@
 # Idempotent: running it with nothing up is a no-op.
 set -euo pipefail
 HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/cluster.sh
 source "$HACK/lib/cluster.sh"
 
 keep_runtime=0 purge=0

@@ -10,6 +10,7 @@
 #
 # Settings: see hack/lib/cluster.sh. Stop with hack/cluster-down.sh.
 set -euo pipefail
+# shellcheck source=lib/cluster.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cluster.sh"
 
 [[ $(id -u) == 0 ]] || krs_die "cluster-up.sh must run as root (it adds $KRS_CLUSTER_HOST_IP to lo)"

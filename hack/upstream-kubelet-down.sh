@@ -10,7 +10,9 @@
 # hack/runtime-down.sh, which hack/cluster-down.sh runs.
 set -euo pipefail
 HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/cluster.sh
 source "$HACK/lib/cluster.sh"
+# shellcheck source=lib/cluster-node.sh
 source "$HACK/lib/cluster-node.sh"
 [[ $(id -u) == 0 ]] || krs_die "upstream-kubelet-down.sh must run as root"
 

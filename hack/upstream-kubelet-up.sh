@@ -13,7 +13,9 @@
 # Stop with hack/upstream-kubelet-down.sh (or hack/cluster-down.sh, which calls it).
 set -euo pipefail
 HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/cluster.sh
 source "$HACK/lib/cluster.sh"
+# shellcheck source=lib/cluster-node.sh
 source "$HACK/lib/cluster-node.sh"
 
 NODE=${KRS_UPSTREAM_NODE:-krs-upstream}

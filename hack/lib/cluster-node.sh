@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Node-side helpers shared by hack/upstream-kubelet-*.sh (and usable for kubelet-rs nodes):
 # per-node directories, PKI, cgroup root, KubeletConfiguration, teardown.
 # Source after hack/lib/cluster.sh.
@@ -51,7 +52,7 @@ krs_node_cgroups_remove() {
   root=$(krs_node_cgroup_root "$1")
   for ctl in $(krs_v1_controllers); do
     [[ -d "$ctl$root" ]] || continue
-    for pid in $(find "$ctl$root" -name cgroup.procs -exec cat {} + 2>/dev/null); do
+    find "$ctl$root" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r pid; do
       kill -KILL "$pid" 2>/dev/null || true
     done
     find "$ctl$root" -depth -type d -exec rmdir {} \; 2>/dev/null || true

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Shared settings and helpers for hack/cluster-*.sh and hack/upstream-kubelet-*.sh.
 # Source it; it defines variables and functions only (no side effects).
 #
