@@ -2,8 +2,6 @@
 //! `applyLegacyDefaults` (`cmd/kubelet/app/options/options.go`) and the Linux
 //! `eviction.DefaultEvictionHard` (`pkg/kubelet/eviction/defaults_linux.go`).
 
-use std::collections::BTreeMap;
-
 use kubelet_apimachinery::Duration;
 use kubelet_features::{FeatureGate, FeatureGateError, gates};
 
@@ -29,18 +27,9 @@ pub const KUBELET_OOM_SCORE_ADJ: i32 = -999;
 pub const RESOLV_CONF_DEFAULT: &str = "/etc/resolv.conf";
 pub const DEFAULT_CONTAINER_RUNTIME_ENDPOINT: &str = "unix:///run/containerd/containerd.sock";
 
-/// `eviction.DefaultEvictionHard` on Linux.
-pub fn default_eviction_hard() -> BTreeMap<String, String> {
-    [
-        ("memory.available", "100Mi"),
-        ("nodefs.available", "10%"),
-        ("nodefs.inodesFree", "5%"),
-        ("imagefs.available", "15%"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect()
-}
+/// `eviction.DefaultEvictionHard` on Linux, filled in by `loadConfigFile` when the
+/// `--config` file has no `evictionHard` (`load_config_file`).
+pub use kubelet_apimachinery::default_eviction_hard;
 
 fn dflt<T>(v: &mut Option<T>, d: T) {
     if v.is_none() {

@@ -1,12 +1,15 @@
 //! The kubelet's own flag value types: `ReservedMemoryVar` and `RegisterWithTaintsVar`
-//! (`pkg/util/flag/flags.go`, `pkg/util/taints/taints.go`) and klog's `--vmodule`
+//! (`pkg/util/flag/flags.go`; taint parsing is `kubelet_apimachinery::parse_taints`) and klog's `--vmodule`
 //! (`component-base/logs/api/v1` `VModuleConfiguration.Set`).
 
 use std::collections::BTreeMap;
 
-use crate::types::{MemoryReservation, Taint, VModuleItem};
-use crate::validation::names::{is_qualified_name, is_valid_label_value};
+use kubelet_apimachinery::{Quantity, TaintEffect, parse_taints_flag};
 
+use crate::types::{MemoryReservation, Taint, VModuleItem};
+
+/// `ReservedMemoryVar.Set`: `node:type=qty[,type=qty...]` reservations, several per value
+/// when separated by `;`. The first use replaces the default, later uses append.
 pub(crate) fn set_reserved_memory(
     v: &mut Vec<MemoryReservation>,
     s: &str,
@@ -20,92 +23,76 @@ pub(crate) fn set_reserved_memory(
         v.clear();
     }
     for reservation in s.split(';') {
-        let parts: Vec<&str> = reservation.split(':').collect();
-        let [node, types] = parts.as_slice() else {
-            return Err(format!(
-                "the reserved memory has incorrect format, expected numaNodeID:type=quantity[,type=quantity...], got {reservation}"
-            ));
-        };
-        let numa_node: i32 = node.parse().map_err(|_| {
-            format!("failed to convert the NUMA node ID, exptected integer, got {node}")
-        })?;
-        let mut limits = BTreeMap::new();
-        for item in types.split(',') {
-            let kv: Vec<&str> = item.split('=').collect();
-            let [name, qty] = kv.as_slice() else {
-                return Err(format!(
-                    "the reserved limit has incorrect value, expected type=quantatity, got {item}"
-                ));
-            };
-            if *name != "memory" && !name.starts_with("hugepages-") {
-                return Err(format!(
-                    "memory type conversion error, unknown type: {name:?}"
-                ));
-            }
-            limits.insert((*name).to_string(), (*qty).to_string());
-        }
-        v.push(MemoryReservation { numa_node, limits });
+        v.push(parse_reservation(reservation)?);
     }
     Ok(())
 }
 
-fn parse_taint(spec: &str) -> Result<Taint, String> {
-    let invalid = || format!("invalid taint spec: {spec}");
-    let parts: Vec<&str> = spec.split(':').collect();
-    let (key, value, effect) = match parts.as_slice() {
-        [key] => ((*key).to_string(), String::new(), String::new()),
-        [kv, effect] => {
-            if !matches!(*effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
-                return Err(format!(
-                    "invalid taint effect: {effect}, unsupported taint effect"
-                ));
-            }
-            let kv: Vec<&str> = kv.split('=').collect();
-            match kv.as_slice() {
-                [k] => ((*k).to_string(), String::new(), (*effect).to_string()),
-                [k, v] => {
-                    let errs = is_valid_label_value(v);
-                    if !errs.is_empty() {
-                        return Err(format!("invalid taint spec: {spec}, {}", errs.join("; ")));
-                    }
-                    ((*k).to_string(), (*v).to_string(), (*effect).to_string())
-                }
-                _ => return Err(invalid()),
-            }
-        }
-        _ => return Err(invalid()),
+fn parse_reservation(reservation: &str) -> Result<MemoryReservation, String> {
+    let parts: Vec<&str> = reservation.split(':').collect();
+    let [node, types] = parts.as_slice() else {
+        return Err(format!(
+            "the reserved memory has incorrect format, expected numaNodeID:type=quantity[,type=quantity...], got {reservation}"
+        ));
     };
-    let errs = is_qualified_name(&key);
-    if !errs.is_empty() {
-        return Err(format!("invalid taint spec: {spec}, {}", errs.join("; ")));
-    }
-    Ok(Taint {
-        key,
-        value,
-        effect,
-        time_added: None,
-    })
-}
-
-/// `RegisterWithTaintsVar.Set`: comma-separated `key[=value]:effect` specs, replacing the list.
-pub(crate) fn parse_taints(value: &str) -> Result<Vec<Taint>, String> {
-    let mut out: Vec<Taint> = Vec::new();
-    for spec in value.split(',') {
-        let taint = parse_taint(spec)?;
-        if taint.effect.is_empty() {
-            return Err(format!("invalid taint spec: {spec}"));
-        }
-        if out
-            .iter()
-            .any(|t| t.key == taint.key && t.effect == taint.effect)
-        {
+    let numa_node: i32 = node.parse().map_err(|_| {
+        format!("failed to convert the NUMA node ID, exptected integer, got {node}")
+    })?;
+    let mut limits = BTreeMap::new();
+    for item in types.split(',') {
+        let kv: Vec<&str> = item.split('=').collect();
+        let [name, qty] = kv.as_slice() else {
             return Err(format!(
-                "duplicated taints with the same key and effect: {taint:?}"
+                "the reserved limit has incorrect value, expected type=quantatity, got {item}"
+            ));
+        };
+        if *name != "memory" && !name.starts_with("hugepages-") {
+            return Err(format!(
+                "memory type conversion error, unknown type: {name:?}"
             ));
         }
-        out.push(taint);
+        let q = Quantity::parse(qty).map_err(|_| {
+            format!("failed to parse the quantatity, expected quantatity, got {qty}")
+        })?;
+        limits.insert((*name).to_string(), q);
     }
-    Ok(out)
+    Ok(MemoryReservation { numa_node, limits })
+}
+
+/// `ReservedMemoryVar.String`: `node:type=qty,...` per reservation, each part sorted.
+pub(crate) fn format_reserved_memory(v: &[MemoryReservation]) -> String {
+    let mut slices: Vec<String> = v
+        .iter()
+        .map(|r| {
+            let limits: Vec<String> = r.limits.iter().map(|(k, q)| format!("{k}={q}")).collect();
+            format!("{}:{}", r.numa_node, limits.join(","))
+        })
+        .collect();
+    slices.sort();
+    slices.join(",")
+}
+
+/// `RegisterWithTaintsVar.Set` (`pkg/util/flag/flags.go`), into the config's `v1.Taint`.
+pub(crate) fn parse_taints(value: &str) -> Result<Vec<Taint>, String> {
+    let taints = parse_taints_flag(value).map_err(|e| e.to_string())?;
+    Ok(taints
+        .into_iter()
+        .map(|t| Taint {
+            key: t.key,
+            value: t.value,
+            effect: t.effect.map_or("", TaintEffect::as_str).to_string(),
+            time_added: None,
+        })
+        .collect())
+}
+
+/// `RegisterWithTaintsVar.String`: `key=value:effect` joined with commas.
+pub(crate) fn format_taints(v: &[Taint]) -> String {
+    let parts: Vec<String> = v
+        .iter()
+        .map(|t| format!("{}={}:{}", t.key, t.value, t.effect))
+        .collect();
+    parts.join(",")
 }
 
 /// `VModuleConfiguration.Set`: `pattern=N,...`.

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use kubelet_apimachinery::Duration;
+use kubelet_apimachinery::{Duration, format_langle_map, parse_langle_map};
 use kubelet_features::parse_go_bool;
 
 use crate::flags::{Parsed, VersionRequest};
@@ -166,24 +166,27 @@ fn csv_fields(s: &str) -> Vec<String> {
     out
 }
 
-fn map_pairs(value: &str, sep: char, no_split: bool) -> Result<Vec<(String, String)>, String> {
+/// `MapStringString.Set`: `k=v` items split on `,` (unless `no_split`), empty items
+/// skipped, key and value trimmed.
+fn map_pairs(value: &str, no_split: bool) -> Result<Vec<(String, String)>, String> {
     let items: Vec<&str> = if no_split {
         vec![value]
     } else {
         value.split(',').collect()
     };
     let mut out = Vec::new();
-    for item in items {
-        let item = if no_split { item } else { item.trim() };
-        if item.is_empty() && !no_split {
-            continue;
-        }
-        let Some((k, v)) = item.split_once(sep) else {
-            return Err(format!("malformed pair, expect string{sep}string"));
+    for item in items.into_iter().filter(|i| !i.is_empty()) {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err("malformed pair, expect string=string".to_string());
         };
         out.push((k.trim().to_string(), v.trim().to_string()));
     }
     Ok(out)
+}
+
+/// `LangleSeparatedMapStringString.Set`.
+fn langle_pairs(value: &str) -> Result<BTreeMap<String, String>, String> {
+    parse_langle_map(value).map_err(|e| e.to_string())
 }
 
 fn map_bool_pairs(value: &str) -> Result<Vec<(String, bool)>, String> {
@@ -229,13 +232,13 @@ pub(crate) fn set(t: Target, p: &mut Parsed, value: &str, first: bool) -> Result
         Target::OptDur(a, _) => *a(p) = Some(parse_dur(value)?),
         Target::Strings(a, _) => set_strings(a(p), value, first),
         Target::OptStrings(a, _) => set_strings(a(p).get_or_insert_with(Vec::new), value, first),
-        Target::MapStr(a, _, no_split) => set_map(a(p), map_pairs(value, '=', no_split)?, first),
+        Target::MapStr(a, _, no_split) => set_map(a(p), map_pairs(value, no_split)?, first),
         Target::LangleMap(a, _) => set_map(
             a(p).get_or_insert_with(BTreeMap::new),
-            map_pairs(value, '<', false)?,
+            langle_pairs(value)?,
             first,
         ),
-        Target::LangleMapPlain(a, _) => set_map(a(p), map_pairs(value, '<', false)?, first),
+        Target::LangleMapPlain(a, _) => set_map(a(p), langle_pairs(value)?, first),
         Target::MapBool(a, _) => set_map(a(p), map_bool_pairs(value)?, first),
         Target::ConfMap(a, _) => set_conf_map(a(p), value),
         Target::ColonMultimap(a, _) => set_multimap(a(p), value, first)?,
@@ -301,7 +304,11 @@ fn set_strings(v: &mut Vec<String>, value: &str, first: bool) {
     }
 }
 
-fn set_map<V>(m: &mut BTreeMap<String, V>, pairs: Vec<(String, V)>, first: bool) {
+fn set_map<V>(
+    m: &mut BTreeMap<String, V>,
+    pairs: impl IntoIterator<Item = (String, V)>,
+    first: bool,
+) {
     if first {
         m.clear();
     }
@@ -362,27 +369,15 @@ pub(crate) fn render(t: Target, p: &Parsed) -> String {
         Target::MapStr(_, g, _) | Target::ConfMap(_, g) => {
             join(g(p).iter().map(|(k, v)| format!("{k}={v}")))
         }
-        Target::LangleMap(_, g) => join(g(p).iter().flatten().map(|(k, v)| format!("{k}<{v}"))),
-        Target::LangleMapPlain(_, g) => join(g(p).iter().map(|(k, v)| format!("{k}<{v}"))),
+        Target::LangleMap(_, g) => g(p).as_ref().map(format_langle_map).unwrap_or_default(),
+        Target::LangleMapPlain(_, g) => format_langle_map(g(p)),
         Target::MapBool(_, g) => join(g(p).iter().map(|(k, v)| format!("{k}={v}"))),
         Target::ColonMultimap(_, g) => join(
             g(p).iter()
                 .flat_map(|(k, vs)| vs.iter().map(move |v| format!("{k}:{v}"))),
         ),
-        Target::ReservedMemory(_, g) => {
-            if g(p).is_empty() {
-                String::new()
-            } else {
-                format!("{:?}", g(p))
-            }
-        }
-        Target::Taints(_, g) => {
-            if g(p).is_empty() {
-                "[]".to_string()
-            } else {
-                format!("{:?}", g(p))
-            }
-        }
+        Target::ReservedMemory(_, g) => crate::flagparse_extra::format_reserved_memory(g(p)),
+        Target::Taints(_, g) => crate::flagparse_extra::format_taints(g(p)),
         Target::Level(_, g) => g(p).to_string(),
         Target::VModule(_, g) => join(
             g(p).iter()

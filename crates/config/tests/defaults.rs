@@ -142,8 +142,11 @@ fn config_file_uses_v1beta1_defaults() {
     );
     let s = run(&["--config=/etc/kubelet/config.yaml"], &fs);
     let mut want = common();
+    // eviction.DefaultEvictionHard (pkg/kubelet/eviction/defaults_linux.go); imagefs.inodesFree
+    // is in it since 1.30 (kubernetes/kubernetes#121834).
     want["evictionHard"] = json!({
         "imagefs.available": "15%",
+        "imagefs.inodesFree": "5%",
         "memory.available": "100Mi",
         "nodefs.available": "10%",
         "nodefs.inodesFree": "5%"

@@ -236,7 +236,10 @@ fn taints_and_reserved_memory() {
     assert_eq!(s.config.register_with_taints.len(), 2);
     assert_eq!(s.config.register_with_taints[0].value, "b");
     assert_eq!(s.config.reserved_memory.len(), 2);
-    assert_eq!(s.config.reserved_memory[0].limits["hugepages-2Mi"], "2Gi");
+    assert_eq!(
+        s.config.reserved_memory[0].limits["hugepages-2Mi"].to_string(),
+        "2Gi"
+    );
     assert!(
         err(&["--register-with-taints=a=b:Bogus"])
             .ends_with("invalid taint effect: Bogus, unsupported taint effect")
@@ -244,6 +247,36 @@ fn taints_and_reserved_memory() {
     assert!(
         err(&["--reserved-memory=0:cpu=1"])
             .ends_with("memory type conversion error, unknown type: \"cpu\"")
+    );
+}
+
+/// `ReservedMemoryVar.Set` and `RegisterWithTaintsVar.Set` (`pkg/util/flag/flags.go`).
+#[test]
+fn reserved_memory_and_taint_flag_details() {
+    let s = run(&["--reserved-memory=0:memory=1024Mi;1:hugepages-1Gi=2Gi"]);
+    let got: Vec<String> = s
+        .config
+        .reserved_memory
+        .iter()
+        .flat_map(|r| {
+            r.limits
+                .iter()
+                .map(move |(k, q)| format!("{}:{k}={q}", r.numa_node))
+        })
+        .collect();
+    assert_eq!(got, ["0:memory=1Gi", "1:hugepages-1Gi=2Gi"]);
+    assert!(
+        err(&["--reserved-memory=0:memory=lots"])
+            .ends_with("failed to parse the quantatity, expected quantatity, got lots")
+    );
+    // ParseTaints: `key-` removals are accepted and dropped, an effect is required,
+    // and a key/effect pair may appear once.
+    let s = run(&["--register-with-taints=a=b:NoSchedule,c:NoExecute-"]);
+    assert_eq!(s.config.register_with_taints.len(), 1);
+    assert!(err(&["--register-with-taints=a"]).ends_with("invalid taint spec: a"));
+    assert!(
+        err(&["--register-with-taints=a=b:NoSchedule,a=c:NoSchedule"])
+            .ends_with("duplicated taints with the same key and effect: {a c NoSchedule <nil>}")
     );
 }
 

@@ -139,9 +139,11 @@ fn eviction_hard_replaced_or_merged() {
         .config
         .eviction_hard
         .unwrap();
-    assert_eq!(b.len(), 4);
+    // The four other Linux defaults (with imagefs.inodesFree, kubernetes/kubernetes#121834).
+    assert_eq!(b.len(), 5);
     assert_eq!(b["memory.available"], "1Gi");
     assert_eq!(b["imagefs.available"], "15%");
+    assert_eq!(b["imagefs.inodesFree"], "5%");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use kubelet_apimachinery::Duration;
+use kubelet_apimachinery::{Duration, Quantity};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -88,14 +88,14 @@ pub struct ShutdownGracePeriodByPodPriority {
     pub shutdown_grace_period_seconds: i64,
 }
 
-/// `MemoryReservation`: `limits` is a `v1.ResourceList` (resource name to quantity string).
+/// `MemoryReservation`: `limits` is a `v1.ResourceList` (resource name to quantity).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryReservation {
     #[serde(default)]
     pub numa_node: i32,
     #[serde(default)]
-    pub limits: BTreeMap<String, String>,
+    pub limits: BTreeMap<String, Quantity>,
 }
 
 /// `v1.Taint` as used by `registerWithTaints`.

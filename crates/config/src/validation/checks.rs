@@ -1,6 +1,6 @@
 //! The first part of `ValidateKubeletConfiguration`, in upstream order.
 
-use kubelet_apimachinery::Duration;
+use kubelet_apimachinery::{Duration, check_taint_validation};
 use kubelet_features::{FeatureGate, gates};
 
 use crate::types::KubeletConfiguration;
@@ -12,59 +12,66 @@ fn port_ok(p: i32) -> bool {
 }
 
 pub(super) fn general(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<String>) {
-    let mut e = |s: String| errs.push(s);
     if kc.node_lease_duration_seconds <= 0 {
-        e(format!(
+        errs.push(format!(
             "{P} nodeLeaseDurationSeconds must be greater than 0"
         ));
     }
     if !kc.system_cgroups.is_empty() && kc.cgroup_root.is_empty() {
-        e(format!(
+        errs.push(format!(
             "{P} systemCgroups (--system-cgroups) was specified and cgroupRoot (--cgroup-root) was not specified"
         ));
     }
-    if kc.event_burst < 0 {
-        e(format!(
-            "{P} eventBurst (--event-burst) {} must not be a negative number",
-            kc.event_burst
-        ));
-    }
-    let qps = kc.event_record_qps.unwrap_or(0);
-    if qps < 0 {
-        e(format!(
-            "{P} eventRecordQPS (--event-qps) {qps} must not be a negative number"
-        ));
-    }
+    non_negative(errs, "eventBurst (--event-burst)", kc.event_burst.into());
+    non_negative(
+        errs,
+        "eventRecordQPS (--event-qps)",
+        opt(kc.event_record_qps),
+    );
     let healthz = kc.healthz_port.unwrap_or(0);
     if healthz != 0 && !port_ok(healthz) {
-        e(format!(
+        errs.push(format!(
             "{P} healthzPort (--healthz-port) {healthz} must be between 1 and 65535, inclusive"
         ));
     }
+    cfs_quota_period(kc, g, errs);
+    image_gc(kc, g, errs);
+    numbers(kc, errs);
+}
+
+fn cfs_quota_period(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<String>) {
     let period = kc.cpu_cfs_quota_period.unwrap_or(Duration::ZERO);
     let custom = g.enabled(gates::CPU_CFS_QUOTA_PERIOD);
     if !custom && period != Duration::from_millis(100) {
-        e(format!(
+        errs.push(format!(
             "{P} cpuCFSQuotaPeriod (--cpu-cfs-quota-period) {period} requires feature gate CustomCPUCFSQuotaPeriod"
         ));
     }
     if custom && !(Duration::from_millis(1)..=Duration::from_secs(1)).contains(&period) {
-        e(format!(
+        errs.push(format!(
             "{P} cpuCFSQuotaPeriod (--cpu-cfs-quota-period) {period} must be between 1ms and 1sec, inclusive"
         ));
     }
-    let high = kc.image_gc_high_threshold_percent.unwrap_or(0);
-    let low = kc.image_gc_low_threshold_percent.unwrap_or(0);
-    if !(0..=100).contains(&high) {
-        e(format!(
-            "{P} imageGCHighThresholdPercent (--image-gc-high-threshold) {high} must be between 0 and 100, inclusive"
-        ));
-    }
-    if !(0..=100).contains(&low) {
-        e(format!(
-            "{P} imageGCLowThresholdPercent (--image-gc-low-threshold) {low} must be between 0 and 100, inclusive"
-        ));
-    }
+}
+
+fn image_gc(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<String>) {
+    let high = opt(kc.image_gc_high_threshold_percent);
+    let low = opt(kc.image_gc_low_threshold_percent);
+    in_range(
+        errs,
+        "imageGCHighThresholdPercent (--image-gc-high-threshold)",
+        high,
+        0,
+        100,
+    );
+    in_range(
+        errs,
+        "imageGCLowThresholdPercent (--image-gc-low-threshold)",
+        low,
+        0,
+        100,
+    );
+    let mut e = |s: String| errs.push(s);
     if low >= high {
         e(format!(
             "{P} imageGCLowThresholdPercent (--image-gc-low-threshold) {low} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) {high}"
@@ -91,100 +98,101 @@ pub(super) fn general(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec
             "{P} imageMaximumGCAge {max_age} must be greater than imageMinimumGCAge {min_age}"
         ));
     }
-    numbers(kc, errs);
+}
+
+/// `<field> <v> must not be a negative number`.
+fn non_negative(errs: &mut Vec<String>, field: &str, v: i64) {
+    if v < 0 {
+        errs.push(format!("{P} {field} {v} must not be a negative number"));
+    }
+}
+
+/// `<field> <v> must be between <lo> and <hi>, inclusive` (upstream `IsInRange`).
+fn in_range(errs: &mut Vec<String>, field: &str, v: i64, lo: i64, hi: i64) {
+    if !(lo..=hi).contains(&v) {
+        errs.push(format!(
+            "{P} {field} {v} must be between {lo} and {hi}, inclusive"
+        ));
+    }
+}
+
+/// An optional int32 field read as upstream's internal (defaulted) value.
+fn opt(v: Option<i32>) -> i64 {
+    i64::from(v.unwrap_or(0))
 }
 
 fn numbers(kc: &KubeletConfiguration, errs: &mut Vec<String>) {
-    let mut e = |s: String| errs.push(s);
-    let drop_bit = kc.iptables_drop_bit.unwrap_or(0);
-    if !(0..=31).contains(&drop_bit) {
-        e(format!(
-            "{P} iptablesDropBit (--iptables-drop-bit) {drop_bit} must be between 0 and 31, inclusive"
-        ));
-    }
-    let masq = kc.iptables_masquerade_bit.unwrap_or(0);
-    if !(0..=31).contains(&masq) {
-        e(format!(
-            "{P} iptablesMasqueradeBit (--iptables-masquerade-bit) {masq} must be between 0 and 31, inclusive"
-        ));
-    }
-    if kc.kube_api_burst < 0 {
-        e(format!(
-            "{P} kubeAPIBurst (--kube-api-burst) {} must not be a negative number",
-            kc.kube_api_burst
-        ));
-    }
-    let api_qps = kc.kube_api_qps.unwrap_or(0);
-    if api_qps < 0 {
-        e(format!(
-            "{P} kubeAPIQPS (--kube-api-qps) {api_qps} must not be a negative number"
-        ));
-    }
-    let max_images = kc.node_status_max_images.unwrap_or(0);
+    let drop_bit = opt(kc.iptables_drop_bit);
+    in_range(
+        errs,
+        "iptablesDropBit (--iptables-drop-bit)",
+        drop_bit,
+        0,
+        31,
+    );
+    let masq = opt(kc.iptables_masquerade_bit);
+    in_range(
+        errs,
+        "iptablesMasqueradeBit (--iptables-masquerade-bit)",
+        masq,
+        0,
+        31,
+    );
+    let burst = i64::from(kc.kube_api_burst);
+    non_negative(errs, "kubeAPIBurst (--kube-api-burst)", burst);
+    non_negative(errs, "kubeAPIQPS (--kube-api-qps)", opt(kc.kube_api_qps));
+    let max_images = opt(kc.node_status_max_images);
     if max_images < -1 {
-        e(format!(
+        errs.push(format!(
             "{P} nodeStatusMaxImages (--node-status-max-images) {max_images} must be -1 or greater"
         ));
     }
-    if kc.max_open_files < 0 {
-        e(format!(
-            "{P} maxOpenFiles (--max-open-files) {} must not be a negative number",
-            kc.max_open_files
-        ));
+    non_negative(errs, "maxOpenFiles (--max-open-files)", kc.max_open_files);
+    non_negative(errs, "maxPods (--max-pods)", kc.max_pods.into());
+    let oom = opt(kc.oom_score_adj);
+    in_range(errs, "oomScoreAdj (--oom-score-adj)", oom, -1000, 1000);
+    non_negative(
+        errs,
+        "podsPerCore (--pods-per-core)",
+        kc.pods_per_core.into(),
+    );
+    ports(kc, errs);
+    non_negative(
+        errs,
+        "registryBurst (--registry-burst)",
+        kc.registry_burst.into(),
+    );
+    non_negative(
+        errs,
+        "registryPullQPS (--registry-qps)",
+        opt(kc.registry_pull_qps),
+    );
+    if let Some(n) = kc.max_parallel_image_pulls {
+        if n < 1 {
+            errs.push(format!(
+                "{P} maxParallelImagePulls {n} must be a positive number"
+            ));
+        }
+        if kc.serialize_image_pulls.unwrap_or(false) && n > 1 {
+            errs.push(format!(
+                "{P} maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false"
+            ));
+        }
     }
-    if kc.max_pods < 0 {
-        e(format!(
-            "{P} maxPods (--max-pods) {} must not be a negative number",
-            kc.max_pods
-        ));
-    }
-    let oom = kc.oom_score_adj.unwrap_or(0);
-    if !(-1000..=1000).contains(&oom) {
-        e(format!(
-            "{P} oomScoreAdj (--oom-score-adj) {oom} must be between -1000 and 1000, inclusive"
-        ));
-    }
-    if kc.pods_per_core < 0 {
-        e(format!(
-            "{P} podsPerCore (--pods-per-core) {} must not be a negative number",
-            kc.pods_per_core
-        ));
-    }
+}
+
+fn ports(kc: &KubeletConfiguration, errs: &mut Vec<String>) {
     if !port_ok(kc.port) {
-        e(format!(
+        errs.push(format!(
             "{P} port (--port) {} must be between 1 and 65535, inclusive",
             kc.port
         ));
     }
     if kc.read_only_port != 0 && !port_ok(kc.read_only_port) {
-        e(format!(
+        errs.push(format!(
             "{P} readOnlyPort (--read-only-port) {} must be between 0 and 65535, inclusive",
             kc.read_only_port
         ));
-    }
-    if kc.registry_burst < 0 {
-        e(format!(
-            "{P} registryBurst (--registry-burst) {} must not be a negative number",
-            kc.registry_burst
-        ));
-    }
-    let reg_qps = kc.registry_pull_qps.unwrap_or(0);
-    if reg_qps < 0 {
-        e(format!(
-            "{P} registryPullQPS (--registry-qps) {reg_qps} must not be a negative number"
-        ));
-    }
-    if let Some(n) = kc.max_parallel_image_pulls {
-        if n < 1 {
-            e(format!(
-                "{P} maxParallelImagePulls {n} must be a positive number"
-            ));
-        }
-        if kc.serialize_image_pulls.unwrap_or(false) && n > 1 {
-            e(format!(
-                "{P} maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false"
-            ));
-        }
     }
 }
 
@@ -200,7 +208,7 @@ pub(super) fn gated(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<S
         ));
     }
     for taint in &kc.register_with_taints {
-        if super::extra::check_taint(taint).is_err() {
+        if check_taint_validation(&taint.key, &taint.value, &taint.effect).is_err() {
             let added = taint.time_added.as_deref().unwrap_or("<nil>");
             errs.push(format!(
                 "invalid taint: {{{} {} {} {added}}}",

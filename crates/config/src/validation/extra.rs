@@ -1,39 +1,12 @@
 //! The second part of `ValidateKubeletConfiguration`, in upstream order.
 
-use kubelet_apimachinery::Duration;
+use kubelet_apimachinery::{CpuSet, Duration};
 use kubelet_features::{FeatureGate, gates};
 
 use super::HostInfo;
-use super::names::{is_qualified_name, is_valid_label_value};
-use crate::types::{KubeletConfiguration, Taint};
+use crate::types::KubeletConfiguration;
 
 const P: &str = "invalid configuration:";
-
-/// `utiltaints.CheckTaintValidation`.
-pub(super) fn check_taint(t: &Taint) -> Result<(), String> {
-    let errs = is_qualified_name(&t.key);
-    if !errs.is_empty() {
-        return Err(format!("invalid taint key: {}", errs.join("; ")));
-    }
-    if !t.value.is_empty() {
-        let errs = is_valid_label_value(&t.value);
-        if !errs.is_empty() {
-            return Err(format!("invalid taint value: {}", errs.join("; ")));
-        }
-    }
-    if !t.effect.is_empty()
-        && !matches!(
-            t.effect.as_str(),
-            "NoSchedule" | "PreferNoSchedule" | "NoExecute"
-        )
-    {
-        return Err(format!(
-            "invalid taint effect: {}, unsupported taint effect",
-            t.effect
-        ));
-    }
-    Ok(())
-}
 
 pub(super) fn shutdown(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<String>) {
     let (total, critical) = (
@@ -137,37 +110,12 @@ fn image_credentials(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<
     }
 }
 
-/// `cpuset.Parse`, returning only its error.
-pub(crate) fn parse_cpuset(s: &str) -> Result<Vec<u32>, String> {
-    let mut out = Vec::new();
-    if s.is_empty() {
-        return Ok(out);
-    }
-    let atoi = |x: &str| {
-        x.parse::<u32>()
-            .map_err(|_| format!("strconv.Atoi: parsing {x:?}: invalid syntax"))
-    };
-    for r in s.split(',') {
-        match r.split_once('-') {
-            None => out.push(atoi(r)?),
-            Some((a, b)) => {
-                let (start, end) = (atoi(a)?, atoi(b)?);
-                if start > end {
-                    return Err(format!("invalid range {r:?} ({start} > {end})"));
-                }
-                out.extend(start..=end);
-            }
-        }
-    }
-    Ok(out)
-}
-
 fn reserved(kc: &KubeletConfiguration, errs: &mut Vec<String>) {
     if !kc.reserved_system_cpus.is_empty() {
         if !kc.system_reserved_cgroup.is_empty() || !kc.kube_reserved_cgroup.is_empty() {
             errs.push(format!("{P} can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup (--system-reserved-cgroup) or kubeReservedCgroup (--kube-reserved-cgroup)"));
         }
-        if let Err(e) = parse_cpuset(&kc.reserved_system_cpus) {
+        if let Err(e) = CpuSet::parse(&kc.reserved_system_cpus) {
             errs.push(format!(
                 "{P} unable to parse reservedSystemCPUs (--reserved-cpus) {}, error: {e}",
                 kc.reserved_system_cpus
@@ -181,7 +129,7 @@ fn reserved(kc: &KubeletConfiguration, errs: &mut Vec<String>) {
             if name != "memory" && !name.starts_with("hugepages-") {
                 errs.push(format!("{P} the limit type {name:?} for NUMA node {node} is not supported, only [memory hugepages-<HugePageSize>] is accepted"));
             }
-            if quantity_is_zero(q) {
+            if q.is_zero() {
                 errs.push(format!(
                     "{P} reserved memory may not be zero for NUMA node {node} and resource {name:?}"
                 ));
@@ -191,16 +139,6 @@ fn reserved(kc: &KubeletConfiguration, errs: &mut Vec<String>) {
             }
         }
     }
-}
-
-/// Whether a quantity string denotes zero (its numeric part is 0).
-fn quantity_is_zero(q: &str) -> bool {
-    let num: String = q
-        .trim()
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
-        .collect();
-    num.parse::<f64>().is_ok_and(|v| v == 0.0)
 }
 
 pub(super) fn rest(

@@ -3,7 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::names::{is_qualified_name, is_valid_label_value};
+use kubelet_apimachinery::{is_qualified_name, is_valid_label_value};
+
 use crate::flags::KubeletFlags;
 use crate::help::{KUBELET_LABEL_NAMESPACES, KUBELET_LABELS};
 

@@ -7,7 +7,6 @@ mod checks;
 mod checks_tail;
 mod extra;
 mod flags;
-pub mod names;
 
 use kubelet_features::FeatureGate;
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use kubelet_apimachinery::Duration;
+use kubelet_apimachinery::{Duration, Quantity};
 use kubelet_features::FeatureGate;
 
 use super::*;
@@ -417,10 +417,10 @@ fn reserved_system_cpus() {
 
 #[test]
 fn reserved_memory() {
-    let limits = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+    let limits = |pairs: &[(&str, &str)]| -> BTreeMap<String, Quantity> {
         pairs
             .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .map(|(k, v)| (k.to_string(), Quantity::parse(v).unwrap()))
             .collect()
     };
     let errs = errors(|kc| {
