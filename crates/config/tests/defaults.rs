@@ -129,7 +129,12 @@ fn no_config_file_uses_legacy_defaults() {
     want["authentication"]["anonymous"]["enabled"] = json!(true);
     want["authentication"]["webhook"]["enabled"] = json!(false);
     want["authorization"]["mode"] = json!("AlwaysAllow");
-    // evictionHard has no default without a config file (it is filled at file-load time).
+    // evictionHard has no default without a config file. Checked against upstream:
+    // SetDefaults_KubeletConfiguration (pkg/kubelet/apis/config/v1beta1/defaults.go) does
+    // not set it since kubernetes/kubernetes#110263; only loadConfigFile
+    // (cmd/kubelet/app/server.go) fills eviction.DefaultEvictionHard, and
+    // NewKubeletConfiguration/applyLegacyDefaults (cmd/kubelet/app/options/options.go) leave
+    // it nil, so `kubelet --help` shows no default for --eviction-hard.
     assert_fields(&s.config.to_versioned_json(), &want);
     assert!(s.config.eviction_hard.is_none());
 }
@@ -162,6 +167,9 @@ fn config_dir_alone_keeps_legacy_defaults() {
     );
     let s = run(&["--config-dir=/etc/kubelet.d"], &fs);
     assert_eq!(s.config.max_pods, 7);
+    // mergeKubeletConfigurations (cmd/kubelet/app/server.go) does not go through
+    // loadConfigFile, so drop-ins alone do not bring evictionHard defaults either.
+    assert!(s.config.eviction_hard.is_none());
     assert_eq!(s.config.read_only_port, 10255);
     assert_eq!(s.config.authorization.mode, "AlwaysAllow");
     assert_eq!(s.config.authentication.anonymous.enabled, Some(true));

@@ -82,6 +82,32 @@ fn unknown_and_duplicate_fields_fall_back_to_lenient_with_warning() {
     );
 }
 
+/// Not in 1.35's v1beta1 `types.go` (staging/src/k8s.io/kubelet/config/v1beta1): upstream
+/// added `draManagerReconcilePeriod` (kubernetes/kubernetes#136946, default 60s) and
+/// `memoryReservationPolicy` (None | TieredReservation, for MemoryQoS) in 1.36. A 1.35
+/// kubelet treats them as unknown fields: lenient decoding with a warning.
+#[test]
+fn fields_added_after_1_35_are_unknown() {
+    let fs = FakeFs::default().with_file(
+        "/c.yaml",
+        &format!(
+            "{HDR}draManagerReconcilePeriod: 30s
+memoryReservationPolicy: None
+"
+        ),
+    );
+    let s = run(&["--config=/c.yaml"], &fs);
+    assert_eq!(
+        s.warnings,
+        vec![
+            "Using lenient decoding as strict decoding failed: strict decoding error: unknown field \"draManagerReconcilePeriod\", unknown field \"memoryReservationPolicy\""
+        ]
+    );
+    let json = s.config.to_versioned_json();
+    assert!(json.get("draManagerReconcilePeriod").is_none());
+    assert!(json.get("memoryReservationPolicy").is_none());
+}
+
 #[test]
 fn type_errors_are_fatal() {
     let fs = FakeFs::default().with_file("/c.yaml", &format!("{HDR}maxPods: lots\n"));

@@ -160,7 +160,8 @@ pub(super) fn rest(
     super::checks_tail::logging_and_tail(kc, g, errs);
 }
 
-/// `validateKubeletOSConfiguration` (Linux).
+/// `validateKubeletOSConfiguration` (`pkg/kubelet/apis/config/validation/validation_linux.go`):
+/// only the first problem is reported.
 fn os(kc: &KubeletConfiguration, host: HostInfo) -> Option<String> {
     if kc.fail_cgroup_v1.unwrap_or(false) && host.cgroup_v1 {
         return Some("kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is in maintenance mode".to_string());
@@ -169,6 +170,30 @@ fn os(kc: &KubeletConfiguration, host: HostInfo) -> Option<String> {
         return Some(format!(
             "{P} singleProcessOOMKill must not be explicitly set to false when using cgroup v1"
         ));
+    }
+    let ids = kc.user_namespaces.as_ref().and_then(|u| u.ids_per_pod)?;
+    ids_per_pod(ids)
+}
+
+/// `userNsUnitLength` in `validation_linux.go`: user namespaces are handed out in
+/// blocks of 65536 IDs.
+const USER_NS_UNIT_LENGTH: i64 = 65536;
+
+/// The `userNamespaces.idsPerPod` checks of `validation_linux.go`.
+fn ids_per_pod(ids: i64) -> Option<String> {
+    let field = "userNamespaces.idsPerPod";
+    if ids < USER_NS_UNIT_LENGTH {
+        return Some(format!(
+            "{P} {field} must not be less than {USER_NS_UNIT_LENGTH}"
+        ));
+    }
+    if ids % USER_NS_UNIT_LENGTH != 0 {
+        return Some(format!(
+            "{P} {field} must be a multiple of {USER_NS_UNIT_LENGTH}"
+        ));
+    }
+    if ids > i64::from(u32::MAX) {
+        return Some(format!("{P} {field} must not be more than {}", u32::MAX));
     }
     None
 }

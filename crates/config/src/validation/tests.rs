@@ -9,6 +9,7 @@ use kubelet_features::FeatureGate;
 use super::*;
 use crate::types::{
     MemoryReservation, ShutdownGracePeriodByPodPriority, Taint, TracingConfiguration,
+    UserNamespaces,
 };
 
 const V2: HostInfo = HostInfo { cgroup_v1: false };
@@ -467,6 +468,35 @@ fn cgroup_v1_host() {
         ]
     );
     assert!(validate_kubelet_configuration(&kc, &FeatureGate::new(), V2).is_ok());
+}
+
+/// `validateKubeletOSConfiguration` in upstream
+/// `pkg/kubelet/apis/config/validation/validation_linux.go` (1.33+): idsPerPod is a
+/// multiple of 65536 between 65536 and 2^32-1, checked on every Linux host.
+#[test]
+fn user_namespaces_ids_per_pod() {
+    let ids = |n: i64| {
+        errors(|kc| {
+            kc.user_namespaces = Some(UserNamespaces {
+                ids_per_pod: Some(n),
+            })
+        })
+    };
+    assert!(ids(65536).is_empty());
+    assert!(ids(65536 * 65535).is_empty());
+    one(
+        ids(0),
+        "invalid configuration: userNamespaces.idsPerPod must not be less than 65536",
+    );
+    one(
+        ids(65536 + 1),
+        "invalid configuration: userNamespaces.idsPerPod must be a multiple of 65536",
+    );
+    one(
+        ids(65536 * 65536),
+        "invalid configuration: userNamespaces.idsPerPod must not be more than 4294967295",
+    );
+    assert!(errors(|kc| kc.user_namespaces = Some(UserNamespaces::default())).is_empty());
 }
 
 #[test]
