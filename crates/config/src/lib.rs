@@ -13,7 +13,6 @@ mod decode;
 pub mod defaults;
 mod dropin;
 mod flag_table;
-mod flag_table_config;
 mod flagparse;
 mod flagparse_extra;
 pub mod flags;

@@ -108,6 +108,47 @@ memoryReservationPolicy: None
     assert!(json.get("memoryReservationPolicy").is_none());
 }
 
+/// The JSON names that are not plain camelCase decode strictly and come back unchanged.
+#[test]
+fn irregular_json_names_round_trip() {
+    let fields = [
+        ("staticPodURL", "http://127.0.0.1/pods"),
+        ("serverTLSBootstrap", "true"),
+        ("registryPullQPS", "3"),
+        ("eventRecordQPS", "4"),
+        ("imageMinimumGCAge", "3m0s"),
+        ("imageMaximumGCAge", "1h0m0s"),
+        ("imageGCHighThresholdPercent", "90"),
+        ("imageGCLowThresholdPercent", "70"),
+        ("cgroupsPerQOS", "false"),
+        ("singleProcessOOMKill", "true"),
+        ("podCIDR", "10.0.0.0/24"),
+        ("resolvConf", "/r.conf"),
+        ("cpuCFSQuota", "false"),
+        ("cpuCFSQuotaPeriod", "50ms"),
+        ("kubeAPIQPS", "7"),
+        ("kubeAPIBurst", "8"),
+        ("makeIPTablesUtilChains", "false"),
+        ("reservedSystemCPUs", "0-1"),
+        ("providerID", "p"),
+    ];
+    let mut yaml = format!("{HDR}clusterDNS: [10.0.0.10]\nstaticPodURLHeader:\n  a: [b]\n");
+    for (k, v) in fields {
+        yaml.push_str(&format!("{k}: {v}\n"));
+    }
+    let fs = FakeFs::default().with_file("/c.yaml", &yaml);
+    let s = run(&["--config=/c.yaml"], &fs);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let json = s.config.to_versioned_json();
+    for (k, v) in fields {
+        let got = &json[k];
+        let got = got.as_str().map_or_else(|| got.to_string(), str::to_string);
+        assert_eq!(got, v, "{k}");
+    }
+    assert_eq!(json["clusterDNS"], serde_json::json!(["10.0.0.10"]));
+    assert_eq!(json["staticPodURLHeader"], serde_json::json!({"a": ["b"]}));
+}
+
 #[test]
 fn type_errors_are_fatal() {
     let fs = FakeFs::default().with_file("/c.yaml", &format!("{HDR}maxPods: lots\n"));
