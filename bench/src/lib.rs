@@ -1,1 +1,26 @@
-//! Benchmark helpers.
+//! Benchmarks of kubelet-rs against the raw CRI floor and the upstream kubelet
+//! (`/work/shared/reference/perf-anchors.md` §5.2 and §6 B4). See `bench/README.md`.
+//!
+//! The `static-pods` binary brings N pods up on the private containerd of
+//! `hack/runtime-up.sh` three ways and reports makespan and per-pod p50/p99 of each, with the
+//! ratios against the floor:
+//! * [`floor`]: RunPodSandbox + CreateContainer + StartContainer straight over CRI;
+//! * [`kubelet`]: a kubelet in standalone mode given N static pod manifests at once.
+//!
+//! Pure pieces ([`stats`], [`report`], [`manifest`], [`tracker`], [`cli`]) are unit-tested; the
+//! rest talks to the real runtime and is exercised by running the benchmark.
+
+pub mod cli;
+pub mod cri_ops;
+pub mod env;
+pub mod error;
+pub mod floor;
+pub mod kubelet;
+pub mod manifest;
+pub mod process;
+pub mod report;
+pub mod stats;
+pub mod suite;
+pub mod tracker;
+
+pub use error::{BenchError, BenchResult};

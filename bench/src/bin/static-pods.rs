@@ -1,0 +1,98 @@
+//! `static-pods`: perf-anchors §6 B4 (static pods to Running, N = 30 and N = 100) against the
+//! §5.2 CRI floor, on the private containerd of `hack/runtime-up.sh`. See `bench/README.md`.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use kubelet_bench::cli::{self, Options, Parsed};
+use kubelet_bench::report::{aggregate, render_markdown};
+use kubelet_bench::suite::{JsonReport, resolve_binaries, run_all};
+use kubelet_bench::{cri_ops, env};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opts = match cli::parse_args(&args) {
+        Ok(Parsed::Run(o)) => *o,
+        Ok(Parsed::Help) => {
+            print!("{}", cli::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("static-pods: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("static-pods: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(opts, args)) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("static-pods: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs everything; `Ok(false)` when some run failed (the table is still printed).
+async fn run(opts: Options, args: Vec<String>) -> anyhow::Result<bool> {
+    let repo = env::repo_root();
+    let mut bins = resolve_binaries(&opts, &repo).map_err(anyhow::Error::msg)?;
+    eprintln!("[bench] hack/runtime-up.sh ...");
+    let runtime = env::runtime_up(&repo)?;
+    let cri = cri_ops::connect(&runtime.endpoint).await?;
+    let others = env::other_kubelets(&[]);
+    if !others.is_empty() {
+        let msg = format!(
+            "other kubelets are running ({others:?}): they share the CPUs, and one on the same containerd may kill the benchmark's pods"
+        );
+        eprintln!("[bench] WARNING: {msg}");
+        bins.notes.push(msg);
+    }
+    let left = cri_ops::cleanup_leftovers(&cri)
+        .await
+        .context("removing leftover benchmark sandboxes")?;
+    if left > 0 {
+        eprintln!("[bench] removed {left} leftover benchmark sandboxes");
+    }
+    let records = tokio::select! {
+        r = run_all(&opts, &runtime, cri.clone(), &bins) => r,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("[bench] interrupted: cleaning up");
+            cri_ops::cleanup_leftovers(&cri).await?;
+            anyhow::bail!("interrupted");
+        }
+    };
+    let summary = aggregate(&records);
+    println!("{}", render_markdown(&summary, opts.goal));
+    for n in &bins.notes {
+        println!("- {n}");
+    }
+    let all_ok = records.iter().all(|r| r.error.is_none());
+    if let Some(out) = &opts.out {
+        let report = JsonReport {
+            command: std::iter::once("static-pods".to_owned())
+                .chain(args)
+                .collect(),
+            endpoint: runtime.endpoint.clone(),
+            cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            kubelet_rs: bins.kubelet_rs.as_ref().map(|p| p.display().to_string()),
+            upstream: bins.upstream.as_ref().map(|p| p.display().to_string()),
+            notes: bins.notes.clone(),
+            runs: records,
+            summary,
+        };
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(out, text + "\n").with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("[bench] wrote {}", out.display());
+    }
+    Ok(all_ok)
+}

@@ -1,0 +1,155 @@
+//! The machine side: bringing up the private containerd (`hack/runtime-up.sh`), free local
+//! ports, load average, and other kubelets that would disturb the measurement.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{BenchError, BenchResult};
+
+/// What `hack/runtime-up.sh` printed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuntimeInfo {
+    /// `CONTAINER_RUNTIME_ENDPOINT` (`unix:///...`).
+    pub endpoint: String,
+    /// `KRS_BUSYBOX_IMAGE`.
+    pub busybox_image: String,
+}
+
+/// The repository root this crate was built from (`bench/..`).
+pub fn repo_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_owned()
+}
+
+/// Runs `<repo>/hack/runtime-up.sh` and reads its `KEY=value` lines.
+pub fn runtime_up(repo: &Path) -> BenchResult<RuntimeInfo> {
+    let script = repo.join("hack/runtime-up.sh");
+    let out = Command::new(&script)
+        .output()
+        .map_err(BenchError::io("run", &script))?;
+    if !out.status.success() {
+        return Err(BenchError::RuntimeUp(format!(
+            "{} ({}):\n{}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    parse_runtime_up(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Parses the stdout of `runtime-up.sh`: the endpoint must be on the last line.
+pub fn parse_runtime_up(stdout: &str) -> BenchResult<RuntimeInfo> {
+    let last = stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    let endpoint = last
+        .strip_prefix("CONTAINER_RUNTIME_ENDPOINT=")
+        .filter(|e| e.starts_with("unix://"))
+        .ok_or_else(|| {
+            BenchError::RuntimeUp(format!(
+                "last stdout line is {last:?}, not CONTAINER_RUNTIME_ENDPOINT=unix://..."
+            ))
+        })?;
+    let busybox_image = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("KRS_BUSYBOX_IMAGE="))
+        .unwrap_or("docker.io/library/busybox:1.36");
+    Ok(RuntimeInfo {
+        endpoint: endpoint.trim().to_owned(),
+        busybox_image: busybox_image.trim().to_owned(),
+    })
+}
+
+/// A TCP port free on 127.0.0.1 right now.
+pub fn free_port() -> BenchResult<u16> {
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .map_err(BenchError::io("bind", "127.0.0.1:0"))?;
+    let addr = l
+        .local_addr()
+        .map_err(BenchError::io("local address of", "127.0.0.1:0"))?;
+    Ok(addr.port())
+}
+
+/// `/proc/loadavg`, trimmed.
+pub fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// PIDs and command names of running kubelets (`kubelet`, `kubelet-rs`) other than `except`:
+/// they share the containerd, may kill the benchmark's pods as orphans and take CPU.
+pub fn other_kubelets(except: &[u32]) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if except.contains(&pid) {
+            continue;
+        }
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        let comm = comm.trim();
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        if is_kubelet_comm(comm) && !is_zombie(&stat) {
+            found.push((pid, comm.to_owned()));
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Whether a process name is a kubelet's.
+pub fn is_kubelet_comm(comm: &str) -> bool {
+    comm == "kubelet" || comm == "kubelet-rs"
+}
+
+/// Whether a `/proc/<pid>/stat` line is a zombie's (state `Z`).
+pub fn is_zombie(stat: &str) -> bool {
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        == Some("Z")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_runtime_up_output() {
+        let out = "KRS_RUNTIME_DIR=/var/lib/x\nKRS_BUSYBOX_IMAGE=docker.io/library/busybox:1.36\n\
+                   CONTAINER_RUNTIME_ENDPOINT=unix:///var/lib/x/containerd.sock\n";
+        let info = parse_runtime_up(out).unwrap();
+        assert_eq!(info.endpoint, "unix:///var/lib/x/containerd.sock");
+        assert_eq!(info.busybox_image, "docker.io/library/busybox:1.36");
+    }
+
+    #[test]
+    fn endpoint_must_be_last() {
+        let out = "CONTAINER_RUNTIME_ENDPOINT=unix:///s\nKRS_X=1\n";
+        let err = parse_runtime_up(out).unwrap_err().to_string();
+        assert!(err.contains("last stdout line is \"KRS_X=1\""), "{err}");
+        assert!(parse_runtime_up("CONTAINER_RUNTIME_ENDPOINT=tcp://x\n").is_err());
+    }
+
+    #[test]
+    fn kubelet_names_and_zombies() {
+        assert!(is_kubelet_comm("kubelet"));
+        assert!(is_kubelet_comm("kubelet-rs"));
+        assert!(!is_kubelet_comm("kubelet-bench"));
+        assert!(is_zombie("123 (kubelet) Z 1 2 3"));
+        assert!(!is_zombie("123 (kube let) S 1 2 3"));
+    }
+
+    #[test]
+    fn free_port_is_nonzero() {
+        assert_ne!(free_port().unwrap(), 0);
+    }
+}

@@ -1,0 +1,252 @@
+//! A kubelet variant (kubelet-rs or upstream) with static pods, perf-anchors §6 B4: start the
+//! kubelet standalone, wait for `/healthz`, write N manifests at once (dot-file then rename),
+//! time rename → container RUNNING in CRI `ListContainers`, remove the manifests, time the
+//! teardown, stop the kubelet with SIGTERM.
+//!
+//! Whatever happens, the kubelet is stopped and every sandbox of the benchmark removed before
+//! [`run_kubelet_variant`] returns.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kubelet_cri::RemoteRuntimeService;
+
+use crate::cri_ops::{
+    bench_sandboxes, cleanup_leftovers, is_ready, remove_pod_cgroups, running_pod_names,
+    sandbox_uid,
+};
+use crate::error::{BenchError, BenchResult};
+use crate::manifest::{
+    KubeletSettings, kubelet_config, pod_name, static_pod_full_name, static_pod_manifest,
+};
+use crate::process::KubeletProcess;
+use crate::stats::LatencySummary;
+use crate::tracker::{RunningTracker, startup_timeout_message};
+
+/// One kubelet batch.
+#[derive(Clone, Debug)]
+pub struct KubeletRunConfig {
+    /// The kubelet binary.
+    pub binary: PathBuf,
+    /// `containerRuntimeEndpoint`.
+    pub endpoint: String,
+    /// The busybox image.
+    pub image: String,
+    /// Pods in the batch.
+    pub pods: usize,
+    /// Tag in the manifest names (unique per batch).
+    pub tag: String,
+    /// Directory in which the run directory is created.
+    pub work_dir: PathBuf,
+    /// How long to wait for `/healthz`.
+    pub healthz_timeout: Duration,
+    /// Pause between healthy and writing the manifests.
+    pub settle: Duration,
+    /// How long to wait for all containers RUNNING, and for all stopped after removal.
+    pub timeout: Duration,
+    /// ListContainers / ListPodSandbox poll interval.
+    pub poll: Duration,
+    /// How long to wait for the sandboxes to disappear after they stopped.
+    pub gone_timeout: Duration,
+    /// Keep the run directory (config, kubelet log) even on success.
+    pub keep: bool,
+}
+
+/// What one kubelet batch measured.
+#[derive(Clone, Debug)]
+pub struct KubeletOutcome {
+    /// Per pod: manifest rename → container seen RUNNING; makespan from the first rename.
+    pub startup: LatencySummary,
+    /// Manifests removed → no sandbox ready and no container running.
+    pub teardown_stopped: Duration,
+    /// Manifests removed → no sandbox listed (`None`: still listed after the gone timeout).
+    pub teardown_gone: Option<Duration>,
+    /// exec → `/healthz` ok.
+    pub healthy_after: Duration,
+}
+
+/// Files of one run: `config.json`, `kubelet.log`, `manifests/`, `logs/`, `root/`, `plugins/`.
+struct RunDir {
+    dir: tempfile::TempDir,
+}
+
+impl RunDir {
+    fn create(parent: &Path) -> BenchResult<Self> {
+        std::fs::create_dir_all(parent).map_err(BenchError::io("create", parent))?;
+        let dir = tempfile::Builder::new()
+            .prefix("krsbench-")
+            .tempdir_in(parent)
+            .map_err(BenchError::io("create a run directory in", parent))?;
+        for sub in ["manifests", "logs", "root", "plugins"] {
+            let p = dir.path().join(sub);
+            std::fs::create_dir(&p).map_err(BenchError::io("create", &p))?;
+        }
+        Ok(Self { dir })
+    }
+
+    fn path(&self, sub: &str) -> PathBuf {
+        self.dir.path().join(sub)
+    }
+}
+
+/// Runs one kubelet batch; the kubelet is stopped and the batch's sandboxes removed when it
+/// returns, error or not. On error the run directory (with the kubelet log) is kept.
+pub async fn run_kubelet_variant(
+    rt: Arc<RemoteRuntimeService>,
+    cfg: &KubeletRunConfig,
+) -> BenchResult<KubeletOutcome> {
+    let dir = RunDir::create(&cfg.work_dir)?;
+    let healthz_port = crate::env::free_port()?;
+    let port = crate::env::free_port()?;
+    let config_path = dir.path("config.json");
+    let config = kubelet_config(&KubeletSettings {
+        runtime_endpoint: &cfg.endpoint,
+        static_pod_path: &dir.path("manifests"),
+        pod_logs_dir: &dir.path("logs"),
+        volume_plugin_dir: &dir.path("plugins"),
+        healthz_port,
+        port,
+    });
+    std::fs::write(&config_path, config).map_err(BenchError::io("write", &config_path))?;
+    let mut proc = KubeletProcess::spawn(
+        &cfg.binary,
+        &config_path,
+        &dir.path("root"),
+        &dir.path("kubelet.log"),
+    )?;
+    let mut uids = BTreeSet::new();
+    let result = measure(&rt, cfg, &dir, &mut proc, healthz_port, &mut uids).await;
+    let stopped = proc.stop(Duration::from_secs(15)).await;
+    let cleaned = cleanup_leftovers(&rt).await;
+    remove_pod_cgroups(uids.iter().map(String::as_str));
+    let log = dir.path("kubelet.log");
+    let keep = |dir: RunDir| {
+        let kept = dir.dir.keep();
+        eprintln!("[bench] kept {}", kept.display());
+    };
+    match (result, stopped, cleaned) {
+        (Ok(o), Ok(()), Ok(_)) => {
+            if cfg.keep {
+                keep(dir);
+            }
+            Ok(o)
+        }
+        (Err(e), _, _) | (Ok(_), Err(e), _) | (Ok(_), Ok(()), Err(e)) => {
+            keep(dir);
+            Err(BenchError::Kubelet(format!(
+                "{e} (kubelet log: {})",
+                log.display()
+            )))
+        }
+    }
+}
+
+async fn measure(
+    rt: &RemoteRuntimeService,
+    cfg: &KubeletRunConfig,
+    dir: &RunDir,
+    proc: &mut KubeletProcess,
+    healthz_port: u16,
+    uids: &mut BTreeSet<String>,
+) -> BenchResult<KubeletOutcome> {
+    let healthy_after = proc.wait_healthy(healthz_port, cfg.healthz_timeout).await?;
+    tokio::time::sleep(cfg.settle).await;
+    proc.check_alive()?;
+    let manifests = dir.path("manifests");
+    let names: Vec<String> = (0..cfg.pods).map(|i| pod_name(&cfg.tag, i)).collect();
+    let starts = write_manifests(&manifests, &names, &cfg.image)?;
+    let mut tracker = RunningTracker::new(names.iter().map(|n| static_pod_full_name(n)).collect());
+    loop {
+        let running = running_pod_names(rt).await?;
+        tracker.observe(running.iter().map(String::as_str), Instant::now());
+        if tracker.all_seen() {
+            break;
+        }
+        proc.check_alive()?;
+        if starts.first().is_some_and(|t| t.elapsed() > cfg.timeout) {
+            return Err(BenchError::Timeout(startup_timeout_message(
+                &tracker,
+                cfg.timeout,
+            )));
+        }
+        tokio::time::sleep(cfg.poll).await;
+    }
+    let (latencies, makespan) = tracker
+        .latencies(&starts)
+        .ok_or_else(|| BenchError::Kubelet("pods seen running without a start time".into()))?;
+    let startup = LatencySummary::new(&latencies, makespan)
+        .ok_or_else(|| BenchError::Kubelet("the batch has no pods".into()))?;
+    for sb in bench_sandboxes(rt).await? {
+        uids.extend(sandbox_uid(&sb));
+    }
+    let (teardown_stopped, teardown_gone) = teardown(rt, cfg, &manifests, &names, proc).await?;
+    Ok(KubeletOutcome {
+        startup,
+        teardown_stopped,
+        teardown_gone,
+        healthy_after,
+    })
+}
+
+/// Writes every manifest as a dot-file, then renames them all; returns each rename's time.
+fn write_manifests(dir: &Path, names: &[String], image: &str) -> BenchResult<Vec<Instant>> {
+    let mut staged = Vec::with_capacity(names.len());
+    for name in names {
+        let tmp = dir.join(format!(".{name}.yaml"));
+        std::fs::write(&tmp, static_pod_manifest(name, image))
+            .map_err(BenchError::io("write", &tmp))?;
+        staged.push((tmp, dir.join(format!("{name}.yaml"))));
+    }
+    let mut starts = Vec::with_capacity(names.len());
+    for (tmp, dst) in &staged {
+        std::fs::rename(tmp, dst).map_err(BenchError::io("rename", tmp))?;
+        starts.push(Instant::now());
+    }
+    Ok(starts)
+}
+
+/// Removes the manifests; polls until nothing is ready or running (stopped), then until nothing
+/// is listed (gone) or the gone timeout passes.
+async fn teardown(
+    rt: &RemoteRuntimeService,
+    cfg: &KubeletRunConfig,
+    dir: &Path,
+    names: &[String],
+    proc: &mut KubeletProcess,
+) -> BenchResult<(Duration, Option<Duration>)> {
+    let t0 = Instant::now();
+    for name in names {
+        let p = dir.join(format!("{name}.yaml"));
+        std::fs::remove_file(&p).map_err(BenchError::io("remove", &p))?;
+    }
+    let mut stopped = None;
+    loop {
+        let sandboxes = bench_sandboxes(rt).await?;
+        let now = Instant::now();
+        if sandboxes.is_empty() {
+            let stopped = stopped.unwrap_or(now) - t0;
+            return Ok((stopped, Some(now - t0)));
+        }
+        if stopped.is_none()
+            && !sandboxes.iter().any(is_ready)
+            && running_pod_names(rt).await?.is_empty()
+        {
+            stopped = Some(now);
+        }
+        match stopped {
+            Some(s) if now - s > cfg.gone_timeout => return Ok((s - t0, None)),
+            None if now - t0 > cfg.timeout => {
+                let ready = sandboxes.iter().filter(|s| is_ready(s)).count();
+                return Err(BenchError::Timeout(format!(
+                    "{ready} sandboxes still ready {} s after their manifests were removed",
+                    cfg.timeout.as_secs()
+                )));
+            }
+            _ => {}
+        }
+        proc.check_alive()?;
+        tokio::time::sleep(cfg.poll).await;
+    }
+}

@@ -1,0 +1,182 @@
+//! What the benchmark writes to disk: static pod manifests and the KubeletConfiguration
+//! (pure; unit-tested). Both are emitted as JSON, which every kubelet reads as YAML (JSON is a
+//! subset of YAML; upstream decodes both through `sigs.k8s.io/yaml`), so no quoting can go
+//! wrong.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+/// Namespace of every pod the benchmark creates (floor sandboxes and static pods). Cleanup
+/// only ever touches sandboxes in this namespace.
+pub const NAMESPACE: &str = "krsbench";
+/// Prefix of every pod and sandbox name the benchmark creates.
+pub const NAME_PREFIX: &str = "krsbench-";
+/// `--hostname-override` given to the kubelets: static pod `foo` becomes `foo-krsbench-node`.
+pub const NODE_NAME: &str = "krsbench-node";
+/// Name of the one container in each pod.
+pub const CONTAINER_NAME: &str = "sleeper";
+
+/// Name of pod `index` of a batch: `krsbench-<tag>-<index:03>` (tag: variant, N, repeat).
+pub fn pod_name(tag: &str, index: usize) -> String {
+    format!("{NAME_PREFIX}{tag}-{index:03}")
+}
+
+/// The name a kubelet gives the static pod of manifest `name` (`<name>-<nodeName>`,
+/// upstream `pkg/kubelet/config/common.go` `applyDefaults`).
+pub fn static_pod_full_name(name: &str) -> String {
+    format!("{name}-{NODE_NAME}")
+}
+
+/// A static pod manifest: one busybox `sleep 3600` container, `imagePullPolicy: Never`,
+/// `restartPolicy: Always`, `terminationGracePeriodSeconds: 1`.
+pub fn static_pod_manifest(name: &str, image: &str) -> String {
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "labels": { "app": "krsbench" },
+        },
+        "spec": {
+            "containers": [{
+                "name": CONTAINER_NAME,
+                "image": image,
+                "imagePullPolicy": "Never",
+                "command": ["sleep", "3600"],
+            }],
+            "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 1,
+        },
+    });
+    pretty(&pod)
+}
+
+/// Paths and ports of one kubelet run.
+#[derive(Clone, Debug)]
+pub struct KubeletSettings<'a> {
+    /// `containerRuntimeEndpoint` (`unix:///...`).
+    pub runtime_endpoint: &'a str,
+    /// `staticPodPath`.
+    pub static_pod_path: &'a Path,
+    /// `podLogsDir`.
+    pub pod_logs_dir: &'a Path,
+    /// `volumePluginDir` (kept inside the run directory rather than under /usr/libexec).
+    pub volume_plugin_dir: &'a Path,
+    /// `healthzPort` (bound on 127.0.0.1).
+    pub healthz_port: u16,
+    /// `port`: the kubelet API server (bound on 127.0.0.1).
+    pub port: u16,
+}
+
+/// The KubeletConfiguration both kubelets run with (standalone: no API server).
+pub fn kubelet_config(s: &KubeletSettings<'_>) -> String {
+    let cfg = json!({
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        // cgroup v1 host: kubelet >= 1.35 refuses cgroup v1 unless told otherwise.
+        "failCgroupV1": false,
+        "cgroupDriver": "cgroupfs",
+        "cgroupsPerQOS": true,
+        "containerRuntimeEndpoint": s.runtime_endpoint,
+        "staticPodPath": s.static_pod_path.display().to_string(),
+        "fileCheckFrequency": "20s",
+        "podLogsDir": s.pod_logs_dir.display().to_string(),
+        "volumePluginDir": s.volume_plugin_dir.display().to_string(),
+        "address": "127.0.0.1",
+        "port": s.port,
+        "readOnlyPort": 0,
+        "healthzBindAddress": "127.0.0.1",
+        "healthzPort": s.healthz_port,
+        "authentication": {
+            "anonymous": { "enabled": false },
+            "webhook": { "enabled": false },
+        },
+        "authorization": { "mode": "AlwaysAllow" },
+        "failSwapOn": false,
+        // No CAP_SYS_RESOURCE on the benchmark host: the kubelet cannot lower its own score.
+        "oomScoreAdj": 0,
+        "resolvConf": "/etc/resolv.conf",
+    });
+    pretty(&cfg)
+}
+
+fn pretty(v: &Value) -> String {
+    // Serialising a `Value` cannot fail; fall back to the compact form just in case.
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()) + "\n"
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn yaml(text: &str) -> Value {
+        serde_saphyr::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(pod_name("k30r1", 7), "krsbench-k30r1-007");
+        assert_eq!(
+            static_pod_full_name("krsbench-k30r1-007"),
+            "krsbench-k30r1-007-krsbench-node"
+        );
+    }
+
+    #[test]
+    fn manifest_is_a_busybox_sleep_pod() {
+        let text = static_pod_manifest("krsbench-a-001", "docker.io/library/busybox:1.36");
+        let pod = yaml(&text);
+        assert_eq!(pod["kind"], "Pod");
+        assert_eq!(pod["metadata"]["name"], "krsbench-a-001");
+        assert_eq!(pod["metadata"]["namespace"], NAMESPACE);
+        let spec = &pod["spec"];
+        assert_eq!(spec["restartPolicy"], "Always");
+        assert_eq!(spec["terminationGracePeriodSeconds"], 1);
+        let c = &spec["containers"][0];
+        assert_eq!(c["name"], CONTAINER_NAME);
+        assert_eq!(c["image"], "docker.io/library/busybox:1.36");
+        assert_eq!(c["imagePullPolicy"], "Never");
+        assert_eq!(c["command"], json!(["sleep", "3600"]));
+        assert_eq!(spec["containers"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn kubelet_config_fields() {
+        let text = kubelet_config(&KubeletSettings {
+            runtime_endpoint: "unix:///run/c.sock",
+            static_pod_path: Path::new("/tmp/x/manifests"),
+            pod_logs_dir: Path::new("/tmp/x/logs"),
+            volume_plugin_dir: Path::new("/tmp/x/plugins"),
+            healthz_port: 40001,
+            port: 40002,
+        });
+        let c = yaml(&text);
+        assert_eq!(c["kind"], "KubeletConfiguration");
+        assert_eq!(c["apiVersion"], "kubelet.config.k8s.io/v1beta1");
+        assert_eq!(c["failCgroupV1"], false);
+        assert_eq!(c["cgroupsPerQOS"], true);
+        assert_eq!(c["containerRuntimeEndpoint"], "unix:///run/c.sock");
+        assert_eq!(c["staticPodPath"], "/tmp/x/manifests");
+        assert_eq!(c["podLogsDir"], "/tmp/x/logs");
+        assert_eq!(c["fileCheckFrequency"], "20s");
+        assert_eq!(c["healthzPort"], 40001);
+        assert_eq!(c["healthzBindAddress"], "127.0.0.1");
+        assert_eq!(c["port"], 40002);
+        assert_eq!(c["address"], "127.0.0.1");
+        assert_eq!(c["readOnlyPort"], 0);
+        assert_eq!(c["authentication"]["webhook"]["enabled"], false);
+        assert_eq!(c["authorization"]["mode"], "AlwaysAllow");
+    }
+
+    #[test]
+    fn paths_with_quotes_stay_intact() {
+        let text = static_pod_manifest("n", "img:\"odd\": yes");
+        assert_eq!(
+            yaml(&text)["spec"]["containers"][0]["image"],
+            "img:\"odd\": yes"
+        );
+    }
+}
