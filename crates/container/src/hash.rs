@@ -5,14 +5,13 @@
 //! the container is restarted. Since Kubernetes 1.31 upstream hashes only the
 //! fields that may change without a restart being implied by something else —
 //! `name` and `image` (`pickFieldsToHash`) — so resizes and kubelet upgrades do
-//! not restart containers. We do the same: FNV-1a (32 bit) over the canonical
-//! JSON `{"image":<image>,"name":<name>}`, widened to `u64`.
-//!
-//! Not bit-compatible with Go: upstream feeds that JSON through a spew printer
-//! (`hashutil.DeepHashObject`) first. Containers created by the Go kubelet
-//! therefore hash differently; `kubelet-runtime` should treat a hash mismatch on
-//! containers it did not create as "unknown" rather than "changed" if it needs
-//! to take over a node running pods.
+//! not restart containers. We do the same, bit for bit: Go's `json.Marshal` of
+//! `{"image":<image>,"name":<name>}` (keys sorted, `<`, `>`, `&` escaped), printed the
+//! way `hashutil.DeepHashObject`'s spew printer prints a `[]byte` with `%#v`
+//! (`([]uint8)[123 34 ...]`), hashed with FNV-1a (32 bit) and widened to `u64`.
+//! So containers started by the upstream kubelet keep their hash and are adopted, not
+//! restarted, when kubelet-rs takes over a node (checked against upstream's
+//! `TestHashContainer` vector, `0x8e45cbd0`).
 
 use k8s_openapi::api::core::v1::Container as ApiContainer;
 
@@ -30,7 +29,24 @@ pub fn hash_container(container: &ApiContainer) -> u64 {
     let image = container.image.as_deref().unwrap_or_default();
     // serde_json::json! with string values cannot fail to serialize.
     let picked = serde_json::json!({ "image": image, "name": container.name });
-    u64::from(fnv1a32(picked.to_string().as_bytes()))
+    u64::from(fnv1a32(
+        spew_bytes(&go_json(&picked.to_string())).as_bytes(),
+    ))
+}
+
+/// Go's `json.Marshal` escapes HTML-sensitive characters that serde_json leaves alone.
+fn go_json(json: &str) -> String {
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+}
+
+/// spew's `%#v` of a `[]byte`: `([]uint8)[1 2 3]`.
+fn spew_bytes(s: &str) -> String {
+    let bytes: Vec<String> = s.bytes().map(|b| b.to_string()).collect();
+    format!("([]uint8)[{}]", bytes.join(" "))
 }
 
 #[cfg(test)]
@@ -50,6 +66,16 @@ mod tests {
         assert_eq!(fnv1a32(b""), 0x811c_9dc5);
         assert_eq!(fnv1a32(b"a"), 0xe40c_292c);
         assert_eq!(fnv1a32(b"foobar"), 0xbf9c_f968);
+    }
+
+    #[test]
+    fn matches_upstream_test_hash_container() {
+        // pkg/kubelet/container/helpers_test.go TestHashContainer
+        assert_eq!(
+            hash_container(&container("test_container", "foo/image:v1")),
+            0x8e45_cbd0
+        );
+        assert_eq!(go_json("a<b>&"), "a\\u003cb\\u003e\\u0026");
     }
 
     #[test]

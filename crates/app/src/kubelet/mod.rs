@@ -195,7 +195,8 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
     let cancel = deps.shutdown.clone();
 
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
-    let runtime = runtime_setup::build_runtime(&deps, pod_state.clone()).await?;
+    let manager = runtime_setup::build_runtime(&deps, pod_state.clone()).await?;
+    let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
     let (pleg, pleg_events) =
         GenericPleg::new(runtime.clone(), cache.clone(), RelistDuration::default());
@@ -243,6 +244,17 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         worker_count: AtomicUsize::new(0),
     });
     tasks.spawn(pleg.run(cancel.clone()));
+    let log_interval = c
+        .container_log_monitor_interval
+        .and_then(|d| d.as_std())
+        .unwrap_or(Duration::from_secs(10));
+    let log_cancel = cancel.clone();
+    tasks.spawn(async move {
+        tokio::select! {
+            () = log_cancel.cancelled() => {}
+            () = manager.log_manager().run(log_interval) => {}
+        }
+    });
     let fatal = deps.fatal.clone();
     let loop_kubelet = kubelet.clone();
     let loop_cancel = cancel.clone();
