@@ -109,7 +109,7 @@ fn is_zero_default(t: Target, shown: &str) -> bool {
 /// The help text printed by `kubelet --help`, with defaults taken from `baseline`.
 pub fn help_text(baseline: &Parsed, gates: &FeatureGate) -> String {
     let set = FlagSet::new();
-    let mut defs: Vec<&FlagDef> = set.defs().iter().collect();
+    let mut defs: Vec<&FlagDef> = set.defs().iter().filter(|d| !d.hidden).collect();
     defs.sort_by_key(|d| d.name);
     let mut lines = Vec::new();
     let mut maxlen = 0;
@@ -148,4 +148,91 @@ pub fn help_text(baseline: &Parsed, gates: &FeatureGate) -> String {
         flags.push_str(&format!("{line}{pad}   {usage}\n"));
     }
     format!("{LONG}\n\nUsage:\n  kubelet [flags]\n\nFlags:\n{flags}")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::flag_table::all_flags;
+    use crate::new_kubelet_configuration;
+
+    /// Splits the `Flags:` section into entries: flag name -> the entry's text (its first
+    /// line plus the continuation lines of multi-line usage).
+    fn entries(text: &str) -> Vec<(String, String)> {
+        let (_, section) = text.split_once("\nFlags:\n").unwrap();
+        let mut out: Vec<(String, String)> = Vec::new();
+        for line in section.lines() {
+            let long = if line.starts_with("  -") && line.get(4..8) == Some(", --") {
+                line.get(8..)
+            } else {
+                line.strip_prefix("      --")
+            };
+            match long {
+                Some(rest) => {
+                    let name = rest.split(' ').next().unwrap().to_string();
+                    out.push((name, line.to_string()));
+                }
+                None => {
+                    let (_, entry) = out.last_mut().unwrap();
+                    entry.push('\n');
+                    entry.push_str(line);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn help_lists_every_visible_flag_in_the_table_once() {
+        let baseline = Parsed {
+            flags: Default::default(),
+            config: new_kubelet_configuration(),
+            global: Default::default(),
+        };
+        let listed = entries(&help_text(&baseline, &FeatureGate::new()));
+        let names: Vec<&str> = listed.iter().map(|(n, _)| n.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(names, sorted, "entries are sorted and unique");
+
+        let by_name: BTreeMap<&str, &str> = listed
+            .iter()
+            .map(|(n, e)| (n.as_str(), e.as_str()))
+            .collect();
+        let (hidden, table): (Vec<_>, Vec<_>) = all_flags().into_iter().partition(|d| d.hidden);
+        assert_eq!(by_name.len(), table.len());
+        for def in &hidden {
+            assert!(!by_name.contains_key(def.name), "--{} is hidden", def.name);
+            assert!(FlagSet::new().has_flag(def.name));
+        }
+        for def in &table {
+            let entry = by_name
+                .get(def.name)
+                .unwrap_or_else(|| unreachable!("--{} is missing from --help", def.name));
+            let head = match def.shorthand {
+                Some(c) => format!("  -{c}, --{}", def.name),
+                None => format!("      --{}", def.name),
+            };
+            assert!(entry.starts_with(&head), "{entry}");
+            let ty = def.target.type_name();
+            if !ty.is_empty() {
+                assert!(entry.starts_with(&format!("{head} {ty}")), "{entry}");
+            }
+            let deprecation = def.deprecated.map(|d| format!("(DEPRECATED: {d})"));
+            assert_eq!(
+                deprecation
+                    .as_ref()
+                    .is_some_and(|d| entry.contains(d.as_str())),
+                def.deprecated.is_some(),
+                "{entry}"
+            );
+            if def.deprecated.is_none() {
+                assert!(!entry.contains("(DEPRECATED:"), "{entry}");
+            }
+        }
+    }
 }

@@ -93,9 +93,27 @@ fn unknown_flag_and_missing_argument() {
         err(&["--port"]),
         "failed to parse kubelet flag: flag needs an argument: --port"
     );
-    assert_eq!(
-        err(&["--runonce"]),
-        "failed to parse kubelet flag: unknown flag: --runonce"
+}
+
+/// Runonce mode was removed in 1.31 (kubernetes/kubernetes#126336), but `--runonce` is still
+/// registered (`AddKubeletConfigFlags` in cmd/kubelet/app/options/options.go, and the kubelet
+/// reference lists it): setting it is refused by ValidateKubeletConfiguration.
+#[test]
+fn runonce_parses_and_fails_validation() {
+    let s = run(&["--runonce"]);
+    assert!(s.config.run_once);
+    let e = kubelet_config::load(
+        &args(&["--runonce"]),
+        &FakeFs::default(),
+        kubelet_config::HostInfo::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains(
+            "invalid configuration: runOnce (--runOnce) true, Runonce mode has been deprecated and should not be set"
+        ),
+        "{e}"
     );
 }
 
@@ -130,7 +148,9 @@ fn deprecation_warnings_except_logging_and_provider_id() {
         "--vmodule=a=1",
         "--provider-id=p",
         "--log-flush-frequency=2s",
+        "--fail-cgroupv1=false",
     ]);
+    assert_eq!(s.config.fail_cgroup_v1, Some(false));
     assert_eq!(
         s.warnings,
         vec![format!(
@@ -294,6 +314,16 @@ fn help_and_version() {
             assert!(text.contains("      --sync-frequency duration "));
             assert!(text.contains("(default 1m0s)"));
             assert!(text.contains("      --version version[=true] "));
+            // 1.35 defaults failCgroupV1 to true; the flag is not deprecated.
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("      --fail-cgroupv1 "));
+            assert!(line.unwrap().ends_with(
+                "Prevent the kubelet from starting on the host using cgroup v1. (default true)"
+            ));
+            // MarkDeprecated in AddKubeletConfigFlags hides these two.
+            assert!(!text.contains("--iptables-masquerade-bit"));
+            assert!(!text.contains("--iptables-drop-bit"));
         }
         other => panic!("{other:?}"),
     }
@@ -408,6 +438,8 @@ fn every_documented_flag_is_registered() {
         "register-node",
         "register-with-taints",
         "fail-swap-on",
+        "fail-cgroupv1",
+        "runonce",
         "provider-id",
         "logging-format",
         "v",

@@ -1,7 +1,7 @@
 //! `AddKubeletConfigFlags`, second part: cgroups, the CPU/memory/topology managers,
 //! runtime requests, per-pod limits, iptables, container logs and the API client.
 
-use super::{FlagDef, flag};
+use super::{FlagDef, flag, hidden};
 use crate::flags::Parsed;
 use crate::flagvalue::Target;
 
@@ -36,6 +36,11 @@ pub(super) fn node_flags() -> Vec<FlagDef> {
             "cgroup-root",
             t!(Str, config.cgroup_root),
             "Optional root cgroup to use for pods. This is handled by the container runtime on a best effort basis. Default: '', which means use the container runtime default.",
+        ),
+        flag(
+            "fail-cgroupv1",
+            t!(OptBool, config.fail_cgroup_v1),
+            "Prevent the kubelet from starting on the host using cgroup v1.",
         ),
         flag(
             "cpu-manager-policy",
@@ -93,6 +98,11 @@ pub(super) fn node_flags() -> Vec<FlagDef> {
             "Resolver configuration file used as the basis for the container DNS resolution configuration.",
         ),
         flag(
+            "runonce",
+            t!(Bool, config.run_once),
+            "If true, exit after spawning pods from static pod files or remote urls. Exclusive with --enable-server",
+        ),
+        flag(
             "cpu-cfs-quota",
             t!(OptBool, config.cpu_cfs_quota),
             "Enable CPU CFS quota enforcement for containers that specify CPU limits",
@@ -112,16 +122,16 @@ pub(super) fn node_flags() -> Vec<FlagDef> {
             t!(OptBool, config.make_iptables_util_chains),
             "If true, kubelet will ensure iptables utility rules are present on host.",
         ),
-        flag(
+        hidden(flag(
             "iptables-masquerade-bit",
             t!(OptInt32, config.iptables_masquerade_bit),
             "Has no effect; use kube-proxy parameters to configure the KUBE-MARK-MASQ chain.",
-        ),
-        flag(
+        )),
+        hidden(flag(
             "iptables-drop-bit",
             t!(OptInt32, config.iptables_drop_bit),
             "Has no effect; kubelet no longer creates a KUBE-MARK-DROP chain",
-        ),
+        )),
         flag(
             "container-log-max-size",
             t!(Str, config.container_log_max_size),

@@ -26,6 +26,8 @@ pub(crate) struct FlagDef {
     pub target: Target,
     pub usage: Usage,
     pub deprecated: Option<&'static str>,
+    /// pflag `Hidden`: parsed, but left out of `--help`.
+    pub hidden: bool,
 }
 
 macro_rules! t {
@@ -44,11 +46,20 @@ pub(crate) const fn flag(name: &'static str, target: Target, usage: &'static str
         target,
         usage: Usage::Static(usage),
         deprecated: None,
+        hidden: false,
     }
 }
 
 const fn dep(mut f: FlagDef, msg: &'static str) -> FlagDef {
     f.deprecated = Some(msg);
+    f
+}
+
+/// pflag `MarkDeprecated` in `AddKubeletConfigFlags`: the flag is hidden from help, and
+/// its message is then replaced by [`CONFIG_FLAG_DEPRECATION`] like every config flag's.
+/// (`KubeletFlags.AddFlags` unhides its deprecated flags; `AddKubeletConfigFlags` does not.)
+const fn hidden(mut f: FlagDef) -> FlagDef {
+    f.hidden = true;
     f
 }
 
@@ -71,14 +82,22 @@ fn config_flags() -> Vec<FlagDef> {
     v
 }
 
+/// Configuration flags upstream leaves undeprecated: the `notDeprecated` set of
+/// `AddKubeletConfigFlags`, and `--fail-cgroupv1`, which the 1.34 kubelet reference
+/// (kubernetes/website `command-line-tools-reference/kubelet.md`) lists without a deprecation.
+const NOT_DEPRECATED: &[&str] = &[
+    "v",
+    "vmodule",
+    "log-flush-frequency",
+    "provider-id",
+    "fail-cgroupv1",
+];
+
 /// All flags, in registration order.
 pub(crate) fn all_flags() -> Vec<FlagDef> {
     let mut out = kubelet::kubelet_flags();
     out.extend(config_flags().into_iter().map(|mut f| {
-        if !matches!(
-            f.name,
-            "v" | "vmodule" | "log-flush-frequency" | "provider-id"
-        ) {
+        if !NOT_DEPRECATED.contains(&f.name) {
             f.deprecated = Some(CONFIG_FLAG_DEPRECATION);
         }
         f
