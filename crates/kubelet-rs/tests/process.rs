@@ -274,3 +274,40 @@ fn kubeconfig_is_refused_until_api_mode_exists() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("API server clients are not available"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn evented_pleg_uses_the_cri_event_stream_when_enabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    let port = free_port();
+    let cfg = write(
+        dir.path(),
+        "kubelet.yaml",
+        &standalone_config(
+            &cri.endpoint(),
+            port,
+            "featureGates:\n  EventedPLEG: true\n",
+        ),
+    );
+    let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+    assert!(wait_healthy(&mut p, port, START).await, "log:\n{}", p.log());
+    let start = std::time::Instant::now();
+    while !p.log().contains("Using the CRI container event stream") {
+        assert!(
+            start.elapsed() < START,
+            "evented PLEG not started:\n{}",
+            p.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        cri.runtime
+            .called()
+            .iter()
+            .any(|c| c == "GetContainerEvents"),
+        "{:?}",
+        cri.runtime.called()
+    );
+}

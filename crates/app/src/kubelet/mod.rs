@@ -2,6 +2,7 @@
 //! `pkg/kubelet/kubelet.go`): start the container manager, the pod sources, the PLEG, the
 //! pod workers, the sync loop and the read-only server.
 
+mod evented;
 mod host;
 mod housekeeping;
 mod pod_manager;
@@ -198,8 +199,13 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
     let manager = runtime_setup::build_runtime(&deps, pod_state.clone()).await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
-    let (pleg, pleg_events) =
-        GenericPleg::new(runtime.clone(), cache.clone(), RelistDuration::default());
+    let (pleg_tx, pleg_events) = tokio::sync::mpsc::channel(kubelet_pleg::PLEG_CHANNEL_CAPACITY);
+    let pleg = GenericPleg::with_sender(
+        runtime.clone(),
+        cache.clone(),
+        RelistDuration::default(),
+        pleg_tx.clone(),
+    );
     let status_manager = Arc::new(StatusManager::default());
     let backoff_requeue = Arc::new(WorkQueue::new());
     let syncer = Arc::new(syncer::KubeletSyncer {
@@ -243,7 +249,23 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         last_gc: Mutex::new(Instant::now()),
         worker_count: AtomicUsize::new(0),
     });
-    tasks.spawn(pleg.run(cancel.clone()));
+    tasks.spawn(pleg.clone().run(cancel.clone()));
+    if server
+        .feature_gates
+        .enabled(kubelet_features::gates::EVENTED_PLEG)
+    {
+        let evented = kubelet_pleg::EventedPleg::new(
+            kubelet.runtime.clone(),
+            kubelet.cache.clone(),
+            pleg.clone(),
+            pleg_tx,
+        );
+        tasks.spawn(evented::run_evented_pleg(
+            deps.runtime.runtime.clone(),
+            evented,
+            cancel.clone(),
+        ));
+    }
     let log_interval = c
         .container_log_monitor_interval
         .and_then(|d| d.as_std())
