@@ -344,3 +344,127 @@ async fn job_like_pod_succeeds() {
     );
     node.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn container_logs_are_rotated_by_size() {
+    let _g = runtime_lock().await;
+    let mut node = Node::with_config(
+        "rt-logrotate",
+        "containerLogMaxSize: 2Ki\ncontainerLogMaxFiles: 3\ncontainerLogMonitorInterval: 3s\n",
+    )
+    .await;
+    node.start().await;
+    node.write_manifest(
+        "chatty.yaml",
+        &busybox_pod(
+            "chatty",
+            &node.busybox,
+            "Always",
+            "while true; do echo 0123456789012345678901234567890123456789; sleep 0.01; done",
+        ),
+    );
+    node.wait_for("chatty Running", T, || async {
+        (node.phase("chatty").as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+    let uid = node.pod("chatty").unwrap()["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dir = node
+        .logs_dir()
+        .join(format!("default_chatty-rt-logrotate_{uid}"))
+        .join("main");
+    let files = |d: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(d)
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    node.wait_for("two rotations", T, || async {
+        let f = files(&dir);
+        (f.iter().filter(|n| n.starts_with("0.log.")).count() >= 2).then_some(())
+    })
+    .await;
+    // Keep watching a few rounds: never more than containerLogMaxFiles files.
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let f = files(&dir);
+        assert!(f.len() <= 3, "at most containerLogMaxFiles files: {f:?}");
+        assert!(f.contains(&"0.log".to_string()), "{f:?}");
+    }
+    node.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pods_from_static_pod_url_run() {
+    let _g = runtime_lock().await;
+    let env = kubelet_e2e::runtime_env::ensure().unwrap();
+    let body = busybox_pod("urlpod", &env.busybox_image, "Always", "sleep 3600");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let mut buf = [0u8; 4096];
+            let n = sock.read(&mut buf).await.unwrap_or(0);
+            let req = String::from_utf8_lossy(&buf[..n]).to_string();
+            assert!(
+                req.contains("x-test: yes") || req.contains("X-Test: yes"),
+                "header sent: {req}"
+            );
+            let resp = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = sock.write_all(resp.as_bytes()).await;
+        }
+    });
+    let mut node = Node::with_config(
+        "rt-url",
+        &format!("staticPodURL: http://127.0.0.1:{port}/pods\nhttpCheckFrequency: 2s\nstaticPodURLHeader:\n  X-Test: [\"yes\"]\n"),
+    )
+    .await;
+    node.start().await;
+    node.wait_for("urlpod Running", T, || async {
+        (node.phase("urlpod").as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+    let pod = node.pod("urlpod").unwrap();
+    assert_eq!(
+        pod["metadata"]["annotations"]["kubernetes.io/config.source"],
+        "http"
+    );
+    server.abort();
+    node.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_image_with_pull_policy_never_reports_err_image_never_pull() {
+    let _g = runtime_lock().await;
+    let mut node = Node::new("rt-neverpull").await;
+    node.start().await;
+    node.write_manifest(
+        "absent.yaml",
+        &busybox_pod(
+            "absent",
+            "docker.io/library/not-imported:0.0",
+            "Always",
+            "true",
+        ),
+    );
+    node.wait_for("ErrImageNeverPull", T, || async {
+        let p = node.pod("absent")?;
+        (p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ErrImageNeverPull")
+            .then_some(())
+    })
+    .await;
+    assert_eq!(node.phase("absent").as_deref(), Some("Pending"));
+    node.cleanup().await;
+}

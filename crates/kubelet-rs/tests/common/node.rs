@@ -33,6 +33,11 @@ pub struct Node {
 
 impl Node {
     pub async fn new(name: &str) -> Node {
+        Self::with_config(name, "").await
+    }
+
+    /// A node whose KubeletConfiguration has `extra` appended.
+    pub async fn with_config(name: &str, extra: &str) -> Node {
         let env = kubelet_e2e::runtime_env::ensure().expect("hack/runtime-up.sh");
         let dir = tempfile::tempdir().unwrap();
         let manifests = dir.path().join("manifests");
@@ -46,7 +51,7 @@ impl Node {
                 &env.endpoint,
                 hz_port,
                 &format!(
-                    "staticPodPath: {}\npodLogsDir: {}\nreadOnlyPort: {ro_port}\naddress: 127.0.0.1\nfileCheckFrequency: 20s\n",
+                    "staticPodPath: {}\npodLogsDir: {}\nreadOnlyPort: {ro_port}\naddress: 127.0.0.1\nfileCheckFrequency: 20s\n{extra}",
                     manifests.display(),
                     logs.display()
                 ),
