@@ -26,6 +26,9 @@ the raw CRI floor, kubelet-rs with static pods, and (optionally) the upstream ku
   --skip-floor         do not run the CRI floor
   --skip-kubelet-rs    do not run kubelet-rs
   --keep               keep run directories (config, kubelet log) of successful runs
+  --quiet-timeout SECS before each run, wait this long for no other kubelet process and no
+                       foreign ready pod on the shared containerd (default 120)
+  --allow-foreign-pods run the kubelets even then (they kill pods they do not own!)
 ";
 
 /// Parsed options.
@@ -61,6 +64,10 @@ pub struct Options {
     pub skip_kubelet_rs: bool,
     /// Keep run directories.
     pub keep: bool,
+    /// Wait for a free machine before each run.
+    pub quiet_timeout: Duration,
+    /// Run kubelets even when foreign pods or kubelets are present.
+    pub allow_foreign_pods: bool,
 }
 
 impl Default for Options {
@@ -81,6 +88,8 @@ impl Default for Options {
             skip_floor: false,
             skip_kubelet_rs: false,
             keep: false,
+            quiet_timeout: Duration::from_secs(120),
+            allow_foreign_pods: false,
         }
     }
 }
@@ -151,6 +160,8 @@ pub fn parse_args(args: &[String]) -> Result<Parsed, String> {
             "--skip-floor" => o.skip_floor = true,
             "--skip-kubelet-rs" => o.skip_kubelet_rs = true,
             "--keep" => o.keep = true,
+            "--quiet-timeout" => o.quiet_timeout = secs(f, value(f, &mut it)?)?,
+            "--allow-foreign-pods" => o.allow_foreign_pods = true,
             other => return Err(format!("unknown argument {other:?} (see --help)")),
         }
     }
@@ -214,6 +225,9 @@ mod tests {
             "--skip-floor",
             "--skip-kubelet-rs",
             "--keep",
+            "--quiet-timeout",
+            "7",
+            "--allow-foreign-pods",
         ])
         .unwrap();
         assert_eq!(o.pods, vec![30, 100]);
@@ -228,7 +242,8 @@ mod tests {
         assert_eq!(o.gone_timeout, Duration::ZERO);
         assert_eq!(o.work_dir, PathBuf::from("/w"));
         assert_eq!(o.goal, 1.5);
-        assert!(o.skip_floor && o.skip_kubelet_rs && o.keep);
+        assert!(o.skip_floor && o.skip_kubelet_rs && o.keep && o.allow_foreign_pods);
+        assert_eq!(o.quiet_timeout, Duration::from_secs(7));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod cri_ops;
 pub mod env;
 pub mod error;
 pub mod floor;
+pub mod guard;
 pub mod kubelet;
 pub mod manifest;
 pub mod process;

@@ -71,6 +71,8 @@ pub struct RunRecord {
     pub teardown_gone_s: Option<f64>,
     /// `/proc/loadavg` just before the run.
     pub loadavg_before: String,
+    /// What else used the runtime just before the run (`None`: nothing).
+    pub busy_before: Option<String>,
     /// Why the run failed.
     pub error: Option<String>,
 }
@@ -270,6 +272,7 @@ mod tests {
             teardown_stopped_s: Some(1.0),
             teardown_gone_s: None,
             loadavg_before: String::new(),
+            busy_before: None,
             error: None,
         }
     }

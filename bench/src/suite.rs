@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::cli::Options;
 use crate::env::{RuntimeInfo, loadavg};
 use crate::floor::{FloorConfig, default_workers, run_floor};
+use crate::guard::{refused_message, wait_quiet};
 use crate::kubelet::{KubeletRunConfig, run_kubelet_variant};
 use crate::report::{Aggregate, RunRecord, Variant};
 
@@ -103,6 +104,7 @@ fn empty_record(variant: Variant, pods: usize, repeat: usize) -> RunRecord {
         teardown_stopped_s: None,
         teardown_gone_s: None,
         loadavg_before: loadavg(),
+        busy_before: None,
         error: None,
     }
 }
@@ -121,6 +123,16 @@ async fn floor_run(
     let workers = opts.workers.unwrap_or_else(|| default_workers(pods));
     let mut rec = empty_record(Variant::Floor, pods, repeat);
     rec.workers = Some(workers);
+    match wait_quiet(&rt, opts.quiet_timeout).await {
+        Ok(busy) if !busy.is_quiet() => rec.busy_before = Some(busy.describe()),
+        Ok(_) => {}
+        Err(e) => {
+            rec.error = Some(e.to_string());
+            progress(&rec);
+            return rec;
+        }
+    }
+    rec.loadavg_before = loadavg();
     let log_root = opts
         .work_dir
         .join(format!("floor-logs-{}", std::process::id()));
@@ -154,6 +166,23 @@ async fn kubelet_run(
     repeat: usize,
 ) -> RunRecord {
     let mut rec = empty_record(variant, pods, repeat);
+    match wait_quiet(&rt, opts.quiet_timeout).await {
+        Ok(busy) if !busy.is_quiet() => {
+            rec.busy_before = Some(busy.describe());
+            if !opts.allow_foreign_pods {
+                rec.error = Some(refused_message(&busy, opts.quiet_timeout));
+                progress(&rec);
+                return rec;
+            }
+        }
+        Ok(_) => {}
+        Err(e) => {
+            rec.error = Some(e.to_string());
+            progress(&rec);
+            return rec;
+        }
+    }
+    rec.loadavg_before = loadavg();
     let cfg = KubeletRunConfig {
         binary: binary.to_owned(),
         endpoint: runtime.endpoint.clone(),
@@ -199,6 +228,9 @@ fn progress(r: &RunRecord) {
         ),
         (None, Some(e)) => eprintln!("{what}: FAILED: {e}"),
         (None, None) => eprintln!("{what}: no result"),
+    }
+    if let (Some(busy), None) = (&r.busy_before, &r.error) {
+        eprintln!("{what}: ran while there were {busy}");
     }
 }
 

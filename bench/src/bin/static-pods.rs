@@ -49,14 +49,6 @@ async fn run(opts: Options, args: Vec<String>) -> anyhow::Result<bool> {
     eprintln!("[bench] hack/runtime-up.sh ...");
     let runtime = env::runtime_up(&repo)?;
     let cri = cri_ops::connect(&runtime.endpoint).await?;
-    let others = env::other_kubelets(&[]);
-    if !others.is_empty() {
-        let msg = format!(
-            "other kubelets are running ({others:?}): they share the CPUs, and one on the same containerd may kill the benchmark's pods"
-        );
-        eprintln!("[bench] WARNING: {msg}");
-        bins.notes.push(msg);
-    }
     let left = cri_ops::cleanup_leftovers(&cri)
         .await
         .context("removing leftover benchmark sandboxes")?;
@@ -73,6 +65,13 @@ async fn run(opts: Options, args: Vec<String>) -> anyhow::Result<bool> {
     };
     let summary = aggregate(&records);
     println!("{}", render_markdown(&summary, opts.goal));
+    for r in records.iter().filter(|r| r.error.is_none()) {
+        if let Some(busy) = &r.busy_before {
+            let what = format!("N={} {} run {}", r.pods, r.variant.label(), r.repeat + 1);
+            bins.notes
+                .push(format!("{what} ran while there were {busy}"));
+        }
+    }
     for n in &bins.notes {
         println!("- {n}");
     }
