@@ -218,7 +218,7 @@ fn cni_conflist_is_valid_and_on_the_test_subnet() {
     assert_eq!(bridge["ipam"]["type"], "host-local");
     assert_eq!(
         bridge["ipam"]["ranges"],
-        serde_json::json!([[{ "subnet": POD_SUBNET }]])
+        serde_json::json!([[{ "subnet": POD_SUBNET, "rangeStart": "198.18.0.2", "rangeEnd": "198.18.127.254" }]])
     );
     for route in bridge["ipam"]["routes"].as_array().unwrap() {
         assert_eq!(route["dst"], POD_SUBNET, "a route leaves the test subnet");

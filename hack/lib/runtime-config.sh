@@ -101,7 +101,7 @@ krs_render_conflist() {
       "ipam": {
         "type": "host-local",
         "dataDir": "$KRS_CNI_IPAM_DIR",
-        "ranges": [[{ "subnet": "$KRS_CNI_SUBNET" }]],
+        "ranges": [[{ "subnet": "$KRS_CNI_SUBNET", "rangeStart": "$KRS_CNI_RANGE_START", "rangeEnd": "$KRS_CNI_RANGE_END" }]],
         "routes": [{ "dst": "$KRS_CNI_SUBNET" }]
       }
     },

@@ -28,6 +28,10 @@ KRS_CNI_BIN_DIR="${KRS_CNI_BIN_DIR:-/usr/lib/cni}"
 # leave 198.18.0.0/16 (RFC 2544 benchmarking range).
 KRS_CNI_BRIDGE="krs0"
 KRS_CNI_SUBNET="198.18.0.0/16"
+# Pods get addresses from the lower half; 198.18.255.0/24 is kept for the test hosts of
+# the control-plane harness (apiserver and node addresses on lo; see hack/lib/cluster.sh).
+KRS_CNI_RANGE_START="198.18.0.2"
+KRS_CNI_RANGE_END="198.18.127.254"
 KRS_CNI_NETWORK="krs-bridge"
 
 # Tools live in sbin on Debian; CI may run with a minimal PATH.
