@@ -52,6 +52,7 @@ log "bringing up the private containerd (hack/runtime-up.sh)"
 ENDPOINT="$("$REPO/hack/runtime-up.sh" | sed -n 's/^CONTAINER_RUNTIME_ENDPOINT=//p' | tail -n1)"
 [ -n "$ENDPOINT" ] || die "hack/runtime-up.sh printed no endpoint"
 
+[ -n "${CARGO_TARGET_DIR:-}" ] || unset CARGO_TARGET_DIR
 log "building kubelet-rs (cargo build --release)"
 (cd "$REPO" && cargo build --release -q -p kubelet-rs)
 BIN="$REPO/target/release/kubelet-rs"
