@@ -216,6 +216,69 @@ pub fn container_manager_config(
     )?)
 }
 
+/// Resource-manager policies kubelet-rs does not implement yet are refused rather than
+/// silently ignored (a node that does not pin CPUs when asked to would differ from upstream
+/// without telling anyone); the gates upstream checks here are honoured.
+pub fn check_resource_managers(s: &KubeletServer) -> Result<(), RunError> {
+    let c = &s.config;
+    let unsupported = |field: &str, flag: &str, value: &str, ok: &str| {
+        RunError::Kubelet(format!(
+            "{field} (--{flag}) {value:?} is not implemented by kubelet-rs yet; use {ok:?}"
+        ))
+    };
+    if !c.cpu_manager_policy.is_empty() && c.cpu_manager_policy != "none" {
+        return Err(unsupported(
+            "cpuManagerPolicy",
+            "cpu-manager-policy",
+            &c.cpu_manager_policy,
+            "none",
+        ));
+    }
+    if !c.memory_manager_policy.is_empty() && c.memory_manager_policy != "None" {
+        return Err(unsupported(
+            "memoryManagerPolicy",
+            "memory-manager-policy",
+            &c.memory_manager_policy,
+            "None",
+        ));
+    }
+    if !c.topology_manager_policy.is_empty() && c.topology_manager_policy != "none" {
+        return Err(unsupported(
+            "topologyManagerPolicy",
+            "topology-manager-policy",
+            &c.topology_manager_policy,
+            "none",
+        ));
+    }
+    if !c.topology_manager_policy_options.is_empty()
+        && !s
+            .feature_gates
+            .enabled(kubelet_features::gates::TOPOLOGY_MANAGER_POLICY_OPTIONS)
+    {
+        return Err(RunError::Kubelet(format!(
+            "topology manager policy options {:?} require feature gates \"TopologyManagerPolicyOptions\" enabled",
+            c.topology_manager_policy_options
+        )));
+    }
+    Ok(())
+}
+
+/// Step (container manager): swap rules (`failSwapOn`, `LimitedSwap` needs cgroup v2).
+pub fn check_swap(s: &KubeletServer, fs: &dyn HostFs, host: HostInfo) -> Result<(), RunError> {
+    let version = if host.cgroup_v1 {
+        CgroupVersion::V1
+    } else {
+        CgroupVersion::V2
+    };
+    kubelet_cm::check_swap(
+        fs,
+        s.config.fail_swap_on.unwrap_or(true),
+        &s.config.memory_swap.swap_behavior,
+        version,
+    )?;
+    Ok(())
+}
+
 /// Step: OOM score of the kubelet itself; failure is logged and start-up continues.
 pub fn apply_oom_score(fs: &dyn HostFs, value: i32) {
     if let Err(e) = kubelet_cm::apply_oom_score_adj(fs, 0, value) {
@@ -316,6 +379,8 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     let _roots = cgroup_roots(&s);
     let machine = machine_info(&fs)?;
     let node_config = container_manager_config(&s, &machine)?;
+    check_resource_managers(&s)?;
+    check_swap(&s, &fs, host)?;
     apply_oom_score(&fs, s.config.oom_score_adj.unwrap_or(-999));
     let runtime = pre_init_runtime_service(&s).await?;
 

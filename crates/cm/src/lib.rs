@@ -10,6 +10,7 @@ pub mod machine;
 pub mod node_config;
 pub mod oom;
 pub mod qos;
+pub mod swap;
 
 pub use cgroups::{CgroupDriver, CgroupName, CgroupVersion, node_allocatable_root};
 pub use hostfs::{FakeHostFs, HostFs, RealHostFs};
@@ -17,6 +18,7 @@ pub use machine::{MachineInfo, read_machine_info};
 pub use node_config::{NodeConfig, NodeConfigInput};
 pub use oom::apply_oom_score_adj;
 pub use qos::{QosCgroups, QosSetup, setup_qos_cgroups};
+pub use swap::check_swap;
 
 /// Errors of the container manager.
 #[derive(Debug, thiserror::Error)]

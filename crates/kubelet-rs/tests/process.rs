@@ -311,3 +311,32 @@ async fn evented_pleg_uses_the_cri_event_stream_when_enabled() {
         cri.runtime.called()
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unimplemented_resource_manager_policies_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    for (extra, needle) in [
+        (
+            "cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n",
+            "cpuManagerPolicy (--cpu-manager-policy)",
+        ),
+        (
+            "topologyManagerPolicy: best-effort\n",
+            "topologyManagerPolicy (--topology-manager-policy)",
+        ),
+    ] {
+        let port = free_port();
+        let cfg = write(
+            dir.path(),
+            "k.yaml",
+            &standalone_config(&cri.endpoint(), port, extra),
+        );
+        let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+        assert_eq!(p.wait_exit(START).await, Some(1), "{}", p.log());
+        assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
+        assert!(http_get(port, "/healthz").is_none());
+    }
+}
