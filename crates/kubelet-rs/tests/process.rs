@@ -12,16 +12,12 @@ const START: Duration = Duration::from_secs(20);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn healthz_answers_and_sigterm_exits_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
-    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
-        .await
-        .unwrap();
-    let port = free_port();
-    let cfg = write(
-        dir.path(),
-        "kubelet.yaml",
-        &standalone_config(&cri.endpoint(), port, ""),
-    );
+    let FakeSetup {
+        dir,
+        cri: _cri,
+        port,
+        cfg,
+    } = fake_setup("").await;
     let notify = dir.path().join("notify.sock");
     let sock = std::os::unix::net::UnixDatagram::bind(&notify).unwrap();
     sock.set_read_timeout(Some(START)).unwrap();
@@ -56,16 +52,12 @@ async fn healthz_answers_and_sigterm_exits_cleanly() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigint_exits_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
-    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
-        .await
-        .unwrap();
-    let port = free_port();
-    let cfg = write(
-        dir.path(),
-        "kubelet.yaml",
-        &standalone_config(&cri.endpoint(), port, ""),
-    );
+    let FakeSetup {
+        dir,
+        cri: _cri,
+        port,
+        cfg,
+    } = fake_setup("").await;
     let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
     assert!(wait_healthy(&mut p, port, START).await, "log:\n{}", p.log());
     p.signal(Signal::SIGINT);
@@ -277,20 +269,12 @@ fn kubeconfig_is_refused_until_api_mode_exists() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn evented_pleg_uses_the_cri_event_stream_when_enabled() {
-    let dir = tempfile::tempdir().unwrap();
-    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
-        .await
-        .unwrap();
-    let port = free_port();
-    let cfg = write(
-        dir.path(),
-        "kubelet.yaml",
-        &standalone_config(
-            &cri.endpoint(),
-            port,
-            "featureGates:\n  EventedPLEG: true\n",
-        ),
-    );
+    let FakeSetup {
+        dir,
+        cri,
+        port,
+        cfg,
+    } = fake_setup("featureGates:\n  EventedPLEG: true\n").await;
     let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
     assert!(wait_healthy(&mut p, port, START).await, "log:\n{}", p.log());
     let start = std::time::Instant::now();

@@ -124,3 +124,31 @@ pub async fn wait_healthy(p: &mut Proc, port: u16, timeout: Duration) -> bool {
     }
     false
 }
+
+/// A temp dir, a fake CRI server in it, a free healthz port and a standalone config
+/// (with `extra` appended) pointing at both.
+pub struct FakeSetup {
+    pub dir: tempfile::TempDir,
+    pub cri: kubelet_cri::fake::FakeCriServer,
+    pub port: u16,
+    pub cfg: PathBuf,
+}
+
+pub async fn fake_setup(extra: &str) -> FakeSetup {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    let port = free_port();
+    let cfg = write(
+        dir.path(),
+        "kubelet.yaml",
+        &standalone_config(&cri.endpoint(), port, extra),
+    );
+    FakeSetup {
+        dir,
+        cri,
+        port,
+        cfg,
+    }
+}

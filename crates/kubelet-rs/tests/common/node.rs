@@ -140,15 +140,20 @@ impl Node {
             .and_then(|p| p["status"]["phase"].as_str().map(str::to_string))
     }
 
+    /// CRI label selector for the static pod `name` of this node.
+    fn pod_selector(&self, name: &str) -> std::collections::HashMap<String, String> {
+        [(
+            "io.kubernetes.pod.name".to_string(),
+            format!("{name}-{}", self.name),
+        )]
+        .into_iter()
+        .collect()
+    }
+
     /// CRI containers of the static pod `name` (label io.kubernetes.pod.name).
     pub async fn containers(&self, name: &str) -> Vec<kubelet_cri::v1::Container> {
         let filter = ContainerFilter {
-            label_selector: [(
-                "io.kubernetes.pod.name".to_string(),
-                format!("{name}-{}", self.name),
-            )]
-            .into_iter()
-            .collect(),
+            label_selector: self.pod_selector(name),
             ..Default::default()
         };
         self.cri.list_containers(Some(&filter)).await.unwrap()
@@ -164,12 +169,7 @@ impl Node {
 
     pub async fn sandboxes(&self, name: &str) -> Vec<kubelet_cri::v1::PodSandbox> {
         let filter = PodSandboxFilter {
-            label_selector: [(
-                "io.kubernetes.pod.name".to_string(),
-                format!("{name}-{}", self.name),
-            )]
-            .into_iter()
-            .collect(),
+            label_selector: self.pod_selector(name),
             ..Default::default()
         };
         self.cri.list_pod_sandbox(Some(&filter)).await.unwrap()
