@@ -64,7 +64,6 @@ pub mod defaults;
 pub mod file;
 mod hash;
 pub mod http;
-pub mod quantity;
 pub mod static_pod;
 pub mod types;
 pub mod validation;

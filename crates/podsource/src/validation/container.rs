@@ -1,10 +1,10 @@
 //! Container checks (`validateContainers`, `validateInitContainers`, `validateContainerCommon`).
 
 use super::{ErrorList, FieldError, is_dns1123_label, is_env_var_name, is_iana_svc_name};
-use crate::quantity::Quantity;
 use k8s_openapi::api::core::v1::{
     Container, ContainerPort, EnvVar, Probe, ResourceRequirements, VolumeMount,
 };
+use kubelet_apimachinery::Quantity;
 use std::collections::{BTreeMap, HashSet};
 
 const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
@@ -277,7 +277,7 @@ fn parse_list(
     for (name, q) in list.into_iter().flatten() {
         let field = format!("{path}[{name}]");
         match Quantity::parse(&q.0) {
-            Ok(v) if v.is_negative() => {
+            Ok(v) if v.sign() < 0 => {
                 errs.push(FieldError::invalid(
                     field,
                     q.0.as_str(),

@@ -2,8 +2,8 @@
 
 use super::{ErrorList, FieldError, is_dns1123_label};
 use crate::defaults::volume_source_count;
-use crate::quantity::Quantity;
 use k8s_openapi::api::core::v1::{EmptyDirVolumeSource, HostPathVolumeSource, Volume};
+use kubelet_apimachinery::Quantity;
 use std::collections::HashSet;
 
 const HOST_PATH_TYPES: &[&str] = &[
@@ -104,7 +104,7 @@ fn validate_empty_dir(e: &EmptyDirVolumeSource, path: &str) -> ErrorList {
     }
     if let Some(limit) = e.size_limit.as_ref() {
         match Quantity::parse(&limit.0) {
-            Ok(q) if q.is_negative() => errs.push(FieldError::invalid(
+            Ok(q) if q.sign() < 0 => errs.push(FieldError::invalid(
                 format!("{path}.sizeLimit"),
                 limit.0.as_str(),
                 "must be greater than or equal to 0",
