@@ -37,8 +37,8 @@ pub use taints::{
     parse_taints, parse_taints_flag,
 };
 pub use validation::{
-    is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
-    is_valid_port_num,
+    is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_relaxed_env_var_name,
+    is_valid_label_value, is_valid_port_name, is_valid_port_num,
 };
 
 /// `[(k, v)]` as an owned string map (the defaults tables and tests use it).

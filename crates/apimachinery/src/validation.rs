@@ -190,5 +190,50 @@ pub fn is_valid_port_num(port: i64) -> Vec<String> {
     }
 }
 
+/// Upstream `IsValidPortName`: an IANA service name of at most 15
+/// characters from `[-a-z0-9]`, with at least one letter, no `--`, and no
+/// hyphen at either end.
+pub fn is_valid_port_name(port: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let b = port.as_bytes();
+    if b.len() > 15 {
+        errs.push(max_len_error(15));
+    }
+    let charset_ok = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-';
+    if b.is_empty() || !b.iter().all(charset_ok) {
+        errs.push(
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_owned(),
+        );
+    }
+    if !b.iter().any(u8::is_ascii_lowercase) {
+        errs.push("must contain at least one letter (a-z)".to_owned());
+    }
+    if port.contains("--") {
+        errs.push("must not contain consecutive hyphens".to_owned());
+    }
+    if b.first() == Some(&b'-') || b.last() == Some(&b'-') {
+        errs.push("must not begin or end with a hyphen".to_owned());
+    }
+    errs
+}
+
+const RELAXED_ENV_VAR_NAME_ERR_MSG: &str = "a valid environment variable name must consist only of printable ASCII characters other than '='";
+
+/// Upstream `IsRelaxedEnvVarName` (the rule since `RelaxedEnvironmentVariableValidation`
+/// went GA): non-empty, printable ASCII, no `=`.
+pub fn is_relaxed_env_var_name(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.is_empty() {
+        errs.push(format!("environment variable name {}", empty_error()));
+    }
+    if value
+        .bytes()
+        .any(|c| !(b' '..=b'~').contains(&c) || c == b'=')
+    {
+        errs.push(RELAXED_ENV_VAR_NAME_ERR_MSG.to_owned());
+    }
+    errs
+}
+
 #[cfg(test)]
 mod tests;

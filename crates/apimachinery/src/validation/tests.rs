@@ -206,6 +206,75 @@ fn port_numbers() {
     }
 }
 
+#[test]
+fn port_names() {
+    for name in [
+        "telnet",
+        "re-mail-ck",
+        "pop3",
+        "a",
+        "a-1",
+        "1-a",
+        "a-1-b-2-c",
+        "1-a-2-b-3",
+    ] {
+        assert!(is_valid_port_name(name).is_empty(), "{name}");
+    }
+    for name in [
+        "longerthan15characters",
+        "",
+        "12345",
+        "1-2-3-4",
+        "-begin",
+        "end-",
+        "two--hyphens",
+        "whois++",
+        "Not_IANA",
+    ] {
+        assert!(!is_valid_port_name(name).is_empty(), "{name}");
+    }
+    assert_eq!(
+        is_valid_port_name("-1--"),
+        vec![
+            "must contain at least one letter (a-z)",
+            "must not contain consecutive hyphens",
+            "must not begin or end with a hyphen",
+        ]
+    );
+    assert_eq!(
+        is_valid_port_name(""),
+        vec![
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
+            "must contain at least one letter (a-z)",
+        ]
+    );
+}
+
+#[test]
+fn relaxed_env_var_names() {
+    for name in [
+        "A",
+        "ABC",
+        "AbC_123",
+        "abc",
+        "a-b",
+        "a.b",
+        "1abc",
+        "MY_VAR.with-dash 1",
+        "$x",
+    ] {
+        assert!(is_relaxed_env_var_name(name).is_empty(), "{name}");
+    }
+    let msg = "a valid environment variable name must consist only of printable ASCII characters other than '='";
+    for name in ["A=B", "tab\t", "caf\u{e9}", "\u{7f}"] {
+        assert_eq!(is_relaxed_env_var_name(name), vec![msg], "{name:?}");
+    }
+    assert_eq!(
+        is_relaxed_env_var_name(""),
+        vec!["environment variable name must be non-empty"]
+    );
+}
+
 proptest! {
     #[test]
     fn generated_labels_are_valid(label in "[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?") {

@@ -1,10 +1,13 @@
 //! Container checks (`validateContainers`, `validateInitContainers`, `validateContainerCommon`).
 
-use super::{ErrorList, FieldError, is_dns1123_label, is_env_var_name, is_iana_svc_name};
+use super::{ErrorList, FieldError};
 use k8s_openapi::api::core::v1::{
     Container, ContainerPort, EnvVar, Probe, ResourceRequirements, VolumeMount,
 };
 use kubelet_apimachinery::Quantity;
+use kubelet_apimachinery::{
+    is_dns1123_label, is_relaxed_env_var_name, is_valid_port_name, is_valid_port_num,
+};
 use std::collections::{BTreeMap, HashSet};
 
 const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
@@ -145,12 +148,8 @@ fn one_of(errs: &mut ErrorList, field: &str, value: Option<&str>, allowed: &[&st
 }
 
 fn port_in_range(errs: &mut ErrorList, field: String, port: i32) {
-    if !(1..=65535).contains(&port) {
-        errs.push(FieldError::invalid(
-            field,
-            port,
-            "must be between 1 and 65535, inclusive",
-        ));
+    for msg in is_valid_port_num(port.into()) {
+        errs.push(FieldError::invalid(field.clone(), port, msg));
     }
 }
 
@@ -158,7 +157,7 @@ fn validate_port(p: &ContainerPort, path: &str, host_network: bool) -> ErrorList
     let mut errs = ErrorList::default();
     let name = p.name.as_deref().unwrap_or_default();
     if !name.is_empty() {
-        for msg in is_iana_svc_name(name) {
+        for msg in is_valid_port_name(name) {
             errs.push(FieldError::invalid(format!("{path}.name"), name, msg));
         }
     }
@@ -192,7 +191,7 @@ fn validate_env(e: &EnvVar, path: &str) -> ErrorList {
     if e.name.is_empty() {
         errs.push(FieldError::required(format!("{path}.name"), ""));
     } else {
-        for msg in is_env_var_name(&e.name) {
+        for msg in is_relaxed_env_var_name(&e.name) {
             errs.push(FieldError::invalid(
                 format!("{path}.name"),
                 e.name.as_str(),

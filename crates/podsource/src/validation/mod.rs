@@ -3,13 +3,11 @@
 //! upstream's `field.Error`s (`spec.containers[0].image: Required value`).
 
 mod container;
-mod names;
 mod spec;
 mod volumes;
 
-pub use names::{
-    is_dns1123_label, is_dns1123_subdomain, is_env_var_name, is_iana_svc_name, is_qualified_name,
-    is_valid_label_value,
+use kubelet_apimachinery::{
+    is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
 };
 
 use k8s_openapi::api::core::v1::Pod;

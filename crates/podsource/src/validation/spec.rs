@@ -2,8 +2,9 @@
 
 use super::container::{ContainerKind, validate_containers};
 use super::volumes::validate_volumes;
-use super::{ErrorList, FieldError, is_dns1123_label, is_dns1123_subdomain, is_qualified_name};
+use super::{ErrorList, FieldError};
 use k8s_openapi::api::core::v1::{Container, PodSpec, Toleration};
+use kubelet_apimachinery::{is_dns1123_label, is_dns1123_subdomain, is_qualified_name};
 use std::collections::HashSet;
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];

@@ -1,9 +1,10 @@
 //! Volume checks (`ValidateVolumes`).
 
-use super::{ErrorList, FieldError, is_dns1123_label};
+use super::{ErrorList, FieldError};
 use crate::defaults::volume_source_count;
 use k8s_openapi::api::core::v1::{EmptyDirVolumeSource, HostPathVolumeSource, Volume};
 use kubelet_apimachinery::Quantity;
+use kubelet_apimachinery::is_dns1123_label;
 use std::collections::HashSet;
 
 const HOST_PATH_TYPES: &[&str] = &[
