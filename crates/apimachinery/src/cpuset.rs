@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::goquote::quote;
+use crate::goquote::go_quote;
 
 /// Largest number of CPUs one range may name. Upstream has no bound; Linux
 /// supports at most 8192 CPUs, so a longer range is a typo, and refusing it
@@ -18,7 +18,7 @@ pub const MAX_RANGE_LEN: usize = 1 << 16;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CpuSetError {
     /// A bound is not a decimal integer (Go: `strconv.Atoi: parsing "x": invalid syntax`).
-    #[error("strconv.Atoi: parsing {}: {reason}", quote(.number))]
+    #[error("strconv.Atoi: parsing {}: {reason}", go_quote(.number))]
     Number {
         /// The text that is not a number.
         number: String,
@@ -26,7 +26,7 @@ pub enum CpuSetError {
         reason: &'static str,
     },
     /// A range whose start is above its end.
-    #[error("invalid range {} ({start} > {end})", quote(.range))]
+    #[error("invalid range {} ({start} > {end})", go_quote(.range))]
     Reversed {
         /// The offending range text.
         range: String,
@@ -36,7 +36,7 @@ pub enum CpuSetError {
         end: i64,
     },
     /// Not upstream: a range longer than [`MAX_RANGE_LEN`].
-    #[error("invalid range {}: more than {MAX_RANGE_LEN} CPUs", quote(.range))]
+    #[error("invalid range {}: more than {MAX_RANGE_LEN} CPUs", go_quote(.range))]
     TooLarge {
         /// The offending range text.
         range: String,

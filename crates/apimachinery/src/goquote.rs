@@ -1,8 +1,10 @@
-//! Go's `strconv.Quote` (the `%q` verb), so error messages read as upstream's.
+//! Go's `strconv.Quote` (the `%q` verb), so error messages and klog's
+//! `key="value"` pairs read as upstream's. The one implementation in the
+//! workspace: `kubelet-klog` uses it too.
 
 /// Double-quotes `s` with Go escapes: `\"`, `\\`, `\n`, `\t`, ... and `\xNN` /
 /// `\uNNNN` for other control characters; printable text is kept as is.
-pub(crate) fn quote(s: &str) -> String {
+pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -29,14 +31,20 @@ pub(crate) fn quote(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::quote;
+    use super::go_quote;
 
     #[test]
     fn matches_go_quote() {
-        assert_eq!(quote("cpu"), r#""cpu""#);
-        assert_eq!(quote("a\"b\\c"), r#""a\"b\\c""#);
-        assert_eq!(quote("x\ny\t\u{1}"), r#""x\ny\t\x01""#);
-        assert_eq!(quote("µs"), "\"µs\"");
-        assert_eq!(quote("\u{85}"), r#""\u0085""#);
+        assert_eq!(go_quote("cpu"), r#""cpu""#);
+        assert_eq!(go_quote("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(go_quote("x\ny\t\u{1}"), r#""x\ny\t\x01""#);
+        assert_eq!(go_quote("µs"), "\"µs\"");
+        assert_eq!(go_quote("\u{85}"), r#""\u0085""#);
+        assert_eq!(go_quote("a\"b\\c\nd\te"), r#""a\"b\\c\nd\te""#);
+        assert_eq!(
+            go_quote("\u{7}\u{8}\u{b}\u{c}\r\u{7f}"),
+            r#""\a\b\v\f\r\x7f""#
+        );
+        assert_eq!(go_quote("héllo"), "\"héllo\"");
     }
 }

@@ -10,6 +10,7 @@
 //! | [`eviction`] | `pkg/kubelet/eviction/{helpers,defaults_linux}.go`, `pkg/kubelet/eviction/api/types.go`, `component-base/cli/flag/langle_separated_map_string_string.go` |
 //! | [`reserved`] | `cmd/kubelet/app/server.go` (`parseResourceList`), `pkg/kubelet/cm/container_manager.go` (`ParseQOSReserved`) |
 //! | [`validation`] | `apimachinery/pkg/util/validation/validation.go`, `apimachinery/pkg/api/validate/content` |
+//! | [`go_quote`] | `src/strconv/quote.go` (`Quote`, the `%q` verb) |
 //! | [`taints`] | `pkg/util/taints/taints.go`, `pkg/util/flag/flags.go` (`RegisterWithTaintsVar`) |
 //!
 //! Everything public is also re-exported here.
@@ -30,6 +31,7 @@ pub use eviction::{
     Threshold, ThresholdOperator, ThresholdValue, default_eviction_hard, format_langle_map,
     parse_langle_map, parse_threshold_config,
 };
+pub use goquote::go_quote;
 pub use quantity::{Format, Quantity, QuantityError};
 pub use reserved::{RESERVABLE_RESOURCES, ReservedError, parse_qos_reserved, parse_resource_list};
 pub use taints::{

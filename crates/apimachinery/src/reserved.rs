@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::goquote::quote;
+use crate::goquote::go_quote;
 use crate::quantity::scale;
 use crate::{Quantity, QuantityError};
 
@@ -15,7 +15,7 @@ pub const RESERVABLE_RESOURCES: [&str; 4] = ["cpu", "memory", "ephemeral-storage
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReservedError {
     /// A value that is not a quantity.
-    #[error("failed to parse quantity {} for {} resource: {source}", quote(.value), quote(.resource))]
+    #[error("failed to parse quantity {} for {} resource: {source}", go_quote(.value), go_quote(.resource))]
     Quantity {
         /// The resource name.
         resource: String,
@@ -26,7 +26,7 @@ pub enum ReservedError {
         source: QuantityError,
     },
     /// A negative amount.
-    #[error("resource quantity for {} cannot be negative: {value}", quote(.resource))]
+    #[error("resource quantity for {} cannot be negative: {value}", go_quote(.resource))]
     Negative {
         /// The resource name.
         resource: String,
@@ -34,10 +34,10 @@ pub enum ReservedError {
         value: String,
     },
     /// A resource that cannot be reserved.
-    #[error("cannot reserve {} resource", quote(.0))]
+    #[error("cannot reserve {} resource", go_quote(.0))]
     Unsupported(String),
     /// A `--qos-reserved` value that is not a valid percentage.
-    #[error("failed to parse percentage {} for {} resource: {reason}", quote(.value), quote(.resource))]
+    #[error("failed to parse percentage {} for {} resource: {reason}", go_quote(.value), go_quote(.resource))]
     Percentage {
         /// The resource name.
         resource: String,

@@ -1,6 +1,7 @@
 //! Collecting an event's fields in klog's structured form: the message apart,
 //! every other field as `key=value` with strings quoted as Go's `%q` does.
 
+use kubelet_apimachinery::go_quote;
 use tracing::field::{Field, Visit};
 
 /// A field value, kept typed so that text and JSON render it properly.
@@ -59,31 +60,10 @@ impl Fields {
     }
 }
 
-/// Quotes a string like Go's `strconv.Quote` (which klog uses for values).
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// Renders a value the way klog's text format does.
 pub(crate) fn render_text(v: &Value) -> String {
     match v {
-        Value::Str(s) => quote(s),
+        Value::Str(s) => go_quote(s),
         Value::Int(i) => i.to_string(),
         Value::Float(f) => f.to_string(),
         Value::Bool(b) => b.to_string(),
@@ -107,13 +87,6 @@ pub(crate) fn to_json(v: &Value) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quote_escapes_like_go() {
-        assert_eq!(quote("a\"b\\c\nd\te"), r#""a\"b\\c\nd\te""#);
-        assert_eq!(quote("\u{1}"), r#""\x01""#);
-        assert_eq!(quote("héllo"), "\"héllo\"");
-    }
 
     #[test]
     fn render_values() {

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use kubelet_apimachinery::go_quote;
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
@@ -48,7 +49,7 @@ pub(crate) fn render_line(
         now.strftime("%m%d %H:%M:%S.%6f"),
         pid,
         caller,
-        crate::fields::quote(&fields.message)
+        go_quote(&fields.message)
     );
     for (k, v) in &fields.pairs {
         let _ = write!(line, " {}={}", k, render_text(v));

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::goquote::quote;
+use crate::goquote::go_quote;
 
 use super::{Signal, Threshold, ThresholdValue};
 use crate::{Duration, ParseDurationError, Quantity, QuantityError};
@@ -18,7 +18,7 @@ pub enum EvictionError {
     #[error("unsupported eviction signal {0}")]
     UnsupportedSignal(String),
     /// A percentage that is not a number (Go `strconv.ParseFloat` message).
-    #[error("strconv.ParseFloat: parsing {}: {reason}", quote(.text))]
+    #[error("strconv.ParseFloat: parsing {}: {reason}", go_quote(.text))]
     Percentage {
         /// The text before the `%`.
         text: String,
