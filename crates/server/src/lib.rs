@@ -8,18 +8,35 @@
 //!   `/exec`, `/run`, `/logs`, `/configz`, debugging handlers — is not installed there,
 //!   as upstream's read-only server installs only the default handlers.
 //!
+//! * [`start_secure_server`]: the secure port (`address:port`, 10250) over TLS, with
+//!   x509/anonymous authentication and an [`Authorizer`] on every path: `/healthz`,
+//!   `/pods`, and `/configz` when debugging handlers are enabled (see [`secure`]).
+//!
 //! The servers see the kubelet only through the narrow [`HostInterface`], like
 //! upstream's `server.HostInterface`.
 
+mod accept;
+pub mod authn;
+pub mod authz;
+mod certs;
+mod ciphers;
+mod filter;
 mod healthz;
 mod listen;
 mod readonly;
+pub mod secure;
+mod tls;
 
 use std::sync::Arc;
 
+pub use authn::UserInfo;
+pub use authz::{AlwaysAllow, Attributes, AuthorizeFuture, Authorizer, AuthorizerError, Decision};
+pub use ciphers::TlsFlagError;
 pub use healthz::{HealthCheck, healthz_router};
 pub use listen::{ServerError, bind, serve};
 pub use readonly::read_only_router;
+pub use secure::{SecureServer, SecureServerConfig, secure_router, start_secure_server};
+pub use tls::{TlsError, TlsSettings};
 
 /// What the HTTP servers need from the kubelet (upstream `server.HostInterface`).
 pub trait HostInterface: Send + Sync {

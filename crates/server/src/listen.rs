@@ -25,6 +25,9 @@ pub enum ServerError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The secure port's TLS setup failed (certificate, key, client CA, TLS flags).
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
     /// Serving failed.
     #[error("server on {address} failed: {source}")]
     Serve {

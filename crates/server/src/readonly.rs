@@ -11,6 +11,12 @@ use crate::healthz::{HealthCheck, healthz_routes};
 
 /// The read-only port's router: `/healthz` (ping, log, syncloop) and `/pods`.
 pub fn read_only_router(host: Host) -> Router {
+    default_handlers(host)
+}
+
+/// `InstallAuthNotRequiredHandlers` as far as implemented: `/healthz` (ping, log,
+/// syncloop) and `/pods`. Shared by the read-only and secure ports.
+pub(crate) fn default_handlers(host: Host) -> Router {
     let sync_host = host.clone();
     let checks = vec![
         HealthCheck::ping(),

@@ -1,0 +1,164 @@
+//! The secure server on `address:port` (10250): `ListenAndServeKubeletServer` in
+//! `pkg/kubelet/server/server.go`, with the TLS of `InitializeTLS` and the authn/authz of
+//! `BuildAuth` (`cmd/kubelet/app/auth.go`).
+//!
+//! Served now (every path behind the auth filter, unknown ones included):
+//! * `/healthz` (ping, log, syncloop) and `/pods` — GET only, other methods 405;
+//! * with `enableDebuggingHandlers`: `/configz` (GET only);
+//! * without: `/run/`, `/exec/`, `/attach/`, `/portForward/`, `/containerLogs/`,
+//!   `/runningpods/`, `/debug/pprof/`, `/logs/` answer 405 `Debug endpoints are disabled.`
+//!   (`InstallDebuggingDisabledHandlers`), and `/configz` is not installed;
+//! * everything else: 404.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+
+use crate::accept::serve_tls;
+use crate::authn::Authenticator;
+use crate::authz::Authorizer;
+use crate::filter::{AuthFilter, auth_filter};
+use crate::readonly::default_handlers;
+use crate::tls::{TlsSettings, build_server_config};
+use crate::{Host, ServerError, bind};
+
+/// Everything the secure server needs from the configuration.
+#[derive(Clone)]
+pub struct SecureServerConfig {
+    /// `address` (empty for all IPv4 addresses).
+    pub address: String,
+    /// `port` (10250; 0 picks a free port, for tests).
+    pub port: u16,
+    /// This node's name (the `nodes/<name>` authorized against).
+    pub node_name: String,
+    /// Serving certificate, minimum version and cipher suites.
+    pub tls: TlsSettings,
+    /// `authentication.x509.clientCAFile`; `None` when unset (no client certificates).
+    pub client_ca_file: Option<PathBuf>,
+    /// `authentication.anonymous.enabled`.
+    pub anonymous: bool,
+    /// The authorizer (`authorization.mode`; [`crate::AlwaysAllow`] for a standalone kubelet).
+    pub authorizer: Arc<dyn Authorizer>,
+    /// The `KubeletFineGrainedAuthz` feature gate.
+    pub fine_grained_authz: bool,
+    /// `enableDebuggingHandlers`.
+    pub enable_debugging_handlers: bool,
+}
+
+/// A started secure server.
+#[derive(Debug)]
+pub struct SecureServer {
+    /// The address actually bound.
+    pub local_addr: SocketAddr,
+    /// The accept loop; ends after the cancellation token fires.
+    pub task: JoinHandle<()>,
+}
+
+fn text(status: StatusCode, body: &'static str) -> Response {
+    let mut resp = (status, body).into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    resp
+}
+
+/// `GET /configz`: the registered configuration objects (`{"kubeletconfig": {...}}`).
+async fn configz(State(payload): State<Arc<serde_json::Value>>) -> Response {
+    match serde_json::to_vec(payload.as_ref()) {
+        Ok(body) => {
+            let mut resp = (StatusCode::OK, body).into_response();
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            resp
+        }
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+/// `InstallDebuggingDisabledHandlers`: the subtrees answer 405 to every method.
+fn debugging_disabled_handlers() -> Router {
+    let disabled = any(|| async {
+        text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Debug endpoints are disabled.\n",
+        )
+    });
+    let subtrees = [
+        "/run",
+        "/exec",
+        "/attach",
+        "/portForward",
+        "/containerLogs",
+        "/runningpods",
+        "/debug/pprof",
+        "/logs",
+    ];
+    subtrees.iter().fold(Router::new(), |r, p| {
+        r.route(&format!("{p}/"), disabled.clone())
+            .route(&format!("{p}/{{*rest}}"), disabled.clone())
+    })
+}
+
+/// The secure port's router, auth filter included. `configz` is the whole `/configz`
+/// body, i.e. `{"kubeletconfig": {...}}`.
+pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::Value) -> Router {
+    let mut router = default_handlers(host);
+    if cfg.enable_debugging_handlers {
+        router = router.merge(
+            Router::new()
+                .route("/configz", get(self::configz))
+                .with_state(Arc::new(configz)),
+        );
+    } else {
+        router = router.merge(debugging_disabled_handlers());
+    }
+    let filter = AuthFilter {
+        authenticator: Authenticator {
+            anonymous: cfg.anonymous,
+        },
+        authorizer: cfg.authorizer.clone(),
+        node_name: cfg.node_name.clone(),
+        fine_grained: cfg.fine_grained_authz,
+    };
+    // `layer` (not `route_layer`) so unknown paths and wrong methods are authenticated
+    // and authorized first, as go-restful runs container filters before its 404/405.
+    router.layer(axum::middleware::from_fn_with_state(filter, auth_filter))
+}
+
+/// Starts the secure server: sets up TLS (generating the self-signed certificate when
+/// needed) and binds before returning, so configuration and bind errors surface at
+/// start-up; then serves until `cancel` fires.
+pub async fn start_secure_server(
+    cfg: SecureServerConfig,
+    host: Host,
+    configz: serde_json::Value,
+    cancel: CancellationToken,
+) -> Result<SecureServer, ServerError> {
+    let tls = build_server_config(&cfg.tls, cfg.client_ca_file.as_deref())?;
+    let listener = bind(&cfg.address, cfg.port).await?;
+    let local_addr = listener.local_addr().map_err(|source| ServerError::Bind {
+        address: format!("{}:{}", cfg.address, cfg.port),
+        source,
+    })?;
+    tracing::info!(address = %local_addr, "Starting to listen");
+    let router = secure_router(&cfg, host, configz);
+    let task = tokio::spawn(serve_tls(listener, TlsAcceptor::from(tls), router, cancel));
+    Ok(SecureServer { local_addr, task })
+}

@@ -1,0 +1,257 @@
+//! The secure port's TLS configuration (`InitializeTLS` in `cmd/kubelet/app/server.go`):
+//! serving certificate, minimum version, TLS 1.2 cipher suites and the client CA that
+//! x509 client certificates are checked against. rustls with the *ring* provider only.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::RootCertStore;
+use rustls::ServerConfig;
+use rustls::crypto::CryptoProvider;
+use rustls::server::WebPkiClientVerifier;
+use rustls::server::danger::ClientCertVerifier;
+
+use crate::certs::{ensure_serving_cert, load_certs, load_key};
+use crate::ciphers::{TlsFlagError, TlsVersion, parse_cipher_suites, parse_min_version};
+
+/// The TLS inputs of the secure port, from `KubeletConfiguration` and the flags.
+#[derive(Debug, Clone, Default)]
+pub struct TlsSettings {
+    /// `tlsCertFile`; `None` when unset.
+    pub cert_file: Option<PathBuf>,
+    /// `tlsPrivateKeyFile`; `None` when unset.
+    pub key_file: Option<PathBuf>,
+    /// `--cert-dir`: where `kubelet.crt`/`kubelet.key` are kept when the two above are unset.
+    pub cert_dir: PathBuf,
+    /// The hostname the self-signed certificate is made for (`--hostname-override` or the
+    /// host's name).
+    pub hostname: String,
+    /// Extra IP SANs for the self-signed certificate (node IPs, 127.0.0.1).
+    pub ips: Vec<IpAddr>,
+    /// `tlsMinVersion` (`VersionTLS12`, `VersionTLS13`; empty for the default).
+    pub min_version: String,
+    /// `tlsCipherSuites` (Go names).
+    pub cipher_suites: Vec<String>,
+}
+
+/// Errors setting up TLS; each names the file or flag.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// `tlsMinVersion` or `tlsCipherSuites` is wrong.
+    #[error(transparent)]
+    Flag(#[from] TlsFlagError),
+    /// Only one of the certificate/key pair is set or readable.
+    #[error("error reading {0}, certificate and key must be supplied as a pair")]
+    Unpaired(PathBuf),
+    /// A PEM file could not be read or parsed.
+    #[error("failed to load {path}: {reason}")]
+    Load {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// Writing the generated certificate or key failed.
+    #[error("failed to write {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Generating the self-signed certificate failed.
+    #[error("unable to generate self signed cert for {host:?}: {reason}")]
+    Generate {
+        /// The hostname.
+        host: String,
+        /// Why.
+        reason: String,
+    },
+    /// The client CA bundle is unusable.
+    #[error("unable to load client CA file {path}: {reason}")]
+    ClientCa {
+        /// `authentication.x509.clientCAFile`.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The certificate and key do not form a usable pair.
+    #[error("invalid serving certificate {cert} / key {key}: {reason}")]
+    Pair {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+        /// Why (e.g. the key does not match the certificate).
+        reason: String,
+    },
+}
+
+/// The *ring* provider restricted to the configured TLS 1.2 suites (TLS 1.3 suites are
+/// not configurable, as in Go), and the protocol versions to offer.
+fn provider_and_versions(
+    s: &TlsSettings,
+) -> Result<
+    (
+        CryptoProvider,
+        Vec<&'static rustls::SupportedProtocolVersion>,
+    ),
+    TlsError,
+> {
+    let min = parse_min_version(&s.min_version)?;
+    let tls12 = parse_cipher_suites(&s.cipher_suites)?;
+    let mut provider = rustls::crypto::ring::default_provider();
+    if min == TlsVersion::Tls13 {
+        if !s.cipher_suites.is_empty() {
+            tracing::info!(
+                "Warning: TLS 1.3 cipher suites are not configurable, ignoring --tls-cipher-suites"
+            );
+        }
+        return Ok((provider, vec![&rustls::version::TLS13]));
+    }
+    let Some(tls12) = tls12 else {
+        return Ok((
+            provider,
+            vec![&rustls::version::TLS12, &rustls::version::TLS13],
+        ));
+    };
+    provider
+        .cipher_suites
+        .retain(|c| c.version() == &rustls::version::TLS13);
+    if tls12.is_empty() {
+        tracing::warn!(
+            "none of --tls-cipher-suites is implemented for TLS 1.2; serving TLS 1.3 only"
+        );
+        return Ok((provider, vec![&rustls::version::TLS13]));
+    }
+    provider.cipher_suites.extend(tls12);
+    Ok((
+        provider,
+        vec![&rustls::version::TLS12, &rustls::version::TLS13],
+    ))
+}
+
+/// Verifier for client certificates signed by `clientCAFile`: requested, checked when
+/// given, never required (Go's `tls.RequestClientCert` plus the x509 authenticator), so
+/// anonymous requests and the 401 decision happen at the HTTP layer.
+fn client_verifier(
+    ca_file: &Path,
+    provider: Arc<CryptoProvider>,
+) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
+    let bad = |reason: String| TlsError::ClientCa {
+        path: ca_file.to_path_buf(),
+        reason,
+    };
+    let certs = load_certs(ca_file).map_err(|e| match e {
+        TlsError::Load { reason, .. } => bad(reason),
+        other => other,
+    })?;
+    let mut roots = RootCertStore::empty();
+    for cert in certs {
+        roots.add(cert).map_err(|e| bad(e.to_string()))?;
+    }
+    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+        .allow_unauthenticated()
+        .build()
+        .map_err(|e| bad(e.to_string()))
+}
+
+/// `InitializeTLS` + the server's `tls.Config`: ensures the serving certificate (generating
+/// the self-signed one when needed), then builds the rustls configuration (h2 and
+/// http/1.1 offered over ALPN, as Go's server does).
+pub fn build_server_config(
+    s: &TlsSettings,
+    client_ca_file: Option<&Path>,
+) -> Result<Arc<ServerConfig>, TlsError> {
+    let (provider, versions) = provider_and_versions(s)?;
+    let provider = Arc::new(provider);
+    let paths = ensure_serving_cert(
+        s.cert_file.as_deref(),
+        s.key_file.as_deref(),
+        &s.cert_dir,
+        &s.hostname,
+        &s.ips,
+    )?;
+    let chain = load_certs(&paths.cert)?;
+    let key = load_key(&paths.key)?;
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| TlsError::Flag(TlsFlagError::UnknownVersion(e.to_string())))?;
+    let builder = match client_ca_file {
+        Some(ca) => builder.with_client_cert_verifier(client_verifier(ca, provider)?),
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder
+        .with_single_cert(chain, key)
+        .map_err(|e| TlsError::Pair {
+            cert: paths.cert.clone(),
+            key: paths.key.clone(),
+            reason: e.to_string(),
+        })?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn settings(min: &str, suites: &[&str]) -> TlsSettings {
+        TlsSettings {
+            min_version: min.into(),
+            cipher_suites: suites.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn tls13_min_offers_only_tls13() {
+        let (_, v) = provider_and_versions(&settings("VersionTLS13", &[])).unwrap();
+        assert_eq!(v, vec![&rustls::version::TLS13]);
+    }
+
+    #[test]
+    fn configured_suites_restrict_tls12_only() {
+        let s = settings("", &["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]);
+        let (p, v) = provider_and_versions(&s).unwrap();
+        assert_eq!(v.len(), 2);
+        let tls12: Vec<_> = p
+            .cipher_suites
+            .iter()
+            .filter(|c| c.version() == &rustls::version::TLS12)
+            .collect();
+        assert_eq!(tls12.len(), 1);
+        assert_eq!(
+            p.cipher_suites.len() - 1,
+            rustls::crypto::ring::default_provider()
+                .cipher_suites
+                .iter()
+                .filter(|c| c.version() == &rustls::version::TLS13)
+                .count()
+        );
+    }
+
+    #[test]
+    fn only_unimplemented_suites_fall_back_to_tls13() {
+        let s = settings("VersionTLS12", &["TLS_RSA_WITH_AES_128_GCM_SHA256"]);
+        let (_, v) = provider_and_versions(&s).unwrap();
+        assert_eq!(v, vec![&rustls::version::TLS13]);
+    }
+
+    #[test]
+    fn bad_client_ca_names_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ca = tmp.path().join("ca.crt");
+        std::fs::write(&ca, "not pem").unwrap();
+        let s = TlsSettings {
+            cert_dir: tmp.path().join("pki"),
+            hostname: "node1".into(),
+            ..Default::default()
+        };
+        let err = build_server_config(&s, Some(&ca)).unwrap_err().to_string();
+        assert!(err.contains("unable to load client CA file"), "{err}");
+        assert!(err.contains("ca.crt"), "{err}");
+    }
+}
