@@ -14,6 +14,7 @@
 //! | [`clock`]        | `k8s.io/utils/clock`                              |
 //! | [`hash`]         | `helpers.go` (`HashContainer`)                    |
 //! | [`helpers`]      | `helpers.go` (`ShouldContainerBeRestarted`, ...)  |
+//! | [`probe_results`]| `pkg/kubelet/prober/results` (`Result`, `Manager.Get`) |
 //! | `fake`           | `testing/fake_runtime.go` (feature `fake`)        |
 //!
 //! The kubelet reasons about containers only through these types; the CRI
@@ -27,6 +28,7 @@ pub mod fake;
 pub mod hash;
 pub mod helpers;
 pub mod kubetypes;
+pub mod probe_results;
 pub mod runtime;
 pub mod status;
 pub mod sync_result;
@@ -41,6 +43,9 @@ pub use helpers::{
     should_container_be_restarted,
 };
 pub use kubetypes::SyncPodType;
+#[cfg(any(test, feature = "fake"))]
+pub use probe_results::FakeProbeResults;
+pub use probe_results::{NoProbeResults, ProbeResult, ProbeResults, ProbeType};
 pub use runtime::{
     ContainerGcPolicy, Image, ImageService, PodStateProvider, Runtime, RuntimeCondition,
     RuntimeError, RuntimeStatus, RuntimeVersion,

@@ -8,41 +8,13 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, Pod};
 use kubelet_container::{
-    ContainerId, ContainerState, PodStatus, SandboxState, Status, hash_container,
-    is_host_network_pod, should_container_be_restarted,
+    ContainerId, ContainerState, PodStatus, ProbeResult, ProbeResults, ProbeType, SandboxState,
+    Status, hash_container, is_host_network_pod, should_container_be_restarted,
 };
 
-/// Result of a liveness or startup probe (upstream `proberesults.Result`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProbeResult {
-    /// Probe passed.
-    Success,
-    /// Probe failed.
-    Failure,
-    /// Not probed yet.
-    Unknown,
-}
-
-/// Latest probe results by container (upstream `proberesults.Manager.Get`).
-pub trait ProbeResults: Send + Sync {
-    /// Liveness result of a container, if it has been probed.
-    fn liveness(&self, id: &ContainerId) -> Option<ProbeResult>;
-    /// Startup result of a container, if it has been probed.
-    fn startup(&self, id: &ContainerId) -> Option<ProbeResult>;
-}
-
-/// Probe results when no prober runs: nothing has ever been probed.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoProbes;
-
-impl ProbeResults for NoProbes {
-    fn liveness(&self, _: &ContainerId) -> Option<ProbeResult> {
-        None
-    }
-    fn startup(&self, _: &ContainerId) -> Option<ProbeResult> {
-        None
-    }
-}
+/// The old name of [`kubelet_container::NoProbeResults`], kept so existing
+/// callers build; probe results now live in `kubelet_container::probe_results`.
+pub use kubelet_container::NoProbeResults as NoProbes;
 
 /// Why a container is killed (upstream `containerKillReason`); selects the grace period.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -250,12 +222,12 @@ pub fn compute_pod_actions(pod: &Pod, status: &PodStatus, probes: &dyn ProbeResu
                 format!("Container {} definition changed", container.name),
                 KillReason::Unknown,
             )
-        } else if probes.liveness(&cs.id) == Some(ProbeResult::Failure) {
+        } else if probes.get(ProbeType::Liveness, &cs.id) == Some(ProbeResult::Failure) {
             (
                 format!("Container {} failed liveness probe", container.name),
                 KillReason::LivenessProbe,
             )
-        } else if probes.startup(&cs.id) == Some(ProbeResult::Failure) {
+        } else if probes.get(ProbeType::Startup, &cs.id) == Some(ProbeResult::Failure) {
             (
                 format!("Container {} failed startup probe", container.name),
                 KillReason::StartupProbe,
@@ -355,7 +327,7 @@ pub fn compute_init_container_actions(
             ContainerState::Created => changes.init_containers_to_start.push(i),
             ContainerState::Running if sidecar => {
                 if container.startup_probe.is_some() {
-                    match probes.startup(&s.id) {
+                    match probes.get(ProbeType::Startup, &s.id) {
                         None | Some(ProbeResult::Unknown) => {
                             mark_seen(&mut previously_initialized);
                             continue;
@@ -386,7 +358,7 @@ pub fn compute_init_container_actions(
                         .insert(s.id.clone(), kill(container, msg, KillReason::Unknown));
                     changes.init_containers_to_start.push(i);
                 } else if container.liveness_probe.is_some()
-                    && probes.liveness(&s.id) == Some(ProbeResult::Failure)
+                    && probes.get(ProbeType::Liveness, &s.id) == Some(ProbeResult::Failure)
                 {
                     let msg = format!("Init container {} failed liveness probe", container.name);
                     changes.containers_to_kill.insert(

@@ -2,8 +2,7 @@
 use super::*;
 use k8s_openapi::api::core::v1::{EphemeralContainer, PodSpec, Probe};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubelet_container::SandboxStatus;
-use std::collections::HashMap;
+use kubelet_container::{FakeProbeResults, NoProbeResults, SandboxStatus};
 
 fn c(name: &str) -> Container {
     Container {
@@ -67,21 +66,6 @@ fn status(sandboxes: Vec<SandboxStatus>, containers: Vec<Status>) -> PodStatus {
     }
 }
 
-#[derive(Default)]
-struct Probes {
-    liveness: HashMap<String, ProbeResult>,
-    startup: HashMap<String, ProbeResult>,
-}
-
-impl ProbeResults for Probes {
-    fn liveness(&self, id: &ContainerId) -> Option<ProbeResult> {
-        self.liveness.get(&id.id).copied()
-    }
-    fn startup(&self, id: &ContainerId) -> Option<ProbeResult> {
-        self.startup.get(&id.id).copied()
-    }
-}
-
 fn killed(a: &PodActions) -> Vec<String> {
     a.containers_to_kill
         .values()
@@ -92,7 +76,7 @@ fn killed(a: &PodActions) -> Vec<String> {
 #[test]
 fn new_pod_creates_sandbox_and_starts_all() {
     let p = pod("Always", vec![], vec![c("a"), c("b")]);
-    let a = compute_pod_actions(&p, &status(vec![], vec![]), &NoProbes);
+    let a = compute_pod_actions(&p, &status(vec![], vec![]), &NoProbeResults);
     assert!(a.create_sandbox && a.kill_pod);
     assert_eq!((a.attempt, a.sandbox_id.as_str()), (0, ""));
     assert_eq!(a.containers_to_start, vec![0, 1]);
@@ -109,7 +93,7 @@ fn steady_state_does_nothing() {
             st(&cb, ContainerState::Running, 0),
         ],
     );
-    let a = compute_pod_actions(&p, &s, &NoProbes);
+    let a = compute_pod_actions(&p, &s, &NoProbeResults);
     assert_eq!(
         a,
         PodActions {
@@ -137,7 +121,7 @@ fn restart_policies_for_exited_containers() {
             vec![ready_sandbox()],
             vec![st(&ca, ContainerState::Exited, code)],
         );
-        let a = compute_pod_actions(&p, &s, &NoProbes);
+        let a = compute_pod_actions(&p, &s, &NoProbeResults);
         assert_eq!(
             !a.containers_to_start.is_empty(),
             start,
@@ -158,7 +142,7 @@ fn changed_spec_and_failed_probes_kill_running_containers() {
         vec![ready_sandbox()],
         vec![st(&ca, ContainerState::Running, 0)],
     );
-    let a = compute_pod_actions(&p, &s, &NoProbes);
+    let a = compute_pod_actions(&p, &s, &NoProbeResults);
     assert_eq!(
         (killed(&a), a.containers_to_start.clone()),
         (vec!["a".to_string()], vec![0])
@@ -175,10 +159,11 @@ fn changed_spec_and_failed_probes_kill_running_containers() {
             vec![ready_sandbox()],
             vec![st(&ca, ContainerState::Running, 0)],
         );
-        let probes = Probes {
-            liveness: [("id-a".to_string(), ProbeResult::Failure)].into(),
-            ..Probes::default()
-        };
+        let probes = FakeProbeResults::with(
+            ProbeType::Liveness,
+            ContainerId::new("containerd", "id-a"),
+            ProbeResult::Failure,
+        );
         let a = compute_pod_actions(&p, &s, &probes);
         assert_eq!(killed(&a), vec!["a"]);
         assert_eq!(
@@ -198,7 +183,7 @@ fn unknown_containers_are_killed_before_restart() {
         vec![ready_sandbox()],
         vec![st(&ca, ContainerState::Unknown, 0)],
     );
-    let a = compute_pod_actions(&p, &s, &NoProbes);
+    let a = compute_pod_actions(&p, &s, &NoProbeResults);
     assert_eq!(
         (killed(&a), a.containers_to_start),
         (vec!["a".to_string()], vec![0])
@@ -215,7 +200,7 @@ fn sandbox_changes() {
         ..ready_sandbox()
     };
     let s = status(vec![dead.clone()], vec![st(&ca, ContainerState::Exited, 0)]);
-    let a = compute_pod_actions(&p, &s, &NoProbes);
+    let a = compute_pod_actions(&p, &s, &NoProbeResults);
     assert!(a.create_sandbox && a.kill_pod);
     assert_eq!(
         (
@@ -228,7 +213,7 @@ fn sandbox_changes() {
 
     // Never: everything already ran, so no new sandbox; just make sure it is dead.
     let p = pod("Never", vec![], vec![ca.clone()]);
-    let a = compute_pod_actions(&p, &s, &NoProbes);
+    let a = compute_pod_actions(&p, &s, &NoProbeResults);
     assert!(!a.create_sandbox && a.kill_pod);
 
     // A sandbox without an IP is replaced; so is one whose network mode differs.
@@ -263,7 +248,7 @@ fn init_containers_run_in_order() {
     let (i0, i1, ca) = (c("i0"), c("i1"), c("a"));
     let p = pod("Always", vec![i0.clone(), i1.clone()], vec![ca.clone()]);
     // New sandbox: only the first init container.
-    let a = compute_pod_actions(&p, &status(vec![], vec![]), &NoProbes);
+    let a = compute_pod_actions(&p, &status(vec![], vec![]), &NoProbeResults);
     assert_eq!(
         (
             a.init_containers_to_start.clone(),
@@ -290,7 +275,7 @@ fn init_containers_run_in_order() {
         (vec![st(&ca, ContainerState::Running, 0)], vec![], vec![]),
     ];
     for (statuses, inits, regular) in cases {
-        let a = compute_pod_actions(&p, &status(sb(), statuses.clone()), &NoProbes);
+        let a = compute_pod_actions(&p, &status(sb(), statuses.clone()), &NoProbeResults);
         assert_eq!(a.init_containers_to_start, inits, "{statuses:?}");
         assert_eq!(a.containers_to_start, regular, "{statuses:?}");
         assert!(!a.kill_pod, "{statuses:?}");
@@ -301,7 +286,7 @@ fn init_containers_run_in_order() {
     let a = compute_pod_actions(
         &p,
         &status(sb(), vec![st(&i0, ContainerState::Exited, 1)]),
-        &NoProbes,
+        &NoProbeResults,
     );
     assert!(a.kill_pod);
     assert!(a.init_containers_to_start.is_empty());
@@ -316,7 +301,7 @@ fn sidecars_start_next_and_are_restarted() {
     let a = compute_pod_actions(
         &p,
         &status(sb(), vec![st(&side, ContainerState::Running, 0)]),
-        &NoProbes,
+        &NoProbeResults,
     );
     assert_eq!(a.init_containers_to_start, vec![1]);
 
@@ -327,13 +312,14 @@ fn sidecars_start_next_and_are_restarted() {
     let a = compute_pod_actions(
         &p2,
         &status(sb(), vec![st(&probed, ContainerState::Running, 0)]),
-        &NoProbes,
+        &NoProbeResults,
     );
     assert!(a.init_containers_to_start.is_empty());
-    let probes = Probes {
-        startup: [("id-side".to_string(), ProbeResult::Success)].into(),
-        ..Probes::default()
-    };
+    let probes = FakeProbeResults::with(
+        ProbeType::Startup,
+        ContainerId::new("containerd", "id-side"),
+        ProbeResult::Success,
+    );
     let a = compute_pod_actions(
         &p2,
         &status(sb(), vec![st(&probed, ContainerState::Running, 0)]),
@@ -351,7 +337,7 @@ fn sidecars_start_next_and_are_restarted() {
             st(&side, ContainerState::Exited, 1),
         ],
     );
-    let a = compute_pod_actions(&p, &s, &NoProbes);
+    let a = compute_pod_actions(&p, &s, &NoProbeResults);
     assert_eq!(
         (
             a.init_containers_to_start.clone(),
@@ -370,7 +356,7 @@ fn sidecars_start_next_and_are_restarted() {
             st(&side, ContainerState::Running, 0),
         ],
     );
-    let a = compute_pod_actions(&p, &s, &NoProbes);
+    let a = compute_pod_actions(&p, &s, &NoProbeResults);
     assert!(a.kill_pod);
     assert!(a.init_containers_to_start.is_empty());
 }
@@ -401,7 +387,7 @@ fn ephemeral_containers_start_once() {
         vec![st(&ca, ContainerState::Running, 0), done],
     );
     assert_eq!(
-        compute_pod_actions(&p, &s, &NoProbes).ephemeral_containers_to_start,
+        compute_pod_actions(&p, &s, &NoProbeResults).ephemeral_containers_to_start,
         vec![0]
     );
 }

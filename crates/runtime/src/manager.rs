@@ -18,12 +18,12 @@ use kubelet_container::{
 };
 use kubelet_cri::{CriError, ImageService, RuntimeService};
 
-use crate::actions::ProbeResults;
 use crate::helper::RuntimeHelper;
 use crate::image::{ImageManager, PullConcurrency};
 use crate::logs::ContainerLogManager;
 use crate::os::OsInterface;
 use crate::resources::ResourceSettings;
+use kubelet_container::ProbeResults;
 
 /// CRI API version the kubelet speaks.
 pub const KUBE_RUNTIME_API_VERSION: &str = "0.1.0";

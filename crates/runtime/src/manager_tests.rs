@@ -11,7 +11,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubelet_container::{ContainerState, FakeClock, SyncErrorKind};
 use kubelet_cri::fake::{FakeImageService, FakeRuntimeService};
 
-use crate::actions::NoProbes;
 use crate::cgroup::{CgroupDriver, PodCgroupNamer};
 use crate::dns::DnsConfigurer;
 use crate::env::{NoEnvObjects, NodeEnvInfo};
@@ -20,6 +19,7 @@ use crate::kill::stop_timeout;
 use crate::logs::{ContainerLogManager, LogRotatePolicy};
 use crate::os::FakeOs;
 use crate::volumes::LocalVolumes;
+use kubelet_container::NoProbeResults;
 
 #[derive(Default)]
 struct PodStates {
@@ -99,7 +99,7 @@ impl Env {
             image: self.image.clone(),
             helper: Arc::new(helper),
             os,
-            probes: Arc::new(NoProbes),
+            probes: Arc::new(NoProbeResults),
             pod_state: self.states.clone(),
             clock,
         };

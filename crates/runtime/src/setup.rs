@@ -10,7 +10,6 @@ use kubelet_container::runtime::PodStateProvider;
 use kubelet_container::{Clock, RuntimeError};
 use kubelet_cri::{ImageService, RuntimeService};
 
-use crate::actions::ProbeResults;
 use crate::cgroup::{CgroupDriver, PodCgroupNamer};
 use crate::dns::DnsConfigurer;
 use crate::env::{EnvObjects, NodeEnvInfo};
@@ -21,6 +20,7 @@ use crate::manager::{KubeGenericRuntimeManager, RuntimeManagerConfig, RuntimeMan
 use crate::os::OsInterface;
 use crate::resources::{ResourceSettings, discover_hugepage_sizes};
 use crate::volumes::LocalVolumes;
+use kubelet_container::ProbeResults;
 
 /// KubeletConfiguration fields (and node facts) the runtime manager depends on.
 #[derive(Clone, Debug)]

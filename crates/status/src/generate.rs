@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use k8s_openapi::api::core::v1::{
     Container, HostIP, Pod as ApiPod, PodCondition, PodIP, PodStatus as ApiPodStatus,
 };
-use kubelet_container::{PodStatus, is_host_network_pod};
+use kubelet_container::{PodStatus, ProbeResults, is_host_network_pod};
 
 use crate::conditions::{
     containers_ready_condition, pod_initialized_condition, pod_ready_condition,
@@ -14,7 +14,7 @@ use crate::conditions::{
 };
 use crate::container_statuses::{ConvertInput, convert_to_api_container_statuses};
 use crate::phase::get_phase;
-use crate::probes::{ProbeResults, update_probe_status};
+use crate::probes::update_probe_status;
 use crate::qos::get_pod_qos;
 use crate::reason_cache::ReasonCache;
 use crate::reasons::{condition, phase};

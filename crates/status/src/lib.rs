@@ -27,9 +27,10 @@ pub mod reason_cache;
 pub mod reasons;
 
 pub use generate::{GenerateOptions, generate_api_pod_status, sort_pod_ips};
+// Probe results live in `kubelet_container::probe_results`; re-exported for callers.
+pub use kubelet_container::{NoProbeResults, ProbeResults};
 pub use manager::{StatusManager, VersionedPodStatus};
 pub use phase::get_phase;
-pub use probes::{NoProbeResults, ProbeResults};
 pub use qos::{compute_pod_qos, get_pod_qos};
 pub use reason_cache::{ReasonCache, ReasonItem};
 

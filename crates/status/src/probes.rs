@@ -1,54 +1,46 @@
 //! Started/ready flags of container statuses from probe results (upstream
 //! `prober_manager.go UpdatePodStatus`). The prober is a later subsystem; it
-//! plugs in through [`ProbeResults`]. Until it has a result, a container
-//! with a probe in its spec is not started/ready, one without is (upstream:
-//! a probe worker exists iff the spec has the probe).
+//! plugs in through [`kubelet_container::ProbeResults`] (startup and
+//! readiness results here). Until it has a result, a container with a probe
+//! in its spec is not started/ready, one without is (upstream: a probe worker
+//! exists iff the spec has the probe).
 
 use k8s_openapi::api::core::v1::{
     Container, ContainerStatus, Pod as ApiPod, PodStatus as ApiPodStatus,
 };
 
+use kubelet_container::{ContainerId, ProbeResult, ProbeResults, ProbeType};
+
 use crate::phase::is_restartable_init_container;
-
-/// Latest probe results by runtime container ID (`type://id`).
-pub trait ProbeResults: Send + Sync {
-    /// Startup probe result, `None` when there is none yet.
-    fn startup(&self, container_id: &str) -> Option<bool>;
-    /// Readiness probe result, `None` when there is none yet.
-    fn readiness(&self, container_id: &str) -> Option<bool>;
-}
-
-/// No prober: only the spec decides.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoProbeResults;
-
-impl ProbeResults for NoProbeResults {
-    fn startup(&self, _: &str) -> Option<bool> {
-        None
-    }
-    fn readiness(&self, _: &str) -> Option<bool> {
-        None
-    }
-}
 
 fn running(s: &ContainerStatus) -> bool {
     s.state.as_ref().is_some_and(|st| st.running.is_some())
+}
+
+/// The latest `probe` result of the container behind an API status (upstream
+/// `ParseContainerID(status.ContainerID)`; an unparsable ID has no result).
+fn probe_result(
+    probes: &dyn ProbeResults,
+    probe: ProbeType,
+    s: &ContainerStatus,
+) -> Option<ProbeResult> {
+    let id: ContainerId = s.container_id.as_deref()?.parse().ok()?;
+    probes.get(probe, &id)
 }
 
 fn started(spec: Option<&Container>, s: &ContainerStatus, probes: &dyn ProbeResults) -> bool {
     if !running(s) {
         return false;
     }
-    let id = s.container_id.as_deref().unwrap_or_default();
-    probes
-        .startup(id)
-        .unwrap_or_else(|| spec.is_none_or(|c| c.startup_probe.is_none()))
+    match probe_result(probes, ProbeType::Startup, s) {
+        Some(result) => result == ProbeResult::Success,
+        None => spec.is_none_or(|c| c.startup_probe.is_none()),
+    }
 }
 
 fn ready(spec: Option<&Container>, s: &ContainerStatus, probes: &dyn ProbeResults) -> bool {
-    let id = s.container_id.as_deref().unwrap_or_default();
-    match probes.readiness(id) {
-        Some(true) => true,
+    match probe_result(probes, ProbeType::Readiness, s) {
+        Some(ProbeResult::Success) => true,
         _ => spec.is_none_or(|c| c.readiness_probe.is_none()),
     }
 }

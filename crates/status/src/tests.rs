@@ -14,8 +14,9 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kubelet_container::kubetypes::{CONFIG_SOURCE_ANNOTATION_KEY, FILE_SOURCE};
 use kubelet_container::{
-    Clock, ContainerId, ContainerState, FakeClock, PodStatus, PodSyncResult, SandboxState,
-    SandboxStatus, Status, SyncAction, SyncErrorKind, SyncResult,
+    Clock, ContainerId, ContainerState, FakeClock, FakeProbeResults, PodStatus, PodSyncResult,
+    ProbeResult, ProbeType, SandboxState, SandboxStatus, Status, SyncAction, SyncErrorKind,
+    SyncResult,
 };
 
 use crate::container_statuses::{ConvertInput, convert_to_api_container_statuses};
@@ -722,19 +723,15 @@ fn readiness_probe_without_result_is_not_ready() {
     assert_eq!(s.phase.as_deref(), Some(phase::RUNNING));
     assert_eq!(cond(&s, condition::READY).status, "False");
 
-    struct Ready;
-    impl ProbeResults for Ready {
-        fn startup(&self, _: &str) -> Option<bool> {
-            None
-        }
-        fn readiness(&self, id: &str) -> Option<bool> {
-            Some(id == "containerd://c1")
-        }
-    }
+    let ready = FakeProbeResults::with(
+        ProbeType::Readiness,
+        ContainerId::new("containerd", "c1"),
+        ProbeResult::Success,
+    );
     let opts = GenerateOptions {
         old_status: None,
         reason_cache: &ReasonCache::default(),
-        probes: &Ready,
+        probes: &ready,
         host_ips: &[],
         pod_is_terminal: false,
     };
