@@ -28,6 +28,7 @@ krs_v1_controllers() {
     [[ -L "$d" || "$(basename "$d")" == unified ]] && continue
     [[ -f "$d/cgroup.procs" ]] && echo "$d"
   done
+  return 0
 }
 
 # krs_node_cgroups_create NAME: makes the cgroupRoot in every v1 hierarchy (the kubelet
@@ -45,12 +46,23 @@ krs_node_cgroups_create() {
   done
 }
 
+# krs_cgroup_hierarchies: every mounted hierarchy, including the hybrid layout's unified
+# (cgroup2) one, where the kubelet's libcontainer mirrors the v1 paths.
+krs_cgroup_hierarchies() {
+  local d
+  for d in /sys/fs/cgroup/*/; do
+    d=${d%/}
+    [[ ! -L "$d" && -f "$d/cgroup.procs" ]] && echo "$d"
+  done
+  return 0
+}
+
 # krs_node_cgroups_remove NAME: removes the node's cgroup trees, deepest first. Any
 # process still inside is killed first (only processes in this node's own cgroups).
 krs_node_cgroups_remove() {
   local root ctl pid
   root=$(krs_node_cgroup_root "$1")
-  for ctl in $(krs_v1_controllers); do
+  for ctl in $(krs_cgroup_hierarchies); do
     [[ -d "$ctl$root" ]] || continue
     find "$ctl$root" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r pid; do
       kill -KILL "$pid" 2>/dev/null || true
