@@ -23,6 +23,7 @@ mod ciphers;
 mod filter;
 mod healthz;
 mod listen;
+mod methods;
 mod readonly;
 pub mod secure;
 mod tls;

@@ -8,6 +8,7 @@ use axum::routing::get;
 
 use crate::Host;
 use crate::healthz::{HealthCheck, healthz_routes};
+use crate::methods::get_only;
 
 /// The read-only port's router: `/healthz` (ping, log, syncloop) and `/pods`.
 pub fn read_only_router(host: Host) -> Router {
@@ -26,6 +27,7 @@ pub(crate) fn default_handlers(host: Host) -> Router {
     Router::new()
         .route("/pods", get(pods))
         .route("/pods/", get(pods))
+        .route_layer(axum::middleware::from_fn(get_only))
         .with_state(host)
         .merge(healthz_routes(checks))
 }
@@ -102,6 +104,21 @@ mod tests {
         assert_eq!(v["kind"], "PodList");
         assert_eq!(v["apiVersion"], "v1");
         assert_eq!(v["items"][0]["metadata"]["name"], "web-node1");
+    }
+
+    #[tokio::test]
+    async fn pods_is_get_only() {
+        let r = read_only_router(Arc::new(FakeHost { healthy: true }));
+        for method in ["HEAD", "POST", "DELETE"] {
+            let req = Request::builder()
+                .method(method)
+                .uri("/pods")
+                .body(Body::empty())
+                .unwrap();
+            let resp = r.clone().oneshot(req).await.unwrap();
+            assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED, "{method}");
+            assert_eq!(resp.headers()[header::ALLOW], "GET");
+        }
     }
 
     #[tokio::test]

@@ -27,6 +27,7 @@ use crate::accept::serve_tls;
 use crate::authn::Authenticator;
 use crate::authz::Authorizer;
 use crate::filter::{AuthFilter, auth_filter};
+use crate::methods::get_only;
 use crate::readonly::default_handlers;
 use crate::tls::{TlsSettings, build_server_config};
 use crate::{Host, ServerError, bind};
@@ -124,6 +125,7 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
         router = router.merge(
             Router::new()
                 .route("/configz", get(self::configz))
+                .route_layer(axum::middleware::from_fn(get_only))
                 .with_state(Arc::new(configz)),
         );
     } else {
@@ -161,4 +163,91 @@ pub async fn start_secure_server(
     let router = secure_router(&cfg, host, configz);
     let task = tokio::spawn(serve_tls(listener, TlsAcceptor::from(tls), router, cancel));
     Ok(SecureServer { local_addr, task })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::HostInterface;
+    use crate::authn::{PeerIdentity, UserInfo};
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    struct NoPods;
+    impl HostInterface for NoPods {
+        fn get_pods(&self) -> Vec<k8s_openapi::api::core::v1::Pod> {
+            Vec::new()
+        }
+        fn sync_loop_health(&self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    fn cfg(debugging: bool) -> SecureServerConfig {
+        SecureServerConfig {
+            address: String::new(),
+            port: 0,
+            node_name: "node1".into(),
+            tls: TlsSettings::default(),
+            client_ca_file: None,
+            anonymous: false,
+            authorizer: Arc::new(crate::AlwaysAllow),
+            fine_grained_authz: true,
+            enable_debugging_handlers: debugging,
+        }
+    }
+
+    async fn status(router: &Router, method: &str, path: &str, peer: Option<UserInfo>) -> u16 {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(path)
+            .body(Body::empty())
+            .unwrap();
+        if let Some(user) = peer {
+            req.extensions_mut().insert(PeerIdentity::Cert(user));
+        }
+        router.clone().oneshot(req).await.unwrap().status().as_u16()
+    }
+
+    /// Like upstream's `TestAuthzCoverage`: every installed path, with every method, goes
+    /// through the auth filter (401 without credentials), in both debugging modes.
+    #[tokio::test]
+    async fn every_route_is_behind_the_auth_filter() {
+        let paths = [
+            "/healthz",
+            "/healthz/ping",
+            "/healthz/syncloop",
+            "/pods",
+            "/pods/",
+            "/configz",
+            "/run/ns/p/c",
+            "/exec/ns/p/c",
+            "/attach/ns/p/c",
+            "/portForward/ns/p",
+            "/containerLogs/ns/p/c",
+            "/runningpods/",
+            "/debug/pprof/heap",
+            "/logs/",
+            "/nothing",
+        ];
+        for debugging in [true, false] {
+            let router = secure_router(&cfg(debugging), Arc::new(NoPods), serde_json::json!({}));
+            for path in paths {
+                for method in ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"] {
+                    assert_eq!(
+                        status(&router, method, path, None).await,
+                        401,
+                        "{method} {path} debugging={debugging}"
+                    );
+                }
+            }
+            let user = UserInfo {
+                name: "u".into(),
+                groups: vec![],
+            };
+            assert_eq!(status(&router, "GET", "/pods", Some(user)).await, 200);
+        }
+    }
 }

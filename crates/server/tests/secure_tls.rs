@@ -1,0 +1,181 @@
+//! The secure port's TLS: self-signed certificate generation and reuse, minimum version,
+//! client CA, bad files.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::sync::Arc;
+
+use kubelet_server::start_secure_server;
+use rustls::version::{TLS12, TLS13};
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test]
+async fn self_signed_cert_is_generated_then_reused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let crt = tmp.path().join("pki/kubelet.crt");
+    let key = tmp.path().join("pki/kubelet.key");
+
+    let (server, cancel) = start(config(tmp.path())).await;
+    let first = std::fs::read(&crt).unwrap();
+    let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let c = client(server_roots(&crt), None, &[&TLS13]);
+    let (status, body) = request(server.local_addr, c, "GET", "/healthz")
+        .await
+        .unwrap();
+    assert_eq!((status, body.as_str()), (200, "ok"));
+    cancel.cancel();
+    server.task.await.unwrap();
+
+    let (server, cancel) = start(config(tmp.path())).await;
+    assert_eq!(
+        std::fs::read(&crt).unwrap(),
+        first,
+        "certificate regenerated"
+    );
+    // The first certificate's CA still verifies the second server.
+    let c = client(server_roots(&crt), None, &[&TLS13]);
+    let (status, _) = request(server.local_addr, c, "GET", "/healthz")
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    cancel.cancel();
+}
+
+#[tokio::test]
+async fn tls12_client_refused_when_min_version_is_13() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cfg = config(tmp.path());
+    cfg.tls.min_version = "VersionTLS13".into();
+    let (server, cancel) = start(cfg).await;
+    let roots = || server_roots(&tmp.path().join("pki/kubelet.crt"));
+    let err = request(
+        server.local_addr,
+        client(roots(), None, &[&TLS12]),
+        "GET",
+        "/healthz",
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().to_lowercase().contains("version"), "{err}");
+    let ok = request(
+        server.local_addr,
+        client(roots(), None, &[&TLS13]),
+        "GET",
+        "/healthz",
+    )
+    .await;
+    assert_eq!(ok.unwrap().0, 200);
+    cancel.cancel();
+}
+
+#[tokio::test]
+async fn tls12_client_accepted_by_default_with_configured_suite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cfg = config(tmp.path());
+    // The generated key is ECDSA.
+    cfg.tls.cipher_suites = vec!["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into()];
+    let (server, cancel) = start(cfg).await;
+    let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
+    let (status, _) = request(
+        server.local_addr,
+        client(roots, None, &[&TLS12]),
+        "GET",
+        "/healthz",
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 200);
+    cancel.cancel();
+}
+
+#[tokio::test]
+async fn bad_cert_file_path_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cfg = config(tmp.path());
+    cfg.tls.cert_file = Some(tmp.path().join("missing/server.crt"));
+    cfg.tls.key_file = Some(tmp.path().join("missing/server.key"));
+    let err = start_secure_server(
+        cfg,
+        Arc::new(FakeHost),
+        configz_payload(),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("missing/server.crt"), "{err}");
+}
+
+#[tokio::test]
+async fn mismatched_key_names_both_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Two generated pairs; use the certificate of one with the key of the other.
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    for d in [&a, &b] {
+        let (s, c) = start(config(d)).await;
+        c.cancel();
+        s.task.await.unwrap();
+    }
+    let mut cfg = config(tmp.path());
+    cfg.tls.cert_file = Some(a.join("pki/kubelet.crt"));
+    cfg.tls.key_file = Some(b.join("pki/kubelet.key"));
+    let err = start_secure_server(
+        cfg,
+        Arc::new(FakeHost),
+        configz_payload(),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("a/pki/kubelet.crt") && err.contains("b/pki/kubelet.key"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_cipher_suite_names_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cfg = config(tmp.path());
+    cfg.tls.cipher_suites = vec!["TLS_NOT_A_SUITE".into()];
+    let err = start_secure_server(
+        cfg,
+        Arc::new(FakeHost),
+        configz_payload(),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("--tls-cipher-suites") && err.contains("TLS_NOT_A_SUITE"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn client_cert_from_another_ca_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trusted = client_pki(tmp.path(), "system:kube-apiserver", &[]);
+    let other_dir = tmp.path().join("other");
+    std::fs::create_dir_all(&other_dir).unwrap();
+    let untrusted = client_pki(&other_dir, "mallory", &[]);
+    let mut cfg = config(tmp.path());
+    cfg.client_ca_file = Some(trusted.ca_file.clone());
+    let (server, cancel) = start(cfg).await;
+    let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
+    let c = client(roots, Some(&untrusted), &[&TLS13]);
+    // TLS 1.3 client auth failures surface on the first read, as the server's alert.
+    let err = request(server.local_addr, c, "GET", "/healthz")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("UnknownCA"), "{err}");
+    cancel.cancel();
+}

@@ -1,0 +1,211 @@
+//! Helpers for the secure-server tests: a test PKI made with rcgen, a fake host, a
+//! recording authorizer, and a minimal HTTP/1.1-over-TLS client.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use k8s_openapi::api::core::v1::Pod;
+use kubelet_server::{
+    AlwaysAllow, Attributes, AuthorizeFuture, Authorizer, AuthorizerError, Decision, HostInterface,
+    SecureServer, SecureServerConfig, TlsSettings, start_secure_server,
+};
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose,
+};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, RootCertStore, SupportedProtocolVersion};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_util::sync::CancellationToken;
+
+pub const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+/// A pod host with one pod.
+pub struct FakeHost;
+
+impl HostInterface for FakeHost {
+    fn get_pods(&self) -> Vec<Pod> {
+        let mut p = Pod::default();
+        p.metadata.name = Some("web-node1".into());
+        p.metadata.namespace = Some("default".into());
+        vec![p]
+    }
+    fn sync_loop_health(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Records every attribute set and answers with a fixed result.
+pub struct RecordingAuthorizer {
+    pub seen: Mutex<Vec<Attributes>>,
+    pub answer: Result<Decision, AuthorizerError>,
+}
+
+impl RecordingAuthorizer {
+    pub fn new(answer: Result<Decision, AuthorizerError>) -> Arc<Self> {
+        Arc::new(RecordingAuthorizer {
+            seen: Mutex::new(Vec::new()),
+            answer,
+        })
+    }
+    pub fn seen(&self) -> Vec<Attributes> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl Authorizer for RecordingAuthorizer {
+    fn authorize<'a>(&'a self, attrs: &'a Attributes) -> AuthorizeFuture<'a> {
+        self.seen.lock().unwrap().push(attrs.clone());
+        let answer = self.answer.clone();
+        Box::pin(async move { answer })
+    }
+}
+
+/// A client CA and a client certificate it signed.
+pub struct ClientPki {
+    pub ca_file: PathBuf,
+    pub chain: Vec<CertificateDer<'static>>,
+    pub key_pem: String,
+}
+
+fn empty_dn_params(cn: &str) -> CertificateParams {
+    let mut p = CertificateParams::default();
+    p.distinguished_name = DistinguishedName::new();
+    p.distinguished_name.push(DnType::CommonName, cn);
+    p
+}
+
+/// Writes `<dir>/client-ca.crt` and returns a client certificate `CN=user, O=groups`.
+pub fn client_pki(dir: &Path, user: &str, groups: &[&str]) -> ClientPki {
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = empty_dn_params(&format!("test-client-ca-for-{user}"));
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca, ca_key);
+
+    let key = KeyPair::generate().unwrap();
+    let mut leaf = empty_dn_params(user);
+    for g in groups {
+        leaf.distinguished_name.push(DnType::OrganizationName, *g);
+    }
+    leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let cert = leaf.signed_by(&key, &issuer).unwrap();
+
+    let ca_file = dir.join("client-ca.crt");
+    std::fs::write(&ca_file, ca_cert.pem()).unwrap();
+    ClientPki {
+        ca_file,
+        chain: vec![cert.der().clone()],
+        key_pem: key.serialize_pem(),
+    }
+}
+
+/// TLS settings generating the self-signed pair under `<dir>/pki` for `localhost`.
+pub fn tls_settings(dir: &Path) -> TlsSettings {
+    TlsSettings {
+        cert_dir: dir.join("pki"),
+        hostname: "localhost".into(),
+        ips: vec![LOOPBACK],
+        ..Default::default()
+    }
+}
+
+/// A loopback config on a free port, anonymous on, AlwaysAllow, debugging handlers on.
+pub fn config(dir: &Path) -> SecureServerConfig {
+    SecureServerConfig {
+        address: "127.0.0.1".into(),
+        port: 0,
+        node_name: "node1".into(),
+        tls: tls_settings(dir),
+        client_ca_file: None,
+        anonymous: true,
+        authorizer: Arc::new(AlwaysAllow),
+        fine_grained_authz: true,
+        enable_debugging_handlers: true,
+    }
+}
+
+pub fn configz_payload() -> serde_json::Value {
+    serde_json::json!({"kubeletconfig": {"kind": "KubeletConfiguration", "port": 10250}})
+}
+
+/// Starts the server; the token stops it.
+pub async fn start(cfg: SecureServerConfig) -> (SecureServer, CancellationToken) {
+    let cancel = CancellationToken::new();
+    let server = start_secure_server(cfg, Arc::new(FakeHost), configz_payload(), cancel.clone())
+        .await
+        .unwrap();
+    (server, cancel)
+}
+
+/// Trusts the CA that signed the server's certificate (the last one in the file).
+pub fn server_roots(cert_file: &Path) -> RootCertStore {
+    let certs: Vec<_> = CertificateDer::pem_file_iter(cert_file)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut roots = RootCertStore::empty();
+    roots.add(certs.last().unwrap().clone()).unwrap();
+    roots
+}
+
+/// A client for `versions`, with a client certificate when given.
+pub fn client(
+    roots: RootCertStore,
+    cert: Option<&ClientPki>,
+    versions: &[&'static SupportedProtocolVersion],
+) -> Arc<ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let b = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)
+        .unwrap()
+        .with_root_certificates(roots);
+    let cfg = match cert {
+        Some(c) => b
+            .with_client_auth_cert(
+                c.chain.clone(),
+                PrivateKeyDer::from_pem_slice(c.key_pem.as_bytes()).unwrap(),
+            )
+            .unwrap(),
+        None => b.with_no_client_auth(),
+    };
+    Arc::new(cfg)
+}
+
+/// One HTTP/1.1 request; returns the status code and the body.
+pub async fn request(
+    addr: SocketAddr,
+    client: Arc<ClientConfig>,
+    method: &str,
+    path: &str,
+) -> anyhow::Result<(u16, String)> {
+    let tcp = TcpStream::connect(addr).await?;
+    let mut tls = TlsConnector::from(client)
+        .connect(ServerName::IpAddress(LOOPBACK.into()), tcp)
+        .await?;
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    tls.write_all(req.as_bytes()).await?;
+    let mut raw = Vec::new();
+    tls.read_to_end(&mut raw).await?;
+    let text = String::from_utf8(raw)?;
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| anyhow::anyhow!("no header end in {text:?}"))?;
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .ok_or_else(|| anyhow::anyhow!("no status in {head:?}"))?
+        .parse()?;
+    Ok((status, body.to_string()))
+}
