@@ -1,6 +1,7 @@
-//! What a sync must do to bring a pod's runtime state to its spec: `computePodActions`,
-//! `computeInitContainerActions` and `PodSandboxChanged` (upstream
-//! `kuberuntime_manager.go`, `kuberuntime_container.go`, `kuberuntime/util/util.go`).
+//! What a sync must do to bring a pod's runtime state to its spec: `computePodActions` and
+//! `computeInitContainerActions` (upstream `kuberuntime_manager.go`,
+//! `kuberuntime_container.go`); `PodSandboxChanged` (`kuberuntime/util/util.go`) is
+//! [`kubelet_container::pod_sandbox_changed`].
 //!
 //! Pure: the inputs are the API pod, the runtime's pod status and probe results.
 
@@ -8,8 +9,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, Pod};
 use kubelet_container::{
-    ContainerId, ContainerState, PodStatus, ProbeResult, ProbeResults, ProbeType, SandboxState,
-    Status, hash_container, is_host_network_pod, should_container_be_restarted,
+    ContainerId, ContainerState, PodStatus, ProbeResult, ProbeResults, ProbeType, Status,
+    hash_container, pod_sandbox_changed, should_container_be_restarted,
 };
 
 /// The old name of [`kubelet_container::NoProbeResults`], kept so existing
@@ -62,36 +63,6 @@ pub struct PodActions {
     pub containers_to_kill: BTreeMap<ContainerId, ContainerToKill>,
     /// Indexes into `spec.ephemeralContainers` to start.
     pub ephemeral_containers_to_start: Vec<usize>,
-}
-
-/// `PodSandboxChanged`: whether a new sandbox is needed, its attempt, and the current
-/// sandbox ID. `pod_status.sandbox_statuses` is newest first.
-pub fn pod_sandbox_changed(pod: &Pod, pod_status: &PodStatus) -> (bool, u32, String) {
-    let Some(newest) = pod_status.sandbox_statuses.first() else {
-        return (true, 0, String::new());
-    };
-    let ready = pod_status
-        .sandbox_statuses
-        .iter()
-        .filter(|s| s.state == SandboxState::Ready)
-        .count();
-    let max_attempt = pod_status
-        .sandbox_statuses
-        .iter()
-        .map(|s| s.attempt)
-        .max()
-        .unwrap_or(0);
-    let host_network = is_host_network_pod(pod);
-    if ready > 1 || newest.state != SandboxState::Ready {
-        return (true, max_attempt + 1, newest.id.clone());
-    }
-    if newest.host_network != host_network {
-        return (true, max_attempt + 1, String::new());
-    }
-    if !host_network && newest.ip.is_empty() {
-        return (true, max_attempt + 1, newest.id.clone());
-    }
-    (false, max_attempt, newest.id.clone())
 }
 
 fn restart_policy(pod: &Pod) -> &str {

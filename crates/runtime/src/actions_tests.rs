@@ -2,7 +2,7 @@
 use super::*;
 use k8s_openapi::api::core::v1::{EphemeralContainer, PodSpec, Probe};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubelet_container::{FakeProbeResults, NoProbeResults, SandboxStatus};
+use kubelet_container::{FakeProbeResults, NoProbeResults, SandboxState, SandboxStatus};
 
 fn c(name: &str) -> Container {
     Container {
