@@ -117,6 +117,57 @@ pub fn is_zombie(stat: &str) -> bool {
         == Some("Z")
 }
 
+/// Mount points at or below `dir` in a `/proc/self/mountinfo` text, deepest first (the order
+/// to unmount them in). Octal escapes (`\040` for a space) are decoded.
+pub fn mounts_under(mountinfo: &str, dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = mountinfo
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(4))
+        .map(|p| PathBuf::from(unescape_octal(p)))
+        .filter(|p| p.starts_with(dir))
+        .collect();
+    found.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    found.dedup();
+    found
+}
+
+fn unescape_octal(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)));
+        match (bytes[i], octal) {
+            (b'\\', Some(d)) => {
+                let v = d.iter().fold(0u32, |acc, b| acc * 8 + u32::from(b - b'0'));
+                out.push(u8::try_from(v).unwrap_or(b'?'));
+                i += 4;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Lazily unmounts everything mounted at or below `dir` (the upstream kubelet bind-mounts its
+/// `--root-dir` onto itself and leaves that mount behind when it exits). Returns what could
+/// not be unmounted.
+pub fn unmount_under(dir: &Path) -> Vec<(PathBuf, String)> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut failed = Vec::new();
+    for m in mounts_under(&info, dir) {
+        if let Err(e) = nix::mount::umount2(&m, nix::mount::MntFlags::MNT_DETACH) {
+            failed.push((m, e.to_string()));
+        }
+    }
+    failed
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -146,6 +197,24 @@ mod tests {
         assert!(!is_kubelet_comm("kubelet-bench"));
         assert!(is_zombie("123 (kubelet) Z 1 2 3"));
         assert!(!is_zombie("123 (kube let) S 1 2 3"));
+    }
+
+    #[test]
+    fn mounts_below_a_directory_deepest_first() {
+        let info = "\
+22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+90 22 254:0 /var/lib/b/r1/root /var/lib/b/r1/root rw shared:1 - ext4 /dev/vda rw
+91 90 0:50 / /var/lib/b/r1/root/pods/x/volumes/a\\040b rw - tmpfs tmpfs rw
+92 22 254:0 / /var/lib/b/r10 rw - ext4 /dev/vda rw
+";
+        let got = mounts_under(info, Path::new("/var/lib/b/r1"));
+        assert_eq!(
+            got,
+            vec![
+                PathBuf::from("/var/lib/b/r1/root/pods/x/volumes/a b"),
+                PathBuf::from("/var/lib/b/r1/root"),
+            ]
+        );
     }
 
     #[test]

@@ -119,6 +119,9 @@ pub async fn run_kubelet_variant(
     let mut uids = BTreeSet::new();
     let result = measure(&rt, cfg, &dir, &mut proc, healthz_port, &mut uids).await;
     let stopped = proc.stop(Duration::from_secs(15)).await;
+    for (m, e) in crate::env::unmount_under(dir.dir.path()) {
+        eprintln!("[bench] WARNING: cannot unmount {}: {e}", m.display());
+    }
     let cleaned = cleanup_leftovers(&rt).await;
     remove_pod_cgroups(uids.iter().map(String::as_str));
     let log = dir.path("kubelet.log");

@@ -152,6 +152,7 @@ async fn floor_run(
         }
         Err(e) => rec.error = Some(e.to_string()),
     }
+    discard_if_disturbed(&mut rec);
     let _ = std::fs::remove_dir_all(&log_root);
     progress(&rec);
     rec
@@ -205,8 +206,21 @@ async fn kubelet_run(
         }
         Err(e) => rec.error = Some(e.to_string()),
     }
+    discard_if_disturbed(&mut rec);
     progress(&rec);
     rec
+}
+
+/// A kubelet that started during the run may have killed the benchmark's pods (as orphans)
+/// and took CPU: such a result is discarded.
+fn discard_if_disturbed(rec: &mut RunRecord) {
+    let others = crate::env::other_kubelets(&[]);
+    if rec.error.is_none() && !others.is_empty() {
+        rec.startup = None;
+        rec.error = Some(format!(
+            "result discarded: another kubelet was running when the run ended ({others:?})"
+        ));
+    }
 }
 
 fn progress(r: &RunRecord) {
