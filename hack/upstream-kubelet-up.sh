@@ -7,7 +7,7 @@
 #   hack/upstream-kubelet-up.sh [--no-smoke]
 #
 #   --no-smoke   only start the kubelet and wait for the node to be Ready.
-# Environment: KRS_UPSTREAM_NODE (default krs-upstream), KRS_UPSTREAM_NODE_IP (198.19.0.2,
+# Environment: KRS_UPSTREAM_NODE (default krs-upstream), KRS_UPSTREAM_NODE_IP (198.18.255.2,
 # added to lo), KRS_UPSTREAM_KUBELET_PORT (10250), plus hack/lib/cluster.sh's settings.
 # Idempotent. Last lines of output: NODE_NAME=..., KUBECONFIG=...
 # Stop with hack/upstream-kubelet-down.sh (or hack/cluster-down.sh, which calls it).
@@ -19,7 +19,7 @@ source "$HACK/lib/cluster.sh"
 source "$HACK/lib/cluster-node.sh"
 
 NODE=${KRS_UPSTREAM_NODE:-krs-upstream}
-NODE_IP=${KRS_UPSTREAM_NODE_IP:-198.19.0.2}
+NODE_IP=${KRS_UPSTREAM_NODE_IP:-198.18.255.2}
 PORT=${KRS_UPSTREAM_KUBELET_PORT:-10250}
 smoke=1
 case "${1:-}" in

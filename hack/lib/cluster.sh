@@ -7,10 +7,10 @@
 #   KRS_CLUSTER_BIN      built binaries (default <repo>/_output/bin)
 #   KRS_APISERVER_PORT   6443     KRS_ETCD_PORT 2379 (peer: +1)
 #   KRS_KCM_PORT         10257    KRS_SCHEDULER_PORT 10259
-#   KRS_CLUSTER_HOST_IP  198.19.0.1  apiserver advertise address, added to lo as a /32
-#   KRS_SERVICE_CIDR     10.0.0.0/24
+#   KRS_CLUSTER_HOST_IP  198.18.255.1  apiserver advertise address, added to lo as a /32
+#   KRS_SERVICE_CIDR     198.18.254.0/24
 # All listeners are on 127.0.0.1, except kubelets, which must listen on their node IP
-# (a 198.19.0.0/24 address on lo: the kubelet refuses a loopback node IP).
+# (a 198.18.255.0/24 address on lo: the kubelet refuses a loopback node IP).
 
 KRS_REPO_ROOT=${KRS_REPO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 KRS_CLUSTER_DIR=${KRS_CLUSTER_DIR:-/var/lib/kubelet-rs-test/cluster}
@@ -19,9 +19,9 @@ KRS_APISERVER_PORT=${KRS_APISERVER_PORT:-6443}
 KRS_ETCD_PORT=${KRS_ETCD_PORT:-2379}
 KRS_KCM_PORT=${KRS_KCM_PORT:-10257}
 KRS_SCHEDULER_PORT=${KRS_SCHEDULER_PORT:-10259}
-KRS_CLUSTER_HOST_IP=${KRS_CLUSTER_HOST_IP:-198.19.0.1}
-KRS_SERVICE_CIDR=${KRS_SERVICE_CIDR:-10.0.0.0/24}
-KRS_SERVICE_IP=${KRS_SERVICE_IP:-10.0.0.1}
+KRS_CLUSTER_HOST_IP=${KRS_CLUSTER_HOST_IP:-198.18.255.1}
+KRS_SERVICE_CIDR=${KRS_SERVICE_CIDR:-198.18.254.0/24}
+KRS_SERVICE_IP=${KRS_SERVICE_IP:-198.18.254.1}
 KRS_APISERVER_URL="https://127.0.0.1:$KRS_APISERVER_PORT"
 
 KRS_PKI_DIR="$KRS_CLUSTER_DIR/pki"

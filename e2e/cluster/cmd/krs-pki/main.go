@@ -60,7 +60,7 @@ func controlPlane(args []string) error {
 	dir := fs.String("dir", "", "PKI directory (required)")
 	server := fs.String("server", "https://127.0.0.1:6443", "apiserver URL written into kubeconfigs")
 	advertise := fs.String("advertise-ip", "", "apiserver advertise address, added to its serving cert (required)")
-	serviceIP := fs.String("service-ip", "10.0.0.1", "first IP of the service CIDR (the kubernetes Service)")
+	serviceIP := fs.String("service-ip", "198.18.254.1", "first IP of the service CIDR (the kubernetes Service)")
 	_ = fs.Parse(args)
 	if *dir == "" || *advertise == "" {
 		return errors.New("control-plane: --dir and --advertise-ip are required")
