@@ -15,6 +15,12 @@ pub fn is_host_network_pod(pod: &ApiPod) -> bool {
         .unwrap_or(false)
 }
 
+/// A sidecar: an init container with `restartPolicy: Always` (upstream
+/// `podutil.IsRestartableInitContainer`).
+pub fn is_restartable_init_container(container: &ApiContainer) -> bool {
+    container.restart_policy.as_deref() == Some("Always")
+}
+
 /// Back-off key for a container: `name_namespace_uid_container_hash(hex)`
 /// (upstream `getStableKey`). Changing the image gives a fresh back-off.
 pub fn get_stable_key(pod: &ApiPod, container: &ApiContainer) -> String {

@@ -15,6 +15,7 @@
 //! | [`hash`]         | `helpers.go` (`HashContainer`)                    |
 //! | [`helpers`]      | `helpers.go` (`ShouldContainerBeRestarted`, ...)  |
 //! | [`probe_results`]| `pkg/kubelet/prober/results` (`Result`, `Manager.Get`) |
+//! | [`qos`]          | `pkg/apis/core/v1/helper/qos/qos.go` (`GetPodQOS`) |
 //! | `fake`           | `testing/fake_runtime.go` (feature `fake`)        |
 //!
 //! The kubelet reasons about containers only through these types; the CRI
@@ -29,6 +30,7 @@ pub mod hash;
 pub mod helpers;
 pub mod kubetypes;
 pub mod probe_results;
+pub mod qos;
 pub mod runtime;
 pub mod status;
 pub mod sync_result;
@@ -39,13 +41,14 @@ pub use cache::Cache;
 pub use clock::{Clock, FakeClock, RealClock};
 pub use hash::hash_container;
 pub use helpers::{
-    convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod, pod_sandbox_changed,
-    should_container_be_restarted,
+    convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod,
+    is_restartable_init_container, pod_sandbox_changed, should_container_be_restarted,
 };
 pub use kubetypes::SyncPodType;
 #[cfg(any(test, feature = "fake"))]
 pub use probe_results::FakeProbeResults;
 pub use probe_results::{NoProbeResults, ProbeResult, ProbeResults, ProbeType};
+pub use qos::{QosClass, compute_pod_qos, get_pod_qos};
 pub use runtime::{
     ContainerGcPolicy, Image, ImageService, PodStateProvider, Runtime, RuntimeCondition,
     RuntimeError, RuntimeStatus, RuntimeVersion,

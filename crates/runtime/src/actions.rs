@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Container, Pod};
 use kubelet_container::{
     ContainerId, ContainerState, PodStatus, ProbeResult, ProbeResults, ProbeType, Status,
-    hash_container, pod_sandbox_changed, should_container_be_restarted,
+    hash_container, is_restartable_init_container, pod_sandbox_changed,
+    should_container_be_restarted,
 };
 
 /// The old name of [`kubelet_container::NoProbeResults`], kept so existing
@@ -87,11 +88,6 @@ pub fn is_init_container_failed(s: &Status) -> bool {
     s.reason == "OOMKilled"
         || (s.state == ContainerState::Exited && s.exit_code != 0)
         || s.state == ContainerState::Unknown
-}
-
-/// `IsRestartableInitContainer`: a sidecar (`restartPolicy: Always` on an init container).
-pub fn is_restartable_init_container(c: &Container) -> bool {
-    c.restart_policy.as_deref() == Some("Always")
 }
 
 /// `containerChanged`: the spec hash differs from the one recorded at creation.

@@ -8,7 +8,7 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::qos::{QosClass, get_pod_qos};
+use kubelet_container::{QosClass, get_pod_qos};
 
 /// `cgroupDriver`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,9 +9,10 @@ use k8s_openapi::api::core::v1::{Container as ApiContainer, Lifecycle, Pod as Ap
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubelet_container::{
     ContainerId, Pod, PodSyncResult, RuntimeError, SyncAction, SyncErrorKind, SyncResult,
+    is_restartable_init_container,
 };
 
-use crate::actions::{KillReason, is_restartable_init_container};
+use crate::actions::KillReason;
 use crate::container::{MINIMUM_GRACE_PERIOD_SECONDS, termination_grace_period};
 use crate::labels::{container_info_from_annotations, container_info_from_labels};
 use crate::manager::{KubeGenericRuntimeManager, cri_err};

@@ -1,34 +1,12 @@
-//! Pod QoS class and container OOM score adjustment (upstream
-//! `pkg/apis/core/v1/helper/qos/qos.go` and `pkg/kubelet/qos/policy.go`).
-
-use std::collections::BTreeMap;
+//! Container OOM score adjustment (upstream `pkg/kubelet/qos/policy.go`) and
+//! pod criticality (`pkg/kubelet/types/pod_update.go`). The QoS class itself is
+//! [`kubelet_container::qos`], shared with the status generator.
 
 use k8s_openapi::api::core::v1::{Container, Pod};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kubelet_container::kubetypes::{is_mirror_pod, is_static_pod};
+use kubelet_container::{QosClass, get_pod_qos, is_restartable_init_container};
 
 use crate::quantity;
-
-/// `v1.PodQOSClass`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum QosClass {
-    /// Requests equal limits for cpu and memory in every container.
-    Guaranteed,
-    /// Anything in between.
-    Burstable,
-    /// No cpu or memory requests or limits anywhere.
-    BestEffort,
-}
-
-impl QosClass {
-    /// API string value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Guaranteed => "Guaranteed",
-            Self::Burstable => "Burstable",
-            Self::BestEffort => "BestEffort",
-        }
-    }
-}
 
 /// OOM score adjustment of guaranteed and node-critical containers.
 pub const GUARANTEED_OOM_SCORE_ADJ: i64 = -997;
@@ -37,92 +15,10 @@ pub const BEST_EFFORT_OOM_SCORE_ADJ: i64 = 1000;
 /// Priority at and above which a pod is critical (`scheduling.SystemCriticalPriority`).
 pub const SYSTEM_CRITICAL_PRIORITY: i32 = 2_000_000_000;
 
-const QOS_RESOURCES: [&str; 2] = ["cpu", "memory"];
-
-fn positive_milli(q: &Quantity) -> Option<i64> {
-    quantity::milli_value(q).ok().filter(|v| *v > 0)
-}
-
-/// `GetPodQOS`: the class in the pod status if set, otherwise computed from the spec.
-pub fn get_pod_qos(pod: &Pod) -> QosClass {
-    match pod.status.as_ref().and_then(|s| s.qos_class.as_deref()) {
-        Some("Guaranteed") => QosClass::Guaranteed,
-        Some("Burstable") => QosClass::Burstable,
-        Some("BestEffort") => QosClass::BestEffort,
-        _ => compute_pod_qos(pod),
-    }
-}
-
-/// `ComputePodQOS` over container (and pod-level, when set) cpu/memory requests and limits.
-pub fn compute_pod_qos(pod: &Pod) -> QosClass {
-    let Some(spec) = pod.spec.as_ref() else {
-        return QosClass::BestEffort;
-    };
-    let mut requests: BTreeMap<&str, i64> = BTreeMap::new();
-    let mut limits: BTreeMap<&str, i64> = BTreeMap::new();
-    let mut guaranteed = true;
-    let mut account = |res: Option<&k8s_openapi::api::core::v1::ResourceRequirements>| {
-        let empty = BTreeMap::new();
-        let res_requests = res.and_then(|r| r.requests.as_ref()).unwrap_or(&empty);
-        let res_limits = res.and_then(|r| r.limits.as_ref()).unwrap_or(&empty);
-        for name in QOS_RESOURCES {
-            if let Some(v) = res_requests.get(name).and_then(positive_milli) {
-                *requests.entry(name).or_default() += v;
-            }
-        }
-        let mut found = 0;
-        for name in QOS_RESOURCES {
-            if let Some(v) = res_limits.get(name).and_then(positive_milli) {
-                *limits.entry(name).or_default() += v;
-                found += 1;
-            }
-        }
-        if found != QOS_RESOURCES.len() {
-            guaranteed = false;
-        }
-    };
-    let pod_level = spec.resources.as_ref().filter(|r| {
-        let has = |m: &Option<BTreeMap<String, Quantity>>| {
-            m.as_ref()
-                .is_some_and(|m| QOS_RESOURCES.iter().any(|n| m.contains_key(*n)))
-        };
-        has(&r.requests) || has(&r.limits)
-    });
-    if let Some(pod_resources) = pod_level {
-        account(Some(pod_resources));
-    } else {
-        for c in spec
-            .containers
-            .iter()
-            .chain(spec.init_containers.iter().flatten())
-        {
-            account(c.resources.as_ref());
-        }
-    }
-    if requests.is_empty() && limits.is_empty() {
-        return QosClass::BestEffort;
-    }
-    if guaranteed
-        && requests
-            .iter()
-            .all(|(name, req)| limits.get(name) == Some(req))
-        && requests.len() == limits.len()
-    {
-        return QosClass::Guaranteed;
-    }
-    QosClass::Burstable
-}
-
-fn is_static_or_mirror(pod: &Pod) -> bool {
-    let annotations = pod.metadata.annotations.as_ref();
-    let source = annotations.and_then(|a| a.get("kubernetes.io/config.source"));
-    source.is_some_and(|s| s != "api")
-        || annotations.is_some_and(|a| a.contains_key("kubernetes.io/config.mirror"))
-}
-
 /// `IsCriticalPod`: static, mirror, or priority at least system-critical.
 pub fn is_critical_pod(pod: &Pod) -> bool {
-    is_static_or_mirror(pod)
+    is_static_pod(pod)
+        || is_mirror_pod(pod)
         || pod
             .spec
             .as_ref()
@@ -150,7 +46,7 @@ fn memory_request(c: &Container) -> i64 {
 }
 
 fn is_sidecar(pod: &Pod, container: &Container) -> bool {
-    container.restart_policy.as_deref() == Some("Always")
+    is_restartable_init_container(container)
         && pod
             .spec
             .as_ref()
@@ -204,6 +100,7 @@ pub fn container_oom_score_adjust(pod: &Pod, container: &Container, memory_capac
 pub(crate) mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::{PodSpec, ResourceRequirements};
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
     pub(crate) fn resources(
         requests: &[(&str, &str)],
@@ -239,50 +136,6 @@ pub(crate) mod tests {
                 ..PodSpec::default()
             }),
             ..Pod::default()
-        }
-    }
-
-    #[test]
-    fn qos_classes() {
-        let cases = [
-            (vec![resources(&[], &[])], QosClass::BestEffort),
-            (vec![resources(&[("cpu", "0")], &[])], QosClass::BestEffort),
-            (
-                vec![resources(
-                    &[("cpu", "1"), ("memory", "1Gi")],
-                    &[("cpu", "1"), ("memory", "1Gi")],
-                )],
-                QosClass::Guaranteed,
-            ),
-            (
-                vec![resources(
-                    &[("cpu", "1000m"), ("memory", "1Gi")],
-                    &[("cpu", "1"), ("memory", "1Gi")],
-                )],
-                QosClass::Guaranteed,
-            ),
-            (
-                vec![resources(&[("cpu", "100m")], &[])],
-                QosClass::Burstable,
-            ),
-            (
-                vec![resources(&[], &[("cpu", "1"), ("memory", "1Gi")])],
-                QosClass::Burstable,
-            ),
-            (
-                vec![
-                    resources(
-                        &[("cpu", "1"), ("memory", "1Gi")],
-                        &[("cpu", "1"), ("memory", "1Gi")],
-                    ),
-                    resources(&[], &[]),
-                ],
-                QosClass::Burstable,
-            ),
-        ];
-        for (containers, want) in cases {
-            let pod = pod_with(containers.clone());
-            assert_eq!(compute_pod_qos(&pod), want, "{containers:?}");
         }
     }
 

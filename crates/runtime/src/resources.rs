@@ -8,6 +8,7 @@ use std::path::Path;
 
 use k8s_openapi::api::core::v1::{Container, Pod, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kubelet_container::is_restartable_init_container;
 use kubelet_cri::v1::{HugepageLimit, LinuxContainerResources};
 
 use crate::{qos, quantity};
@@ -222,7 +223,7 @@ fn pod_total(pod: &Pod, pick: impl Fn(&ResourceRequirements) -> i64) -> i64 {
     let mut init_max = 0;
     for c in spec.init_containers.iter().flatten() {
         let v = of(c);
-        let peak = if c.restart_policy.as_deref() == Some("Always") {
+        let peak = if is_restartable_init_container(c) {
             total += v;
             sidecars += v;
             sidecars

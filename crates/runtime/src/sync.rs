@@ -5,6 +5,7 @@ use k8s_openapi::api::core::v1::{Container, Pod as ApiPod, Secret};
 use kubelet_container::{
     Backoff, ContainerState, PodStatus, PodSyncResult, SyncAction, SyncErrorKind, SyncResult,
     convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod,
+    is_restartable_init_container,
 };
 
 use crate::actions::compute_pod_actions;
@@ -176,7 +177,7 @@ impl KubeGenericRuntimeManager {
                 )
                 .await
             {
-                if c.restart_policy.as_deref() == Some("Always") {
+                if is_restartable_init_container(c) {
                     continue; // a sidecar failing to start does not block the others
                 }
                 return result;

@@ -1,9 +1,9 @@
 //! Kubelet-owned pod conditions (upstream `pkg/kubelet/status/generate.go`).
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod as ApiPod, PodCondition, PodSpec};
-use kubelet_container::{PodStatus, pod_sandbox_changed};
+use kubelet_container::{PodStatus, is_restartable_init_container, pod_sandbox_changed};
 
-use crate::phase::{find_status, has_any_regular_container_started, is_restartable_init_container};
+use crate::phase::{find_status, has_any_regular_container_started};
 use crate::reasons::{
     CONTAINERS_NOT_INITIALIZED, CONTAINERS_NOT_READY, POD_COMPLETED, POD_FAILED,
     READINESS_GATES_NOT_READY, condition, phase,

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use k8s_openapi::api::core::v1::{
     Container, HostIP, Pod as ApiPod, PodCondition, PodIP, PodStatus as ApiPodStatus,
 };
-use kubelet_container::{PodStatus, ProbeResults, is_host_network_pod};
+use kubelet_container::{PodStatus, ProbeResults, get_pod_qos, is_host_network_pod};
 
 use crate::conditions::{
     containers_ready_condition, pod_initialized_condition, pod_ready_condition,
@@ -15,7 +15,6 @@ use crate::conditions::{
 use crate::container_statuses::{ConvertInput, convert_to_api_container_statuses};
 use crate::phase::get_phase;
 use crate::probes::update_probe_status;
-use crate::qos::get_pod_qos;
 use crate::reason_cache::ReasonCache;
 use crate::reasons::{condition, phase};
 
@@ -214,7 +213,7 @@ pub fn generate_api_pod_status(
     let api = pod.status.clone().unwrap_or_default();
     let old = opts.old_status.cloned().unwrap_or_else(|| api.clone());
     let mut s = ApiPodStatus {
-        qos_class: Some(get_pod_qos(pod).to_string()),
+        qos_class: Some(get_pod_qos(pod).as_str().to_owned()),
         start_time: old.start_time.clone(),
         ..ApiPodStatus::default()
     };

@@ -6,7 +6,6 @@
 //! | [`container_statuses`] | `kubelet_pods.go` `convertToAPIContainerStatuses`      |
 //! | [`phase`]              | `kubelet_pods.go` `getPhase`                           |
 //! | [`conditions`]         | `pkg/kubelet/status/generate.go`                       |
-//! | [`qos`]                | `pkg/apis/core/v1/helper/qos/qos.go`                   |
 //! | [`reason_cache`]       | `pkg/kubelet/reason_cache.go`                          |
 //! | [`probes`]             | `prober_manager.go` `UpdatePodStatus` (hook)           |
 //! | [`manager`]            | `pkg/kubelet/status/status_manager.go` (no API sync yet) |
@@ -22,7 +21,6 @@ pub mod generate;
 pub mod manager;
 pub mod phase;
 pub mod probes;
-pub mod qos;
 pub mod reason_cache;
 pub mod reasons;
 
@@ -31,7 +29,6 @@ pub use generate::{GenerateOptions, generate_api_pod_status, sort_pod_ips};
 pub use kubelet_container::{NoProbeResults, ProbeResults};
 pub use manager::{StatusManager, VersionedPodStatus};
 pub use phase::get_phase;
-pub use qos::{compute_pod_qos, get_pod_qos};
 pub use reason_cache::{ReasonCache, ReasonItem};
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Pod phase from container statuses (upstream `getPhase` in `kubelet_pods.go`).
 
-use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod as ApiPod, PodSpec};
+use k8s_openapi::api::core::v1::{ContainerStatus, Pod as ApiPod, PodSpec};
+use kubelet_container::is_restartable_init_container;
 use kubelet_container::kubetypes::is_static_pod;
 
 use crate::reasons::phase;
@@ -8,11 +9,6 @@ use crate::reasons::phase;
 /// Status with this container name.
 pub fn find_status<'a>(statuses: &'a [ContainerStatus], name: &str) -> Option<&'a ContainerStatus> {
     statuses.iter().find(|s| s.name == name)
-}
-
-/// Init container with `restartPolicy: Always` (a sidecar) (upstream `IsRestartableInitContainer`).
-pub fn is_restartable_init_container(c: &Container) -> bool {
-    c.restart_policy.as_deref() == Some("Always")
 }
 
 fn running(s: &ContainerStatus) -> bool {

@@ -9,9 +9,9 @@ use k8s_openapi::api::core::v1::{
     Container, ContainerStatus, Pod as ApiPod, PodStatus as ApiPodStatus,
 };
 
-use kubelet_container::{ContainerId, ProbeResult, ProbeResults, ProbeType};
-
-use crate::phase::is_restartable_init_container;
+use kubelet_container::{
+    ContainerId, ProbeResult, ProbeResults, ProbeType, is_restartable_init_container,
+};
 
 fn running(s: &ContainerStatus) -> bool {
     s.state.as_ref().is_some_and(|st| st.running.is_some())
