@@ -2,23 +2,16 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-/// Pods read from static manifest files (`staticPodPath`).
-pub const FILE_SOURCE: &str = "file";
-/// Pods read from a static pod URL (`staticPodURL`).
-pub const HTTP_SOURCE: &str = "http";
-/// Pods bound to this node in the API server.
-pub const API_SERVER_SOURCE: &str = "api";
 /// All sources together (`kubetypes.AllSource`).
 pub const ALL_SOURCE: &str = "*";
 
-/// Annotation naming the source a pod came from (`file`, `http`, `api`).
-pub const CONFIG_SOURCE_ANNOTATION_KEY: &str = "kubernetes.io/config.source";
-/// Annotation a mirror pod carries: the hash of its static pod.
-pub const CONFIG_MIRROR_ANNOTATION_KEY: &str = "kubernetes.io/config.mirror";
-/// Annotation with the time the kubelet first saw the pod (RFC 3339, nanoseconds).
-pub const CONFIG_FIRST_SEEN_ANNOTATION_KEY: &str = "kubernetes.io/config.seen";
-/// Annotation with the hash (= UID) of a static pod.
-pub const CONFIG_HASH_ANNOTATION_KEY: &str = "kubernetes.io/config.hash";
+// Source names and config annotations are upstream `pkg/kubelet/types`,
+// shared through `kubelet-container`.
+pub use kubelet_container::kubetypes::{
+    API_SERVER_SOURCE, CONFIG_FIRST_SEEN_ANNOTATION_KEY, CONFIG_HASH_ANNOTATION_KEY,
+    CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY, FILE_SOURCE, HTTP_SOURCE,
+    pod_full_name,
+};
 
 /// What a [`PodUpdate`] asks the kubelet to do (`kubetypes.PodOperation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -81,11 +74,4 @@ pub fn pod_key(pod: &Pod) -> String {
     } else {
         format!("{ns}/{name}")
     }
-}
-
-/// `name_namespace`, as upstream's `kubecontainer.GetPodFullName`.
-pub fn pod_full_name(pod: &Pod) -> String {
-    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
-    let name = pod.metadata.name.as_deref().unwrap_or_default();
-    format!("{name}_{ns}")
 }
