@@ -5,66 +5,33 @@
 //! With `cgroupsPerQOS` the pod cgroup is `<cgroupRoot>/kubepods[/burstable|/besteffort]/pod<uid>`;
 //! the systemd driver spells it as nested slices
 //! (`/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid_with_underscores>.slice`).
+//! Names are built and rendered with `kubelet-cm`'s [`CgroupName`].
 
 use k8s_openapi::api::core::v1::Pod;
 
 use kubelet_container::{QosClass, get_pod_qos};
 
-/// `cgroupDriver`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CgroupDriver {
-    /// Paths in the cgroup filesystem.
-    Cgroupfs,
-    /// systemd slices.
-    Systemd,
-}
-
-impl std::str::FromStr for CgroupDriver {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "cgroupfs" => Ok(Self::Cgroupfs),
-            "systemd" => Ok(Self::Systemd),
-            other => Err(format!(
-                "invalid cgroupDriver {other:?}: must be \"cgroupfs\" or \"systemd\""
-            )),
-        }
-    }
-}
+/// The cgroup driver: `kubelet-cm`'s, so pod cgroups and the QoS cgroups
+/// `kubelet-cm` creates are always named by the same rules.
+pub use kubelet_cm::CgroupDriver;
+use kubelet_cm::{CgroupName, node_allocatable_root};
 
 /// Computes pod cgroup parents from `cgroupDriver`, `cgroupRoot` and `cgroupsPerQOS`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodCgroupNamer {
     driver: CgroupDriver,
-    root: Vec<String>,
+    /// `<cgroupRoot>/kubepods` (upstream `NodeAllocatableRoot`).
+    kubepods: CgroupName,
     cgroups_per_qos: bool,
 }
 
-const KUBEPODS: &str = "kubepods";
-
 impl PodCgroupNamer {
-    /// `cgroup_root` is in the driver's notation (`/` or `/custom` for cgroupfs, `/` or
-    /// `custom.slice` for systemd).
+    /// `cgroup_root` is in cgroupfs notation for both drivers (`/`, `/custom`), as
+    /// upstream parses `--cgroup-root` (`ParseCgroupfsToCgroupName`).
     pub fn new(driver: CgroupDriver, cgroup_root: &str, cgroups_per_qos: bool) -> Self {
-        let root = match driver {
-            CgroupDriver::Cgroupfs => cgroup_root
-                .split('/')
-                .filter(|p| !p.is_empty())
-                .map(String::from)
-                .collect(),
-            CgroupDriver::Systemd => {
-                let base = cgroup_root.rsplit('/').next().unwrap_or_default();
-                let base = base.strip_suffix(".slice").unwrap_or(base);
-                base.split('-')
-                    .filter(|p| !p.is_empty())
-                    .map(|p| p.replace('_', "-"))
-                    .collect()
-            }
-        };
         Self {
             driver,
-            root,
+            kubepods: node_allocatable_root(cgroup_root, true),
             cgroups_per_qos,
         }
     }
@@ -75,35 +42,15 @@ impl PodCgroupNamer {
         if !self.cgroups_per_qos {
             return String::new();
         }
-        let mut name = self.root.clone();
-        name.push(KUBEPODS.to_string());
-        match get_pod_qos(pod) {
-            QosClass::Guaranteed => {}
-            QosClass::Burstable => name.push("burstable".to_string()),
-            QosClass::BestEffort => name.push("besteffort".to_string()),
-        }
-        name.push(format!(
-            "pod{}",
-            pod.metadata.uid.as_deref().unwrap_or_default()
-        ));
-        self.literal(&name)
-    }
-
-    fn literal(&self, name: &[String]) -> String {
-        match self.driver {
-            CgroupDriver::Cgroupfs => format!("/{}", name.join("/")),
-            CgroupDriver::Systemd => {
-                let parts: Vec<String> = name.iter().map(|p| p.replace('-', "_")).collect();
-                // ExpandSlice: a-b-c.slice → /a.slice/a-b.slice/a-b-c.slice
-                let mut out = String::new();
-                for i in 1..=parts.len() {
-                    out.push('/');
-                    out.push_str(&parts[..i].join("-"));
-                    out.push_str(".slice");
-                }
-                if out.is_empty() { "/".to_string() } else { out }
-            }
-        }
+        let qos_parent = match get_pod_qos(pod) {
+            QosClass::Guaranteed => self.kubepods.clone(),
+            QosClass::Burstable => self.kubepods.child("burstable"),
+            QosClass::BestEffort => self.kubepods.child("besteffort"),
+        };
+        let uid = pod.metadata.uid.as_deref().unwrap_or_default();
+        qos_parent
+            .child(&format!("pod{uid}"))
+            .for_driver(self.driver)
     }
 }
 
@@ -159,11 +106,10 @@ mod tests {
             n.pod_cgroup_parent(&pod("g")),
             "/kubepods.slice/kubepods-pod1234_abcd.slice"
         );
-        assert!(
-            "bogus"
-                .parse::<CgroupDriver>()
-                .unwrap_err()
-                .contains("cgroupDriver")
+        let n = PodCgroupNamer::new(CgroupDriver::Systemd, "/custom/root", true);
+        assert_eq!(
+            n.pod_cgroup_parent(&pod("be")),
+            "/custom.slice/custom-root.slice/custom-root-kubepods.slice/custom-root-kubepods-besteffort.slice/custom-root-kubepods-besteffort-pod1234_abcd.slice"
         );
     }
 }
