@@ -1,46 +1,8 @@
-//! Wall clock behind a trait so the `kubernetes.io/config.seen` timestamp is testable.
+//! Time for the `kubernetes.io/config.seen` annotation. The clock itself is
+//! `kubelet_container::clock` (re-exported here): [`Clock`], [`RealClock`] in
+//! production, [`FakeClock`] in tests.
 
-use std::sync::Mutex;
-
-/// A source of the current time.
-pub trait Clock: Send + Sync + 'static {
-    fn now(&self) -> jiff::Timestamp;
-}
-
-/// The system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> jiff::Timestamp {
-        jiff::Timestamp::now()
-    }
-}
-
-/// A clock that returns a settable time.
-#[derive(Debug)]
-pub struct FakeClock(Mutex<jiff::Timestamp>);
-
-impl FakeClock {
-    pub fn new(t: jiff::Timestamp) -> Self {
-        FakeClock(Mutex::new(t))
-    }
-
-    pub fn set(&self, t: jiff::Timestamp) {
-        if let Ok(mut g) = self.0.lock() {
-            *g = t;
-        }
-    }
-}
-
-impl Clock for FakeClock {
-    fn now(&self) -> jiff::Timestamp {
-        self.0
-            .lock()
-            .map(|g| *g)
-            .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-    }
-}
+pub use kubelet_container::clock::{Clock, FakeClock, RealClock};
 
 /// Go's `time.RFC3339Nano` rendering in UTC (fraction without trailing zeros), the format
 /// of `kubetypes.NewTimestamp().GetString()`.

@@ -68,7 +68,7 @@ pub mod static_pod;
 pub mod types;
 pub mod validation;
 
-pub use clock::{Clock, FakeClock, SystemClock};
+pub use clock::{Clock, FakeClock, RealClock};
 pub use config::PodConfig;
 pub use file::{MAX_CONFIG_LENGTH, start_file_source};
 pub use http::start_http_source;

@@ -6,7 +6,7 @@ mod storage;
 
 pub use storage::PodStorage;
 
-use crate::clock::{Clock, SystemClock, rfc3339_nano};
+use crate::clock::{Clock, RealClock, rfc3339_nano};
 use crate::types::{FILE_SOURCE, HTTP_SOURCE, PodUpdate, SourceUpdate};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::PathBuf;
@@ -42,7 +42,7 @@ struct Inner {
 impl PodConfig {
     /// A new merger for `node_name` and the receiving end of its update stream.
     pub fn new(node_name: impl Into<String>) -> (PodConfig, mpsc::Receiver<PodUpdate>) {
-        Self::with_clock(node_name, Arc::new(SystemClock))
+        Self::with_clock(node_name, Arc::new(RealClock))
     }
 
     /// Like [`PodConfig::new`] with an injected clock (for `kubernetes.io/config.seen`).
