@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
-# The whole test suite, as README and .ci/run run it.
+# The whole test suite, as README and .ci/run run it (as root).
 #
-# 1. brings up the real test environment (idempotent):
+# 1. brings up the real test environment (idempotent; installs what is missing):
 #    - hack/runtime-up.sh: a private containerd + runc + CNI with locally built images;
-#    - hack/cluster-up.sh: etcd, kube-apiserver, controller-manager, scheduler built from
-#      Go modules (skipped when KRS_SKIP_CLUSTER_TESTS=1);
-# 2. runs every Rust test of the workspace (unit, in-process, and tests against the
-#    real runtime and control plane), which use that environment.
+#    - hack/cluster-up.sh (through hack/lib/cluster-session.sh): etcd, kube-apiserver,
+#      controller-manager and scheduler built from Go modules;
+# 2. runs every Rust test of the workspace (unit, in-process, process-level tests of the
+#    binary, and tests against the real runtime and control plane);
+# 3. tears the control plane and the runtime down again (KRS_KEEP_CLUSTER=1 or
+#    KRS_KEEP_RUNTIME=1 keep them).
+# KRS_SKIP_CLUSTER_TESTS=1 runs without the control plane (its tests then skip loudly).
+# Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log() { printf '>>> %s\n' "$*" >&2; }
 
+hack/check-architecture.sh >&2
+
 log "bringing up the private containerd (hack/runtime-up.sh)"
 hack/runtime-up.sh >/dev/null
 
-if [[ "${KRS_SKIP_CLUSTER_TESTS:-0}" != 1 && -x hack/cluster-up.sh ]]; then
-  log "bringing up the control plane (hack/cluster-up.sh)"
-  hack/cluster-up.sh >/dev/null
+if [[ "${KRS_SKIP_CLUSTER_TESTS:-0}" == 1 ]]; then
+  log "KRS_SKIP_CLUSTER_TESTS=1: no control plane"
+  exec cargo test --workspace --no-fail-fast "$@"
 fi
-
-log "cargo test --workspace"
-cargo test --workspace --no-fail-fast "$@"
+log "cargo test --workspace, with the control plane up (hack/lib/cluster-session.sh)"
+exec hack/lib/cluster-session.sh -- cargo test --workspace --no-fail-fast "$@"

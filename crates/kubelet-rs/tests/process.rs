@@ -324,3 +324,42 @@ async fn unimplemented_resource_manager_policies_are_refused() {
         assert!(http_get(port, "/healthz").is_none());
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn secure_server_serves_configz_equal_to_print_config() {
+    let port = free_port();
+    let FakeSetup {
+        dir,
+        cri: _cri,
+        port: hz,
+        cfg,
+    } = fake_setup(&format!("port: {port}\naddress: 127.0.0.1\nmaxPods: 42\n")).await;
+    let certs = dir.path().join("pki");
+    let args = [
+        "--config",
+        cfg.to_str().unwrap(),
+        "--cert-dir",
+        certs.to_str().unwrap(),
+        "--hostname-override",
+        "secure-node",
+    ];
+    let mut p = Proc::spawn(dir.path(), "k", &args);
+    assert!(wait_healthy(&mut p, hz, START).await, "log:\n{}", p.log());
+    let (status, body) = common::tls::https_get(port, "/configz", &certs.join("kubelet.crt")).await;
+    assert_eq!(status, 200, "{body}");
+    let served: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let out = std::process::Command::new(BIN)
+        .arg("--print-config")
+        .args(args)
+        .output()
+        .unwrap();
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        served["kubeletconfig"], printed,
+        "/configz must serve what --print-config prints"
+    );
+    assert_eq!(printed["maxPods"], 42);
+    let (status, body) = common::tls::https_get(port, "/pods", &certs.join("kubelet.crt")).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("\"kind\":\"PodList\""), "{body}");
+}

@@ -8,6 +8,7 @@ mod housekeeping;
 mod pod_manager;
 mod pod_state;
 mod runtime_setup;
+mod secure;
 mod sync_loop;
 mod syncer;
 
@@ -299,8 +300,16 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         cancel.cancelled().await;
         drop(pod_config);
     });
+    secure::start_secure_server(
+        server,
+        &deps.node_name,
+        &kubelet,
+        deps.configz.payload(),
+        &deps.shutdown,
+        &mut tasks,
+    )
+    .await?;
     start_read_only_server(server, &kubelet, &deps.shutdown, &mut tasks).await?;
-    let _ = &deps.configz;
     Ok(RunningKubelet { tasks, kubelet })
 }
 

@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod node;
+pub mod tls;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
