@@ -11,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kubelet_container::{ContainerState, PodStatus, Status, should_container_be_restarted};
 
+use crate::phase::{is_running, terminated_exit};
 use crate::reason_cache::ReasonCache;
 use crate::reasons::{CONTAINER_CREATING, CONTAINER_STATUS_UNKNOWN, POD_INITIALIZING};
 
@@ -58,12 +59,8 @@ fn unknown_terminated(message: &str) -> ApiState {
     }
 }
 
-fn is_running(s: &ContainerStatus) -> bool {
-    s.state.as_ref().is_some_and(|st| st.running.is_some())
-}
-
 fn is_terminated(s: &ContainerStatus) -> bool {
-    s.state.as_ref().is_some_and(|st| st.terminated.is_some())
+    terminated_exit(s).is_some()
 }
 
 /// One runtime status as an API status (upstream `convertContainerStatus`).

@@ -11,11 +11,13 @@ pub fn find_status<'a>(statuses: &'a [ContainerStatus], name: &str) -> Option<&'
     statuses.iter().find(|s| s.name == name)
 }
 
-fn running(s: &ContainerStatus) -> bool {
+/// The container is running.
+pub(crate) fn is_running(s: &ContainerStatus) -> bool {
     s.state.as_ref().is_some_and(|st| st.running.is_some())
 }
 
-fn terminated_exit(s: &ContainerStatus) -> Option<i32> {
+/// Exit code when the container is terminated.
+pub(crate) fn terminated_exit(s: &ContainerStatus) -> Option<i32> {
     s.state.as_ref()?.terminated.as_ref().map(|t| t.exit_code)
 }
 
@@ -37,7 +39,7 @@ pub fn has_any_regular_container_started(spec: &PodSpec, statuses: &[ContainerSt
     spec.containers
         .iter()
         .filter_map(|c| find_status(statuses, &c.name))
-        .any(|s| running(s) || terminated_exit(s).is_some())
+        .any(|s| is_running(s) || terminated_exit(s).is_some())
 }
 
 #[derive(Default)]
@@ -56,7 +58,7 @@ impl Counts {
         let Some(s) = s else {
             return self.pending_init += 1;
         };
-        if running(s) {
+        if is_running(s) {
             self.pending_init += 1;
         } else if let Some(code) = terminated_exit(s) {
             self.failed_init += u32::from(code != 0);
@@ -72,7 +74,7 @@ impl Counts {
 
     fn sidecar(&mut self, s: Option<&ContainerStatus>) {
         let Some(s) = s else { return self.unknown += 1 };
-        if running(s) {
+        if is_running(s) {
             self.pending_init += u32::from(s.started != Some(true));
             self.running += 1;
         } else if terminated_exit(s).is_some() {
@@ -90,7 +92,7 @@ impl Counts {
 
     fn regular(&mut self, s: Option<&ContainerStatus>) {
         let Some(s) = s else { return self.unknown += 1 };
-        if running(s) {
+        if is_running(s) {
             self.running += 1;
         } else if let Some(code) = terminated_exit(s) {
             self.stopped += 1;

@@ -13,9 +13,7 @@ use kubelet_container::{
     ContainerId, ProbeResult, ProbeResults, ProbeType, is_restartable_init_container,
 };
 
-fn running(s: &ContainerStatus) -> bool {
-    s.state.as_ref().is_some_and(|st| st.running.is_some())
-}
+use crate::phase::{is_running, terminated_exit};
 
 /// The latest `probe` result of the container behind an API status (upstream
 /// `ParseContainerID(status.ContainerID)`; an unparsable ID has no result).
@@ -29,7 +27,7 @@ fn probe_result(
 }
 
 fn started(spec: Option<&Container>, s: &ContainerStatus, probes: &dyn ProbeResults) -> bool {
-    if !running(s) {
+    if !is_running(s) {
         return false;
     }
     match probe_result(probes, ProbeType::Startup, s) {
@@ -66,10 +64,7 @@ pub fn update_probe_status(pod: &ApiPod, status: &mut ApiPodStatus, probes: &dyn
         s.ready = if sidecar {
             is_started && ready(c.as_ref(), s, probes)
         } else {
-            s.state
-                .as_ref()
-                .and_then(|st| st.terminated.as_ref())
-                .is_some_and(|t| t.exit_code == 0)
+            terminated_exit(s) == Some(0)
         };
     }
 }
