@@ -36,7 +36,8 @@ fn config_file_regime_uses_v1beta1_defaults() {
     assert_eq!(j["fileCheckFrequency"], "20s");
     assert_eq!(j["runtimeRequestTimeout"], "2m0s");
     assert_eq!(j["evictionPressureTransitionPeriod"], "5m0s");
-    assert_eq!(j["port"], 10250);
+    assert_eq!(j["nodeStatusUpdateFrequency"], "10s");
+    assert_eq!(j["imageMinimumGCAge"], "2m0s");
     assert!(j.get("readOnlyPort").is_none() || j["readOnlyPort"] == 0);
     assert_eq!(j["evictionHard"]["memory.available"], "100Mi");
     // relative paths resolve against the config file's directory

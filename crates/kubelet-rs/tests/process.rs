@@ -17,6 +17,7 @@ async fn healthz_answers_and_sigterm_exits_cleanly() {
         cri: _cri,
         port,
         cfg,
+        ..
     } = fake_setup("").await;
     let notify = dir.path().join("notify.sock");
     let sock = std::os::unix::net::UnixDatagram::bind(&notify).unwrap();
@@ -57,6 +58,7 @@ async fn sigint_exits_cleanly() {
         cri: _cri,
         port,
         cfg,
+        ..
     } = fake_setup("").await;
     let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
     assert!(wait_healthy(&mut p, port, START).await, "log:\n{}", p.log());
@@ -274,6 +276,7 @@ async fn evented_pleg_uses_the_cri_event_stream_when_enabled() {
         cri,
         port,
         cfg,
+        ..
     } = fake_setup("featureGates:\n  EventedPLEG: true\n").await;
     let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
     assert!(wait_healthy(&mut p, port, START).await, "log:\n{}", p.log());
@@ -327,13 +330,13 @@ async fn unimplemented_resource_manager_policies_are_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn secure_server_serves_configz_equal_to_print_config() {
-    let port = free_port();
     let FakeSetup {
         dir,
         cri: _cri,
         port: hz,
+        secure_port: port,
         cfg,
-    } = fake_setup(&format!("port: {port}\naddress: 127.0.0.1\nmaxPods: 42\n")).await;
+    } = fake_setup("maxPods: 42\n").await;
     let certs = dir.path().join("pki");
     let args = [
         "--config",

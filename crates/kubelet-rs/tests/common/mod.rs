@@ -22,8 +22,19 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// A standalone-capable config: no webhooks, AlwaysAllow, no QoS cgroups, cgroup v1 allowed.
+/// A standalone-capable config: no webhooks, AlwaysAllow, no QoS cgroups, cgroup v1 allowed,
+/// the secure server on a free port of 127.0.0.1.
 pub fn standalone_config(endpoint: &str, healthz_port: u16, extra: &str) -> String {
+    standalone_config_with_port(endpoint, healthz_port, free_port(), extra)
+}
+
+/// [`standalone_config`] with the secure server on `secure_port`.
+pub fn standalone_config_with_port(
+    endpoint: &str,
+    healthz_port: u16,
+    secure_port: u16,
+    extra: &str,
+) -> String {
     format!(
         "apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -38,6 +49,8 @@ authorization:
 containerRuntimeEndpoint: {endpoint}
 healthzBindAddress: 127.0.0.1
 healthzPort: {healthz_port}
+address: 127.0.0.1
+port: {secure_port}
 cgroupsPerQOS: false
 enforceNodeAllocatable: [none]
 {extra}"
@@ -131,7 +144,10 @@ pub async fn wait_healthy(p: &mut Proc, port: u16, timeout: Duration) -> bool {
 pub struct FakeSetup {
     pub dir: tempfile::TempDir,
     pub cri: kubelet_cri::fake::FakeCriServer,
+    /// healthz port
     pub port: u16,
+    /// secure (10250-like) port
+    pub secure_port: u16,
     pub cfg: PathBuf,
 }
 
@@ -140,16 +156,17 @@ pub async fn fake_setup(extra: &str) -> FakeSetup {
     let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
         .await
         .unwrap();
-    let port = free_port();
+    let (port, secure_port) = (free_port(), free_port());
     let cfg = write(
         dir.path(),
         "kubelet.yaml",
-        &standalone_config(&cri.endpoint(), port, extra),
+        &standalone_config_with_port(&cri.endpoint(), port, secure_port, extra),
     );
     FakeSetup {
         dir,
         cri,
         port,
+        secure_port,
         cfg,
     }
 }

@@ -51,7 +51,7 @@ impl Node {
                 &env.endpoint,
                 hz_port,
                 &format!(
-                    "staticPodPath: {}\npodLogsDir: {}\nreadOnlyPort: {ro_port}\naddress: 127.0.0.1\nfileCheckFrequency: 20s\n{extra}",
+                    "staticPodPath: {}\npodLogsDir: {}\nreadOnlyPort: {ro_port}\nfileCheckFrequency: 20s\n{extra}",
                     manifests.display(),
                     logs.display()
                 ),
