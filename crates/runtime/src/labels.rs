@@ -10,6 +10,8 @@ use std::collections::HashMap;
 use k8s_openapi::api::core::v1::{Container, ContainerPort, LifecycleHandler, Pod};
 use kubelet_container::hash_container;
 
+use crate::sandbox::pod_identity;
+
 /// Pod name label (`types.KubernetesPodNameLabel`).
 pub const POD_NAME_LABEL: &str = "io.kubernetes.pod.name";
 /// Pod namespace label.
@@ -64,12 +66,12 @@ pub struct AnnotatedContainerInfo {
     pub container_ports: Vec<ContainerPort>,
 }
 
-fn pod_identity(pod: &Pod) -> [(&'static str, String); 3] {
-    let m = &pod.metadata;
+fn pod_identity_labels(pod: &Pod) -> [(&'static str, String); 3] {
+    let (namespace, name, uid) = pod_identity(pod);
     [
-        (POD_NAME_LABEL, m.name.clone().unwrap_or_default()),
-        (POD_NAMESPACE_LABEL, m.namespace.clone().unwrap_or_default()),
-        (POD_UID_LABEL, m.uid.clone().unwrap_or_default()),
+        (POD_NAME_LABEL, name.to_owned()),
+        (POD_NAMESPACE_LABEL, namespace.to_owned()),
+        (POD_UID_LABEL, uid.to_owned()),
     ]
 }
 
@@ -82,7 +84,7 @@ pub fn new_pod_labels(pod: &Pod) -> HashMap<String, String> {
         .unwrap_or_default()
         .into_iter()
         .collect();
-    labels.extend(pod_identity(pod).map(|(k, v)| (k.to_string(), v)));
+    labels.extend(pod_identity_labels(pod).map(|(k, v)| (k.to_string(), v)));
     labels
 }
 
@@ -98,7 +100,7 @@ pub fn new_pod_annotations(pod: &Pod) -> HashMap<String, String> {
 
 /// Container labels: pod identity plus container name (`newContainerLabels`).
 pub fn new_container_labels(container: &Container, pod: &Pod) -> HashMap<String, String> {
-    let mut labels: HashMap<String, String> = pod_identity(pod)
+    let mut labels: HashMap<String, String> = pod_identity_labels(pod)
         .map(|(k, v)| (k.to_string(), v))
         .into_iter()
         .collect();
