@@ -15,6 +15,7 @@ use kubelet_cri::v1::{
 };
 
 use crate::error::RuntimeManagerError;
+use crate::sync::format_pod;
 
 /// Paths masked in every non-`Unmasked` container (keep in sync with moby's defaults).
 pub const DEFAULT_MASKED_PATHS: [&str; 11] = [
@@ -232,12 +233,7 @@ pub fn verify_run_as_non_root(
     if non_root != Some(true) {
         return Ok(());
     }
-    let pod_name = format!(
-        "{}_{}({})",
-        pod.metadata.name.as_deref().unwrap_or_default(),
-        pod.metadata.namespace.as_deref().unwrap_or_default(),
-        pod.metadata.uid.as_deref().unwrap_or_default()
-    );
+    let pod_name = format_pod(pod);
     let fail = |m: String| Err(RuntimeManagerError::InvalidPod(m));
     match sc
         .and_then(|s| s.run_as_user)
