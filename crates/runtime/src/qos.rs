@@ -142,50 +142,25 @@ pub(crate) mod tests {
     #[test]
     fn oom_score_adjust_by_qos() {
         let cap = 4 << 30;
-        let be = pod_with(vec![resources(&[], &[])]);
-        let c = &be
-            .spec
-            .as_ref()
-            .map(|s| s.containers[0].clone())
-            .unwrap_or_default();
-        assert_eq!(container_oom_score_adjust(&be, c, cap), 1000);
-
-        let g = pod_with(vec![resources(
-            &[("cpu", "1"), ("memory", "1Gi")],
-            &[("cpu", "1"), ("memory", "1Gi")],
-        )]);
-        let c = g
-            .spec
-            .as_ref()
-            .map(|s| s.containers[0].clone())
-            .unwrap_or_default();
-        assert_eq!(container_oom_score_adjust(&g, &c, cap), -997);
-
-        // Burstable requesting a quarter of memory: 1000 - 250 = 750.
-        let b = pod_with(vec![resources(&[("memory", "1Gi")], &[])]);
-        let c = b
-            .spec
-            .as_ref()
-            .map(|s| s.containers[0].clone())
-            .unwrap_or_default();
-        assert_eq!(container_oom_score_adjust(&b, &c, cap), 750);
-
-        // Burstable requesting nothing relevant: 1000 would equal best-effort, so 999.
-        let b = pod_with(vec![resources(&[("cpu", "1")], &[])]);
-        let c = b
-            .spec
-            .as_ref()
-            .map(|s| s.containers[0].clone())
-            .unwrap_or_default();
-        assert_eq!(container_oom_score_adjust(&b, &c, cap), 999);
-
-        // Requesting more than capacity is floored at 3.
-        let b = pod_with(vec![resources(&[("memory", "8Gi")], &[])]);
-        let c = b
-            .spec
-            .as_ref()
-            .map(|s| s.containers[0].clone())
-            .unwrap_or_default();
-        assert_eq!(container_oom_score_adjust(&b, &c, cap), 3);
+        let cpu_mem = [("cpu", "1"), ("memory", "1Gi")];
+        let cases = [
+            ("best-effort", resources(&[], &[]), 1000),
+            ("guaranteed", resources(&cpu_mem, &cpu_mem), -997),
+            // Burstable requesting a quarter of memory: 1000 - 250 = 750.
+            ("quarter", resources(&[("memory", "1Gi")], &[]), 750),
+            // Burstable requesting nothing relevant: 1000 would equal best-effort, so 999.
+            ("cpu only", resources(&[("cpu", "1")], &[]), 999),
+            // Requesting more than capacity is floored at 3.
+            ("over capacity", resources(&[("memory", "8Gi")], &[]), 3),
+        ];
+        for (name, res, want) in cases {
+            let pod = pod_with(vec![res]);
+            let c = pod
+                .spec
+                .as_ref()
+                .map(|s| s.containers[0].clone())
+                .unwrap_or_default();
+            assert_eq!(container_oom_score_adjust(&pod, &c, cap), want, "{name}");
+        }
     }
 }
