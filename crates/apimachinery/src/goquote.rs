@@ -1,6 +1,6 @@
 //! Go's `strconv.Quote` (the `%q` verb), so error messages and klog's
-//! `key="value"` pairs read as upstream's. The one implementation in the
-//! workspace: `kubelet-klog` uses it too.
+//! `key="value"` pairs read as upstream's (`kubelet-klog` uses it too), and
+//! Go's `time.quote` for duration errors.
 
 /// Double-quotes `s` with Go escapes: `\"`, `\\`, `\n`, `\t`, ... and `\xNN` /
 /// `\uNNNN` for other control characters; printable text is kept as is.
@@ -29,9 +29,29 @@ pub fn go_quote(s: &str) -> String {
     out
 }
 
+/// Go's `time.quote` (duration parse errors), which differs from
+/// [`go_quote`]: double quotes, `"` and `\` escaped, control and
+/// non-ASCII bytes written as `\xNN`.
+pub(crate) fn time_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for &b in s.as_bytes() {
+        if !(b' '..0x80).contains(&b) {
+            out.push_str(&format!("\\x{b:02x}"));
+        } else {
+            if b == b'"' || b == b'\\' {
+                out.push('\\');
+            }
+            out.push(char::from(b));
+        }
+    }
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::go_quote;
+    use super::{go_quote, time_quote};
 
     #[test]
     fn matches_go_quote() {
@@ -46,5 +66,11 @@ mod tests {
             r#""\a\b\v\f\r\x7f""#
         );
         assert_eq!(go_quote("héllo"), "\"héllo\"");
+    }
+
+    #[test]
+    fn time_quote_escapes_bytes() {
+        assert_eq!(time_quote("1\"x"), r#""1\"x""#);
+        assert_eq!(time_quote("µs\n"), r#""\xc2\xb5s\x0a""#);
     }
 }

@@ -3,48 +3,31 @@
 
 use super::{HOUR, MICROSECOND, MILLISECOND, MINUTE, NANOSECOND, SECOND};
 
+use crate::goquote::time_quote;
+
 /// An error from [`super::Duration::parse`]; the message is Go's, word for word.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ParseDurationError {
     /// `time: invalid duration "<input>"`
-    #[error("time: invalid duration {}", quote(.input))]
+    #[error("time: invalid duration {}", time_quote(.input))]
     Invalid {
         /// The whole input.
         input: String,
     },
     /// `time: missing unit in duration "<input>"`
-    #[error("time: missing unit in duration {}", quote(.input))]
+    #[error("time: missing unit in duration {}", time_quote(.input))]
     MissingUnit {
         /// The whole input.
         input: String,
     },
     /// `time: unknown unit "<unit>" in duration "<input>"`
-    #[error("time: unknown unit {} in duration {}", quote(.unit), quote(.input))]
+    #[error("time: unknown unit {} in duration {}", time_quote(.unit), time_quote(.input))]
     UnknownUnit {
         /// The unrecognised unit.
         unit: String,
         /// The whole input.
         input: String,
     },
-}
-
-/// Go's `time.quote`: double quotes, `"` and `\` escaped, control and
-/// non-ASCII bytes written as `\xNN`.
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for &b in s.as_bytes() {
-        if !(b' '..0x80).contains(&b) {
-            out.push_str(&format!("\\x{b:02x}"));
-        } else {
-            if b == b'"' || b == b'\\' {
-                out.push('\\');
-            }
-            out.push(char::from(b));
-        }
-    }
-    out.push('"');
-    out
 }
 
 const OVERFLOW: u64 = 1 << 63;
