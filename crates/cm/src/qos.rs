@@ -14,23 +14,25 @@ pub const V1_CONTROLLERS: [&str; 7] = [
 ];
 
 /// The smallest `cpu.shares` (upstream `MinShares`), given to best-effort pods.
-pub const MIN_SHARES: u64 = 2;
+pub const MIN_SHARES: i64 = 2;
+/// The largest `cpu.shares` (upstream `MaxShares`).
+pub const MAX_SHARES: i64 = 262_144;
 
-/// Upstream `MilliCPUToShares`.
-pub fn milli_cpu_to_shares(milli: i64) -> u64 {
-    if milli <= 0 {
+/// Upstream `MilliCPUToShares`: 1 CPU = 1024 shares, clamped to [2, 262144]; 0 → 2.
+/// The one implementation: kuberuntime's container resources use it too.
+pub fn milli_cpu_to_shares(milli: i64) -> i64 {
+    if milli == 0 {
         return MIN_SHARES;
     }
-    let shares = (milli as u64).saturating_mul(1024) / 1000;
-    shares.max(MIN_SHARES)
+    (milli.saturating_mul(1024) / 1000).clamp(MIN_SHARES, MAX_SHARES)
 }
 
 /// cgroup v2 `cpu.weight` for v1 shares (runc's `ConvertCPUSharesToCgroupV2Value`).
-pub fn shares_to_weight(shares: u64) -> u64 {
-    if shares == 0 {
+pub fn shares_to_weight(shares: i64) -> i64 {
+    if shares <= 0 {
         return 0;
     }
-    1 + (shares.saturating_sub(2) * 9999) / 262_142
+    1 + ((shares - 2) * 9999) / 262_142
 }
 
 /// The QoS cgroup names, in the driver's form.
@@ -209,6 +211,8 @@ mod tests {
     fn shares_math() {
         assert_eq!(milli_cpu_to_shares(0), 2);
         assert_eq!(milli_cpu_to_shares(1), 2);
+        assert_eq!(milli_cpu_to_shares(1_000_000), 262_144);
+        assert_eq!(milli_cpu_to_shares(-5), 2);
         assert_eq!(milli_cpu_to_shares(1000), 1024);
         assert_eq!(milli_cpu_to_shares(2000), 2048);
         assert_eq!(shares_to_weight(2), 1);

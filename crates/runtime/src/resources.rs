@@ -13,24 +13,12 @@ use kubelet_cri::v1::{HugepageLimit, LinuxContainerResources};
 
 use crate::{qos, quantity};
 
-/// Minimum `cpu.shares` (`cm.MinShares`).
-pub const MIN_SHARES: i64 = 2;
-/// Maximum `cpu.shares` (`cm.MaxShares`).
-pub const MAX_SHARES: i64 = 262_144;
-const SHARES_PER_CPU: i64 = 1024;
+pub use kubelet_cm::qos::{MAX_SHARES, MIN_SHARES, milli_cpu_to_shares};
 const MILLI_CPU_TO_CPU: i64 = 1000;
 /// Default CFS period, 100 ms in microseconds (`quotaPeriod`).
 pub const QUOTA_PERIOD_US: i64 = 100_000;
 /// Smallest CFS quota the kernel accepts, 1 ms (`minQuotaPeriod`).
 pub const MIN_QUOTA_PERIOD_US: i64 = 1000;
-
-/// `cm.MilliCPUToShares`: 1 CPU = 1024 shares, clamped to [2, 262144]; 0 → 2.
-pub fn milli_cpu_to_shares(milli_cpu: i64) -> i64 {
-    if milli_cpu == 0 {
-        return MIN_SHARES;
-    }
-    (milli_cpu * SHARES_PER_CPU / MILLI_CPU_TO_CPU).clamp(MIN_SHARES, MAX_SHARES)
-}
 
 /// `milliCPUToQuota`: CFS quota for a CPU limit over `period`; 0 (unlimited) without a limit,
 /// at least 1 ms otherwise.

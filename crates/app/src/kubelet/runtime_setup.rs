@@ -8,9 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kubelet_config::KubeletServer;
-use kubelet_container::{ContainerGcPolicy, PodStateProvider, RealClock};
-use kubelet_runtime::actions::NoProbes;
-use kubelet_runtime::cgroup::CgroupDriver as RuntimeCgroupDriver;
+use kubelet_container::{ContainerGcPolicy, NoProbeResults, PodStateProvider, RealClock};
 use kubelet_runtime::env::NoEnvObjects;
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
@@ -46,10 +44,7 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
     Ok(RuntimeManagerSettings {
         root_dir: PathBuf::from(&s.flags.root_directory),
         pod_logs_dir: PathBuf::from(&c.pod_logs_dir),
-        cgroup_driver: match deps.runtime.cgroup_driver {
-            kubelet_cm::CgroupDriver::Systemd => RuntimeCgroupDriver::Systemd,
-            kubelet_cm::CgroupDriver::Cgroupfs => RuntimeCgroupDriver::Cgroupfs,
-        },
+        cgroup_driver: deps.runtime.cgroup_driver,
         cgroup_root: c.cgroup_root.clone(),
         cgroups_per_qos: c.cgroups_per_qos.unwrap_or(true),
         cgroup_v2,
@@ -102,7 +97,7 @@ pub async fn build_runtime(
             runtime: deps.runtime.runtime.clone(),
             image: deps.runtime.image.clone(),
             os: Arc::new(RealOs),
-            probes: Arc::new(NoProbes),
+            probes: Arc::new(NoProbeResults),
             pod_state,
             env_objects: Arc::new(NoEnvObjects),
             clock: Arc::new(RealClock),

@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Pod as ApiPod, PodStatus as ApiPodStatus};
+use kubelet_container::NoProbeResults;
 use kubelet_container::{
     Backoff, ContainerState, Pod as RuntimePod, PodStatus, Runtime, SyncPodType,
     convert_pod_status_to_running_pod, get_stable_key,
 };
 use kubelet_podworkers::{PodStatusFn, PodSyncError, PodSyncer, WorkQueue};
-use kubelet_status::{GenerateOptions, NoProbeResults, ReasonCache, StatusManager};
+use kubelet_status::{GenerateOptions, ReasonCache, StatusManager};
 use tokio_util::sync::CancellationToken;
 
 use super::pod_manager::pod_uid;
