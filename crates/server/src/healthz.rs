@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Query, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use crate::respond::text;
 use axum::routing::get;
 
 /// One named health check.
@@ -52,20 +54,6 @@ pub fn healthz_router() -> Router {
     healthz_routes(vec![HealthCheck::ping()])
 }
 
-fn text(status: StatusCode, body: String) -> Response {
-    let mut resp = (status, body).into_response();
-    let headers = resp.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    resp
-}
-
 async fn all_checks(
     State(Checks(checks)): State<Checks>,
     Query(q): Query<std::collections::HashMap<String, String>>,
@@ -91,7 +79,7 @@ async fn all_checks(
     if q.contains_key("verbose") {
         return text(StatusCode::OK, format!("{lines}healthz check passed\n"));
     }
-    text(StatusCode::OK, "ok".to_string())
+    text(StatusCode::OK, "ok")
 }
 
 async fn one_check(
@@ -99,12 +87,12 @@ async fn one_check(
     axum::extract::Path(name): axum::extract::Path<String>,
 ) -> Response {
     match checks.iter().find(|c| c.name == name) {
-        None => text(StatusCode::NOT_FOUND, "404 page not found\n".into()),
+        None => text(StatusCode::NOT_FOUND, "404 page not found\n"),
         Some(c) => match (c.check)() {
-            Ok(()) => text(StatusCode::OK, "ok".into()),
+            Ok(()) => text(StatusCode::OK, "ok"),
             Err(_) => text(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "internal server error: reason withheld\n".into(),
+                "internal server error: reason withheld\n",
             ),
         },
     }

@@ -25,6 +25,7 @@ mod healthz;
 mod listen;
 mod methods;
 mod readonly;
+mod respond;
 pub mod secure;
 mod tls;
 

@@ -2,8 +2,7 @@
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 
 use crate::Host;
@@ -41,17 +40,7 @@ async fn pods(State(host): State<Host>) -> Response {
         "metadata": {},
         "items": items,
     });
-    match serde_json::to_vec(&list) {
-        Ok(body) => {
-            let mut resp = (StatusCode::OK, body).into_response();
-            resp.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            resp
-        }
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-    }
+    crate::respond::json(&list)
 }
 
 #[cfg(test)]
@@ -61,6 +50,7 @@ mod tests {
     use crate::HostInterface;
     use axum::body::Body;
     use axum::http::Request;
+    use axum::http::{StatusCode, header};
     use http_body_util::BodyExt;
     use k8s_openapi::api::core::v1::Pod;
     use std::sync::Arc;

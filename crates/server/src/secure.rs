@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::routing::{any, get};
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
@@ -29,6 +29,7 @@ use crate::authz::Authorizer;
 use crate::filter::{AuthFilter, auth_filter};
 use crate::methods::get_only;
 use crate::readonly::default_handlers;
+use crate::respond::text;
 use crate::tls::{TlsSettings, build_server_config};
 use crate::{Host, ServerError, bind};
 
@@ -64,33 +65,9 @@ pub struct SecureServer {
     pub task: JoinHandle<()>,
 }
 
-fn text(status: StatusCode, body: &'static str) -> Response {
-    let mut resp = (status, body).into_response();
-    let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    resp
-}
-
 /// `GET /configz`: the registered configuration objects (`{"kubeletconfig": {...}}`).
 async fn configz(State(payload): State<Arc<serde_json::Value>>) -> Response {
-    match serde_json::to_vec(payload.as_ref()) {
-        Ok(body) => {
-            let mut resp = (StatusCode::OK, body).into_response();
-            resp.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            resp
-        }
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-    }
+    crate::respond::json(payload.as_ref())
 }
 
 /// `InstallDebuggingDisabledHandlers`: the subtrees answer 405 to every method.
