@@ -219,7 +219,7 @@ pub fn render_markdown(aggs: &[Aggregate], goal_ratio: f64) -> String {
             let r = a.makespan_ratio?;
             let ok = if r <= goal_ratio { "meets" } else { "misses" };
             Some(format!(
-                "N={} {}: makespan {r:.2}× floor {ok} the goal ≤ {goal_ratio}×",
+                "N={} {}: makespan {r:.3}× floor {ok} the goal ≤ {goal_ratio}×",
                 a.pods,
                 a.variant.label()
             ))
@@ -349,7 +349,7 @@ mod tests {
             "| 30 | kubelet-rs | 1/1 | 2.20 | 1.10 | 2.20 | 1.10× | 1.10× | 1.10× | 1.00 | — |"
         );
         assert!(lines[5].starts_with("| 100 | kubelet-rs | 1/1 | 10.50 |"));
-        assert!(md.contains("- N=30 kubelet-rs: makespan 1.10× floor meets the goal ≤ 1.2×"));
-        assert!(md.contains("- N=100 kubelet-rs: makespan 1.50× floor misses the goal ≤ 1.2×"));
+        assert!(md.contains("- N=30 kubelet-rs: makespan 1.100× floor meets the goal ≤ 1.2×"));
+        assert!(md.contains("- N=100 kubelet-rs: makespan 1.500× floor misses the goal ≤ 1.2×"));
     }
 }
