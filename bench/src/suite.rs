@@ -93,6 +93,12 @@ pub async fn run_all(
     records
 }
 
+/// Where the floor's pod log directories go (removed after each floor run).
+pub fn floor_log_root(opts: &Options) -> PathBuf {
+    let dir = format!("floor-logs-{}", std::process::id());
+    opts.work_dir.join(dir)
+}
+
 fn empty_record(variant: Variant, pods: usize, repeat: usize) -> RunRecord {
     RunRecord {
         variant,
@@ -133,9 +139,7 @@ async fn floor_run(
         }
     }
     rec.loadavg_before = loadavg();
-    let log_root = opts
-        .work_dir
-        .join(format!("floor-logs-{}", std::process::id()));
+    let log_root = floor_log_root(opts);
     let cfg = FloorConfig {
         pods,
         workers,

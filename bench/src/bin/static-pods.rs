@@ -60,6 +60,7 @@ async fn run(opts: Options, args: Vec<String>) -> anyhow::Result<bool> {
         _ = tokio::signal::ctrl_c() => {
             eprintln!("[bench] interrupted: cleaning up");
             cri_ops::cleanup_leftovers(&cri).await?;
+            let _ = std::fs::remove_dir_all(kubelet_bench::suite::floor_log_root(&opts));
             anyhow::bail!("interrupted");
         }
     };
