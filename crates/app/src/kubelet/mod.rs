@@ -216,6 +216,9 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         backoff: Arc::new(Backoff::container_default()),
         backoff_requeue: backoff_requeue.clone(),
         host_ips: Vec::new(),
+        sync_slots: Arc::new(tokio::sync::Semaphore::new(syncer::sync_pod_slots(
+            deps.machine.num_cores(),
+        ))),
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(

@@ -36,7 +36,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// Quiet time after a change before re-scanning, to coalesce bursts of events.
-pub const WATCH_DEBOUNCE: Duration = Duration::from_millis(100);
+pub const WATCH_DEBOUNCE: Duration = Duration::from_millis(10);
 /// Longest a burst of changes can delay a re-scan.
 const MAX_DEBOUNCE: Duration = Duration::from_secs(1);
 

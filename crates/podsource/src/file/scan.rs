@@ -34,6 +34,26 @@ pub struct SourceFile {
     options: StaticPodOptions,
     fs: Arc<dyn ManifestFs>,
     reporter: OnceReporter,
+    cache: std::sync::Mutex<DecodeCache>,
+}
+
+/// Decoded pods of the previous scan by path, with the content hash they came from, so a
+/// re-scan decodes (YAML, defaulting, validation, UID hash) only the files that changed.
+#[derive(Default)]
+struct DecodeCache {
+    previous: HashMap<PathBuf, (String, Pod)>,
+    current: HashMap<PathBuf, (String, Pod)>,
+}
+
+impl DecodeCache {
+    fn hit(&mut self, path: &Path, hash: &str) -> Option<Pod> {
+        let (h, pod) = self.previous.remove(path)?;
+        if h != hash {
+            return None;
+        }
+        self.current.insert(path.to_path_buf(), (h, pod.clone()));
+        Some(pod)
+    }
 }
 
 impl SourceFile {
@@ -49,7 +69,14 @@ impl SourceFile {
             options,
             fs,
             reporter: OnceReporter::default(),
+            cache: std::sync::Mutex::default(),
         }
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, DecodeCache> {
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub fn path(&self) -> &Path {
@@ -62,6 +89,13 @@ impl SourceFile {
 
     /// Scans the path and logs the problems not logged before.
     pub fn list_config(&mut self) -> Scan {
+        {
+            let cache = self
+                .cache
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            cache.previous = std::mem::take(&mut cache.current);
+        }
         let mut problems = Vec::new();
         let pods = self.list(&mut problems);
         let logged = self.reporter.report(problems);
@@ -208,7 +242,11 @@ impl SourceFile {
             return None;
         }
         let origin = ManifestOrigin::File(path.to_string_lossy().into_owned());
-        let content = Some(content_hash(&data));
+        let hash = content_hash(&data);
+        if let Some(pod) = self.cache().hit(path, &hash) {
+            return Some(pod);
+        }
+        let content = Some(hash.clone());
         match decode_static_pod(&data, &origin, &self.node_name, self.options) {
             Ok(decoded) => {
                 if decoded.documents > 1 {
@@ -221,6 +259,10 @@ impl SourceFile {
                         content,
                         ..problem(path, Severity::Warning, what, err)
                     });
+                } else {
+                    self.cache()
+                        .current
+                        .insert(path.to_path_buf(), (hash, decoded.pod.clone()));
                 }
                 Some(decoded.pod)
             }

@@ -263,3 +263,37 @@ fn uid_uses_the_joined_path() {
     let without = source(&fs, DIR).list_config().pods.unwrap();
     assert_eq!(with_slash[0].metadata.uid, without[0].metadata.uid);
 }
+
+#[test]
+fn rescans_reuse_decoded_pods_only_while_the_content_is_unchanged() {
+    let fs = Arc::new(FakeFs::default());
+    fs.set(DIR, FakeEntry::Dir);
+    fs.write(format!("{DIR}/a.yaml"), pod_yaml("a", "nginx:1"));
+    fs.write(format!("{DIR}/b.yaml"), pod_yaml("b", "nginx:1"));
+    let mut src = source(&fs, DIR);
+    let first = src.list_config().pods.unwrap();
+    let again = src.list_config().pods.unwrap();
+    assert_eq!(first, again, "unchanged files give the same pods");
+    fs.write(format!("{DIR}/a.yaml"), pod_yaml("a", "nginx:2"));
+    let edited = src.list_config().pods.unwrap();
+    let image = |pods: &[Pod], name: &str| {
+        pods.iter()
+            .find(|p| p.metadata.name.as_deref() == Some(name))
+            .and_then(|p| p.spec.as_ref()?.containers[0].image.clone())
+    };
+    assert_eq!(image(&edited, "a-node1").as_deref(), Some("nginx:2"));
+    assert_eq!(image(&edited, "b-node1").as_deref(), Some("nginx:1"));
+    assert_ne!(
+        first
+            .iter()
+            .find(|p| p.metadata.name.as_deref() == Some("a-node1"))
+            .and_then(|p| p.metadata.uid.clone()),
+        edited
+            .iter()
+            .find(|p| p.metadata.name.as_deref() == Some("a-node1"))
+            .and_then(|p| p.metadata.uid.clone()),
+        "an edited manifest is decoded again (new content, new UID)"
+    );
+    fs.remove(format!("{DIR}/b.yaml"));
+    assert_eq!(names(&src.list_config().pods.unwrap()), ["a-node1"]);
+}
