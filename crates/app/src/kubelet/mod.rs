@@ -188,16 +188,22 @@ fn start_pod_sources(
     handles
 }
 
-/// Starts everything and returns the running tasks.
-pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
-    let _qos = start_container_manager(&deps)?;
+/// The kubelet's long-lived parts before they are started (upstream `NewMainKubelet`).
+struct Built {
+    kubelet: Arc<Kubelet>,
+    manager: Arc<kubelet_runtime::manager::KubeGenericRuntimeManager>,
+    pod_config: PodConfig,
+    inputs: sync_loop::SyncLoopInputs,
+    pleg_tx: tokio::sync::mpsc::Sender<kubelet_pleg::PodLifecycleEvent>,
+}
+
+/// `NewMainKubelet`: runtime manager, PLEG, status manager, pod workers, pod manager.
+async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     let server = deps.server;
     let c = &server.config;
     let (pod_config, updates) = PodConfig::new(deps.node_name.clone());
-    let cancel = deps.shutdown.clone();
-
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
-    let manager = runtime_setup::build_runtime(&deps, pod_state.clone()).await?;
+    let manager = runtime_setup::build_runtime(deps, pod_state.clone()).await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
     let (pleg_tx, pleg_events) = tokio::sync::mpsc::channel(kubelet_pleg::PLEG_CHANNEL_CAPACITY);
@@ -215,7 +221,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         reason_cache: Arc::new(ReasonCache::new(1000)),
         backoff: Arc::new(Backoff::container_default()),
         backoff_requeue: backoff_requeue.clone(),
-        host_ips: Vec::new(),
+        host_ips: node_ips(server).iter().map(ToString::to_string).collect(),
         sync_slots: Arc::new(tokio::sync::Semaphore::new(syncer::sync_pod_slots(
             deps.machine.num_cores(),
         ))),
@@ -231,20 +237,13 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         },
     );
     pod_state.set(pod_workers.clone());
-
-    let mut tasks = JoinSet::new();
-    for h in start_pod_sources(server, &pod_config, &cancel) {
-        tasks.spawn(async move {
-            let _ = h.await;
-        });
-    }
     let kubelet = Arc::new(Kubelet {
         pod_manager: PodManager::default(),
         pod_workers,
         status_manager,
         runtime,
         cache,
-        pleg: pleg.clone(),
+        pleg,
         backoff_requeue,
         gc_policy: runtime_setup::gc_policy(server),
         sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
@@ -253,58 +252,114 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         last_gc: Mutex::new(Instant::now()),
         worker_count: AtomicUsize::new(0),
     });
-    tasks.spawn(pleg.clone().run(cancel.clone()));
-    if server
+    Ok(Built {
+        kubelet,
+        manager,
+        pod_config,
+        inputs: sync_loop::SyncLoopInputs {
+            updates,
+            pleg: pleg_events,
+        },
+        pleg_tx,
+    })
+}
+
+/// `--node-ip` (one or a dual-stack pair): the node's IPs (pods' hostIP, serving cert SANs).
+pub(crate) fn node_ips(server: &KubeletServer) -> Vec<std::net::IpAddr> {
+    server
+        .flags
+        .node_ip
+        .split(',')
+        .filter_map(|ip| ip.trim().parse().ok())
+        .collect()
+}
+
+/// The PLEG: the generic relist, plus the CRI event stream with the `EventedPLEG` gate.
+fn spawn_pleg(deps: &KubeletDeps<'_>, b: &Built, tasks: &mut JoinSet<()>) {
+    let k = &b.kubelet;
+    tasks.spawn(k.pleg.clone().run(deps.shutdown.clone()));
+    if deps
+        .server
         .feature_gates
         .enabled(kubelet_features::gates::EVENTED_PLEG)
     {
         let evented = kubelet_pleg::EventedPleg::new(
-            kubelet.runtime.clone(),
-            kubelet.cache.clone(),
-            pleg.clone(),
-            pleg_tx,
+            k.runtime.clone(),
+            k.cache.clone(),
+            k.pleg.clone(),
+            b.pleg_tx.clone(),
         );
         tasks.spawn(evented::run_evented_pleg(
             deps.runtime.runtime.clone(),
             evented,
-            cancel.clone(),
+            deps.shutdown.clone(),
         ));
     }
-    let log_interval = c
+}
+
+/// Container log rotation every `containerLogMonitorInterval`.
+fn spawn_log_rotation(deps: &KubeletDeps<'_>, b: &Built, tasks: &mut JoinSet<()>) {
+    let interval = deps
+        .server
+        .config
         .container_log_monitor_interval
         .and_then(|d| d.as_std())
         .unwrap_or(Duration::from_secs(10));
-    let log_cancel = cancel.clone();
+    let cancel = deps.shutdown.clone();
+    let manager = b.manager.clone();
     tasks.spawn(async move {
         tokio::select! {
-            () = log_cancel.cancelled() => {}
-            () = manager.log_manager().run(log_interval) => {}
+            () = cancel.cancelled() => {}
+            () = manager.log_manager().run(interval) => {}
         }
     });
+}
+
+/// The sync loop; if it ends before shutdown, the kubelet stops (`fatal`).
+fn spawn_sync_loop(
+    deps: &KubeletDeps<'_>,
+    kubelet: Arc<Kubelet>,
+    inputs: sync_loop::SyncLoopInputs,
+    tasks: &mut JoinSet<()>,
+) {
     let fatal = deps.fatal.clone();
-    let loop_kubelet = kubelet.clone();
-    let loop_cancel = cancel.clone();
+    let cancel = deps.shutdown.clone();
     tasks.spawn(async move {
-        sync_loop::sync_loop(
-            loop_kubelet,
-            sync_loop::SyncLoopInputs {
-                updates,
-                pleg: pleg_events,
-            },
-            loop_cancel.clone(),
-        )
-        .await;
-        if !loop_cancel.is_cancelled() {
+        sync_loop::sync_loop(kubelet, inputs, cancel.clone()).await;
+        if !cancel.is_cancelled() {
             fatal.cancel();
         }
     });
-    // The config must outlive the sources; it is dropped when the tasks end.
+}
+
+/// `RunKubelet` + `startKubelet`: builds the kubelet, starts its loops, the pod sources and
+/// the servers, and returns the running tasks.
+pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
+    let _qos = start_container_manager(&deps)?;
+    let b = new_main_kubelet(&deps).await?;
+    let mut tasks = JoinSet::new();
+    spawn_pleg(&deps, &b, &mut tasks);
+    spawn_log_rotation(&deps, &b, &mut tasks);
+    let Built {
+        kubelet,
+        pod_config,
+        inputs,
+        ..
+    } = b;
+    spawn_sync_loop(&deps, kubelet.clone(), inputs, &mut tasks);
+    for h in start_pod_sources(deps.server, &pod_config, &deps.shutdown) {
+        tasks.spawn(async move {
+            let _ = h.await;
+        });
+    }
+    // The config must outlive the sources; it is dropped when shutdown comes.
+    let cancel = deps.shutdown.clone();
     tasks.spawn(async move {
         cancel.cancelled().await;
         drop(pod_config);
     });
     secure::start_secure_server(
-        server,
+        deps.server,
         &deps.node_name,
         &kubelet,
         deps.configz.payload(),
@@ -312,7 +367,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         &mut tasks,
     )
     .await?;
-    start_read_only_server(server, &kubelet, &deps.shutdown, &mut tasks).await?;
+    start_read_only_server(deps.server, &kubelet, &deps.shutdown, &mut tasks).await?;
     Ok(RunningKubelet { tasks, kubelet })
 }
 

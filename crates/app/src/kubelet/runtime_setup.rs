@@ -2,7 +2,6 @@
 //! `NewMainKubelet`): this module only translates `KubeletConfiguration` into
 //! `kubelet_runtime::setup::RuntimeManagerSettings`.
 
-use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,12 +72,7 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
         seccomp_default: s.flags.seccomp_default || c.seccomp_default.unwrap_or(false),
         single_process_oom_kill: c.single_process_oom_kill.unwrap_or(!cgroup_v2),
         memory_capacity: i64::try_from(deps.machine.memory_capacity).unwrap_or(i64::MAX),
-        node_ips: s
-            .flags
-            .node_ip
-            .split(',')
-            .filter_map(|ip| ip.trim().parse::<IpAddr>().ok())
-            .collect(),
+        node_ips: super::node_ips(s),
         allocatable_milli_cpu: cpu,
         allocatable_memory: memory,
         allocatable_ephemeral_storage: 0,

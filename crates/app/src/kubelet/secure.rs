@@ -24,12 +24,7 @@ pub fn secure_server_config(
     let c = &server.config;
     let port = u16::try_from(c.port)
         .map_err(|_| RunError::Kubelet(format!("invalid port (--port) {}", c.port)))?;
-    let mut ips: Vec<IpAddr> = server
-        .flags
-        .node_ip
-        .split(',')
-        .filter_map(|ip| ip.trim().parse().ok())
-        .collect();
+    let mut ips: Vec<IpAddr> = super::node_ips(server);
     ips.push(Ipv4Addr::LOCALHOST.into());
     Ok(kubelet_server::SecureServerConfig {
         address: c.address.clone(),
