@@ -3,14 +3,13 @@
 //! no deadline of its own (upstream uses `context.WithCancel`; the kubelet's image pull
 //! machinery bounds it, e.g. with `imagePullProgressDeadline` for slow pulls).
 
-use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use tonic::transport::Channel;
 
 use crate::error::CriResult;
-use crate::remote::conn::{Conn, MAX_MSG_SIZE};
+use crate::remote::conn::Conn;
 use crate::services::ImageService;
 use crate::v1::image_service_client::ImageServiceClient;
 use crate::v1::{
@@ -24,48 +23,20 @@ type Client = ImageServiceClient<Channel>;
 /// CRI image service client over a unix socket (upstream `remoteImageService`).
 #[derive(Clone, Debug)]
 pub struct RemoteImageService {
-    conn: Conn,
+    conn: Conn<Client>,
 }
 
 impl RemoteImageService {
     /// Connects to `endpoint` (`unix:///path` or a bare path). `timeout` bounds the connection
     /// and is the per-call deadline for every call but PullImage.
     pub async fn connect(endpoint: &str, timeout: Duration) -> CriResult<Self> {
-        tracing::debug!(endpoint, ?timeout, "Connecting to image service");
-        let conn = Conn::dial("image service", endpoint, timeout).await?;
+        let conn = Conn::dial(endpoint, timeout).await?;
         Ok(RemoteImageService { conn })
     }
 
     /// The endpoint this client talks to.
     pub fn endpoint(&self) -> &str {
         &self.conn.endpoint
-    }
-
-    fn client(&self) -> Client {
-        ImageServiceClient::new(self.conn.channel.clone())
-            .max_decoding_message_size(MAX_MSG_SIZE)
-            .max_encoding_message_size(MAX_MSG_SIZE)
-    }
-
-    async fn call<Req, Resp, Fut>(
-        &self,
-        method: &'static str,
-        deadline: Option<Duration>,
-        msg: Req,
-        f: impl FnOnce(Client, tonic::Request<Req>) -> Fut,
-    ) -> CriResult<Resp>
-    where
-        Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
-    {
-        let client = self.client();
-        let result = self
-            .conn
-            .unary(method, deadline, msg, |r| f(client, r))
-            .await;
-        if let Err(err) = &result {
-            tracing::debug!(%err, "CRI image call failed");
-        }
-        result
     }
 }
 
@@ -77,6 +48,7 @@ impl ImageService for RemoteImageService {
         };
         let d = Some(self.conn.timeout);
         let resp = self
+            .conn
             .call("ListImages", d, req, |mut c, r| async move {
                 c.list_images(r).await
             })
@@ -95,6 +67,7 @@ impl ImageService for RemoteImageService {
         };
         let d = Some(self.conn.timeout);
         let resp = self
+            .conn
             .call("ImageStatus", d, req, |mut c, r| async move {
                 c.image_status(r).await
             })
@@ -120,6 +93,7 @@ impl ImageService for RemoteImageService {
             sandbox_config: sandbox_config.cloned(),
         };
         let resp = self
+            .conn
             .call("PullImage", None, req, |mut c, r| async move {
                 c.pull_image(r).await
             })
@@ -136,21 +110,23 @@ impl ImageService for RemoteImageService {
             image: Some(image.clone()),
         };
         let d = Some(self.conn.timeout);
-        self.call("RemoveImage", d, req, |mut c, r| async move {
-            c.remove_image(r).await
-        })
-        .await?;
+        self.conn
+            .call("RemoveImage", d, req, |mut c, r| async move {
+                c.remove_image(r).await
+            })
+            .await?;
         Ok(())
     }
 
     async fn image_fs_info(&self) -> CriResult<ImageFsInfoResponse> {
         let d = Some(self.conn.timeout);
-        self.call(
-            "ImageFsInfo",
-            d,
-            ImageFsInfoRequest {},
-            |mut c, r| async move { c.image_fs_info(r).await },
-        )
-        .await
+        self.conn
+            .call(
+                "ImageFsInfo",
+                d,
+                ImageFsInfoRequest {},
+                |mut c, r| async move { c.image_fs_info(r).await },
+            )
+            .await
     }
 }

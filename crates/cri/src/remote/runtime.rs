@@ -3,14 +3,13 @@
 //! RunPodSandbox, timeout + grace period for StopContainer, timeout + exec timeout for ExecSync,
 //! and the same response checks.
 
-use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use tonic::transport::Channel;
 
 use crate::error::CriResult;
-use crate::remote::conn::{Conn, MAX_MSG_SIZE};
+use crate::remote::conn::Conn;
 use crate::remote::verify::{verify_container_status, verify_sandbox_status, verify_version};
 use crate::services::{ContainerEventStream, RuntimeService};
 use crate::v1::runtime_service_client::RuntimeServiceClient;
@@ -21,15 +20,14 @@ type Client = RuntimeServiceClient<Channel>;
 /// CRI runtime service client over a unix socket (upstream `remoteRuntimeService`).
 #[derive(Clone, Debug)]
 pub struct RemoteRuntimeService {
-    pub(super) conn: Conn,
+    pub(super) conn: Conn<Client>,
 }
 
 impl RemoteRuntimeService {
     /// Connects to `endpoint` (`unix:///path` or a bare path). `timeout` bounds the connection
     /// and is the default per-call deadline (the kubelet's `runtimeRequestTimeout`).
     pub async fn connect(endpoint: &str, timeout: Duration) -> CriResult<Self> {
-        tracing::debug!(endpoint, ?timeout, "Connecting to runtime service");
-        let conn = Conn::dial("container runtime", endpoint, timeout).await?;
+        let conn = Conn::dial(endpoint, timeout).await?;
         Ok(RemoteRuntimeService { conn })
     }
 
@@ -43,39 +41,12 @@ impl RemoteRuntimeService {
         self.conn.timeout
     }
 
-    fn client(&self) -> Client {
-        RuntimeServiceClient::new(self.conn.channel.clone())
-            .max_decoding_message_size(MAX_MSG_SIZE)
-            .max_encoding_message_size(MAX_MSG_SIZE)
-    }
-
-    pub(super) async fn call<Req, Resp, Fut>(
-        &self,
-        method: &'static str,
-        deadline: Option<Duration>,
-        msg: Req,
-        f: impl FnOnce(Client, tonic::Request<Req>) -> Fut,
-    ) -> CriResult<Resp>
-    where
-        Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
-    {
-        let client = self.client();
-        let result = self
-            .conn
-            .unary(method, deadline, msg, |r| f(client, r))
-            .await;
-        if let Err(err) = &result {
-            tracing::debug!(%err, "CRI call failed");
-        }
-        result
-    }
-
     pub(super) fn default_deadline(&self) -> Option<Duration> {
         Some(self.conn.timeout)
     }
 }
 
-pub(super) fn require_url(conn: &Conn, method: &'static str, url: &str) -> CriResult<()> {
+pub(super) fn require_url<C>(conn: &Conn<C>, method: &'static str, url: &str) -> CriResult<()> {
     if url.is_empty() {
         return Err(conn.invalid(method, "URL is not set"));
     }
@@ -90,6 +61,7 @@ impl RuntimeService for RemoteRuntimeService {
         };
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call(
                 "Version",
                 d,
@@ -109,6 +81,7 @@ impl RuntimeService for RemoteRuntimeService {
             runtime_handler: handler.to_owned(),
         };
         let resp = self
+            .conn
             .call("RunPodSandbox", d, req, |mut c, r| async move {
                 c.run_pod_sandbox(r).await
             })
@@ -125,10 +98,11 @@ impl RuntimeService for RemoteRuntimeService {
             pod_sandbox_id: pod_sandbox_id.to_owned(),
         };
         let d = self.default_deadline();
-        self.call("StopPodSandbox", d, req, |mut c, r| async move {
-            c.stop_pod_sandbox(r).await
-        })
-        .await?;
+        self.conn
+            .call("StopPodSandbox", d, req, |mut c, r| async move {
+                c.stop_pod_sandbox(r).await
+            })
+            .await?;
         Ok(())
     }
 
@@ -137,10 +111,11 @@ impl RuntimeService for RemoteRuntimeService {
             pod_sandbox_id: pod_sandbox_id.to_owned(),
         };
         let d = self.default_deadline();
-        self.call("RemovePodSandbox", d, req, |mut c, r| async move {
-            c.remove_pod_sandbox(r).await
-        })
-        .await?;
+        self.conn
+            .call("RemovePodSandbox", d, req, |mut c, r| async move {
+                c.remove_pod_sandbox(r).await
+            })
+            .await?;
         Ok(())
     }
 
@@ -155,6 +130,7 @@ impl RuntimeService for RemoteRuntimeService {
         };
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("PodSandboxStatus", d, req, |mut c, r| async move {
                 c.pod_sandbox_status(r).await
             })
@@ -175,6 +151,7 @@ impl RuntimeService for RemoteRuntimeService {
         };
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("ListPodSandbox", d, req, |mut c, r| async move {
                 c.list_pod_sandbox(r).await
             })
@@ -185,6 +162,7 @@ impl RuntimeService for RemoteRuntimeService {
     async fn port_forward(&self, req: &PortForwardRequest) -> CriResult<PortForwardResponse> {
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("PortForward", d, req.clone(), |mut c, r| async move {
                 c.port_forward(r).await
             })
@@ -198,13 +176,14 @@ impl RuntimeService for RemoteRuntimeService {
         req: &UpdatePodSandboxResourcesRequest,
     ) -> CriResult<UpdatePodSandboxResourcesResponse> {
         let d = self.default_deadline();
-        self.call(
-            "UpdatePodSandboxResources",
-            d,
-            req.clone(),
-            |mut c, r| async move { c.update_pod_sandbox_resources(r).await },
-        )
-        .await
+        self.conn
+            .call(
+                "UpdatePodSandboxResources",
+                d,
+                req.clone(),
+                |mut c, r| async move { c.update_pod_sandbox_resources(r).await },
+            )
+            .await
     }
 
     async fn create_container(
@@ -220,6 +199,7 @@ impl RuntimeService for RemoteRuntimeService {
         };
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("CreateContainer", d, req, |mut c, r| async move {
                 c.create_container(r).await
             })
@@ -236,10 +216,11 @@ impl RuntimeService for RemoteRuntimeService {
             container_id: container_id.to_owned(),
         };
         let d = self.default_deadline();
-        self.call("StartContainer", d, req, |mut c, r| async move {
-            c.start_container(r).await
-        })
-        .await?;
+        self.conn
+            .call("StartContainer", d, req, |mut c, r| async move {
+                c.start_container(r).await
+            })
+            .await?;
         Ok(())
     }
 
@@ -251,10 +232,11 @@ impl RuntimeService for RemoteRuntimeService {
             container_id: container_id.to_owned(),
             timeout: timeout_seconds,
         };
-        self.call("StopContainer", d, req, |mut c, r| async move {
-            c.stop_container(r).await
-        })
-        .await?;
+        self.conn
+            .call("StopContainer", d, req, |mut c, r| async move {
+                c.stop_container(r).await
+            })
+            .await?;
         Ok(())
     }
 
@@ -263,10 +245,11 @@ impl RuntimeService for RemoteRuntimeService {
             container_id: container_id.to_owned(),
         };
         let d = self.default_deadline();
-        self.call("RemoveContainer", d, req, |mut c, r| async move {
-            c.remove_container(r).await
-        })
-        .await?;
+        self.conn
+            .call("RemoveContainer", d, req, |mut c, r| async move {
+                c.remove_container(r).await
+            })
+            .await?;
         Ok(())
     }
 
@@ -276,6 +259,7 @@ impl RuntimeService for RemoteRuntimeService {
         };
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("ListContainers", d, req, |mut c, r| async move {
                 c.list_containers(r).await
             })
@@ -294,6 +278,7 @@ impl RuntimeService for RemoteRuntimeService {
         };
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("ContainerStatus", d, req, |mut c, r| async move {
                 c.container_status(r).await
             })
@@ -317,10 +302,11 @@ impl RuntimeService for RemoteRuntimeService {
             annotations: Default::default(),
         };
         let d = self.default_deadline();
-        self.call("UpdateContainerResources", d, req, |mut c, r| async move {
-            c.update_container_resources(r).await
-        })
-        .await?;
+        self.conn
+            .call("UpdateContainerResources", d, req, |mut c, r| async move {
+                c.update_container_resources(r).await
+            })
+            .await?;
         Ok(())
     }
 
@@ -329,10 +315,11 @@ impl RuntimeService for RemoteRuntimeService {
             container_id: container_id.to_owned(),
         };
         let d = self.default_deadline();
-        self.call("ReopenContainerLog", d, req, |mut c, r| async move {
-            c.reopen_container_log(r).await
-        })
-        .await?;
+        self.conn
+            .call("ReopenContainerLog", d, req, |mut c, r| async move {
+                c.reopen_container_log(r).await
+            })
+            .await?;
         Ok(())
     }
 
@@ -396,10 +383,11 @@ impl RuntimeService for RemoteRuntimeService {
             runtime_config: Some(runtime_config.clone()),
         };
         let d = self.default_deadline();
-        self.call("UpdateRuntimeConfig", d, req, |mut c, r| async move {
-            c.update_runtime_config(r).await
-        })
-        .await?;
+        self.conn
+            .call("UpdateRuntimeConfig", d, req, |mut c, r| async move {
+                c.update_runtime_config(r).await
+            })
+            .await?;
         Ok(())
     }
 
@@ -407,6 +395,7 @@ impl RuntimeService for RemoteRuntimeService {
         let d = self.default_deadline();
         let req = StatusRequest { verbose };
         let resp = self
+            .conn
             .call(
                 "Status",
                 d,
@@ -423,12 +412,13 @@ impl RuntimeService for RemoteRuntimeService {
 
     async fn runtime_config(&self) -> CriResult<RuntimeConfigResponse> {
         let d = self.default_deadline();
-        self.call(
-            "RuntimeConfig",
-            d,
-            RuntimeConfigRequest {},
-            |mut c, r| async move { c.runtime_config(r).await },
-        )
-        .await
+        self.conn
+            .call(
+                "RuntimeConfig",
+                d,
+                RuntimeConfigRequest {},
+                |mut c, r| async move { c.runtime_config(r).await },
+            )
+            .await
     }
 }

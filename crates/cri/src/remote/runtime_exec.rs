@@ -26,6 +26,7 @@ impl RemoteRuntimeService {
             timeout: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
         };
         let result = self
+            .conn
             .call("ExecSync", d, req, |mut c, r| async move {
                 c.exec_sync(r).await
             })
@@ -42,6 +43,7 @@ impl RemoteRuntimeService {
     pub(super) async fn exec_v1(&self, req: &ExecRequest) -> CriResult<ExecResponse> {
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call(
                 "Exec",
                 d,
@@ -56,6 +58,7 @@ impl RemoteRuntimeService {
     pub(super) async fn attach_v1(&self, req: &AttachRequest) -> CriResult<AttachResponse> {
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("Attach", d, req.clone(), |mut c, r| async move {
                 c.attach(r).await
             })
@@ -83,16 +86,18 @@ impl RemoteRuntimeService {
             req.timeout = default_secs;
             self.conn.timeout
         };
-        self.call("CheckpointContainer", Some(d), req, |mut c, r| async move {
-            c.checkpoint_container(r).await
-        })
-        .await?;
+        self.conn
+            .call("CheckpointContainer", Some(d), req, |mut c, r| async move {
+                c.checkpoint_container(r).await
+            })
+            .await?;
         Ok(())
     }
 
     pub(super) async fn get_container_events_v1(&self) -> CriResult<ContainerEventStream> {
         let endpoint = self.conn.endpoint.clone();
         let stream = self
+            .conn
             .call(
                 "GetContainerEvents",
                 None,

@@ -16,6 +16,7 @@ impl RemoteRuntimeService {
         };
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("ContainerStats", d, req, |mut c, r| async move {
                 c.container_stats(r).await
             })
@@ -32,6 +33,7 @@ impl RemoteRuntimeService {
         };
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("ListContainerStats", d, req, |mut c, r| async move {
                 c.list_container_stats(r).await
             })
@@ -48,6 +50,7 @@ impl RemoteRuntimeService {
         };
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("PodSandboxStats", d, req, |mut c, r| async move {
                 c.pod_sandbox_stats(r).await
             })
@@ -64,6 +67,7 @@ impl RemoteRuntimeService {
         };
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("ListPodSandboxStats", d, req, |mut c, r| async move {
                 c.list_pod_sandbox_stats(r).await
             })
@@ -75,6 +79,7 @@ impl RemoteRuntimeService {
         let req = ListMetricDescriptorsRequest {};
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("ListMetricDescriptors", d, req, |mut c, r| async move {
                 c.list_metric_descriptors(r).await
             })
@@ -86,6 +91,7 @@ impl RemoteRuntimeService {
         let req = ListPodSandboxMetricsRequest {};
         let d = self.default_deadline();
         let resp = self
+            .conn
             .call("ListPodSandboxMetrics", d, req, |mut c, r| async move {
                 c.list_pod_sandbox_metrics(r).await
             })
