@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
-use crate::error::CriError;
+use crate::error::{CriError, CriResult};
 
 /// Endpoint name the fakes put in their errors.
 pub const FAKE_ENDPOINT: &str = "fake";
@@ -35,6 +35,22 @@ impl FakeCalls {
         let err = self.errors.get_mut(method).and_then(VecDeque::pop_front);
         (delay, err)
     }
+
+    /// Queues `err` as the answer of the next call of `method`.
+    pub(crate) fn inject_error(&mut self, method: &str, err: CriError) {
+        self.errors
+            .entry(method.to_owned())
+            .or_default()
+            .push_back(err);
+    }
+}
+
+/// Sleeps the delay [`FakeCalls::begin`] returned, then answers its injected error, if any.
+pub(crate) async fn settle((delay, err): (Option<Duration>, Option<CriError>)) -> CriResult<()> {
+    if let Some(d) = delay {
+        tokio::time::sleep(d).await;
+    }
+    err.map_or(Ok(()), Err)
 }
 
 /// Error with `code` from a fake `method`.

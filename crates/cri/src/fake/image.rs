@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 
 use crate::error::{CriError, CriResult};
-use crate::fake::calls::FakeCalls;
+use crate::fake::calls::{FakeCalls, settle};
 use crate::services::ImageService;
 use crate::v1::{
     AuthConfig, FilesystemIdentifier, FilesystemUsage, Image, ImageFilter, ImageFsInfoResponse,
@@ -157,12 +157,7 @@ impl FakeImageService {
 
     /// Queues `err` as the answer of the next call of `method`.
     pub fn inject_error(&self, method: &str, err: CriError) {
-        let mut st = self.lock();
-        st.calls
-            .errors
-            .entry(method.to_owned())
-            .or_default()
-            .push_back(err);
+        self.lock().calls.inject_error(method, err);
     }
 
     /// Makes `method` sleep `delay` before answering.
@@ -171,11 +166,8 @@ impl FakeImageService {
     }
 
     async fn begin(&self, method: &'static str) -> CriResult<()> {
-        let (delay, err) = self.lock().calls.begin(method);
-        if let Some(d) = delay {
-            tokio::time::sleep(d).await;
-        }
-        err.map_or(Ok(()), Err)
+        let begun = self.lock().calls.begin(method);
+        settle(begun).await
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 
 use crate::error::{CriError, CriResult};
-use crate::fake::calls::{fake_err, not_found};
+use crate::fake::calls::{fake_err, settle};
 use crate::fake::runtime_state::{
     ExecSyncHandler, FakeContainer, FakePodSandbox, FakeRuntimeState, exit_reason,
 };
@@ -75,12 +75,7 @@ impl FakeRuntimeService {
 
     /// Queues `err` as the answer of the next call of `method` (upstream `InjectError`).
     pub fn inject_error(&self, method: &str, err: CriError) {
-        let mut st = self.lock();
-        st.calls
-            .errors
-            .entry(method.to_owned())
-            .or_default()
-            .push_back(err);
+        self.lock().calls.inject_error(method, err);
     }
 
     /// Makes `method` always answer gRPC `Unimplemented`.
@@ -180,10 +175,7 @@ impl FakeRuntimeService {
     ) -> CriResult<()> {
         const METHOD: &str = "exit_container";
         let mut st = self.lock();
-        let c = st
-            .containers
-            .get_mut(id)
-            .ok_or_else(|| not_found(METHOD, "container", id))?;
+        let c = st.container_mut(METHOD, id)?;
         if !c.is(ContainerState::ContainerRunning) {
             let msg = format!("container {id:?} is not running");
             return Err(fake_err(METHOD, tonic::Code::FailedPrecondition, msg));
@@ -206,11 +198,8 @@ impl FakeRuntimeService {
 
     /// Records the call and applies the configured delay and injected error.
     pub(crate) async fn begin(&self, method: &'static str) -> CriResult<()> {
-        let (delay, err) = self.lock().calls.begin(method);
-        if let Some(d) = delay {
-            tokio::time::sleep(d).await;
-        }
-        err.map_or(Ok(()), Err)
+        let begun = self.lock().calls.begin(method);
+        settle(begun).await
     }
 
     /// Emits an event about `id` (a container, or the sandbox itself when `id == sandbox_id`)

@@ -7,7 +7,7 @@ use tokio_stream::wrappers::BroadcastStream;
 
 use crate::error::{CriError, CriResult};
 use crate::fake::FakeRuntimeService;
-use crate::fake::calls::{FAKE_ENDPOINT, not_found};
+use crate::fake::calls::FAKE_ENDPOINT;
 use crate::fake::runtime_state::*;
 use crate::services::ContainerEventStream;
 use crate::v1::*;
@@ -54,9 +54,7 @@ impl FakeRuntimeService {
         const M: &str = "CheckpointContainer";
         self.begin(M).await?;
         let mut st = self.lock();
-        if !st.containers.contains_key(&req.container_id) {
-            return Err(not_found(M, "container", &req.container_id));
-        }
+        st.container(M, &req.container_id)?;
         st.checkpoints.push(req.clone());
         Ok(())
     }
@@ -77,10 +75,7 @@ impl FakeRuntimeService {
         const M: &str = "ContainerStats";
         self.begin(M).await?;
         let st = self.lock();
-        let c = st
-            .containers
-            .get(id)
-            .ok_or_else(|| not_found(M, "container", id))?;
+        let c = st.container(M, id)?;
         Ok(Some(container_stats_of(&st, c)))
     }
 
@@ -107,10 +102,7 @@ impl FakeRuntimeService {
         const M: &str = "PodSandboxStats";
         self.begin(M).await?;
         let st = self.lock();
-        let s = st
-            .sandboxes
-            .get(id)
-            .ok_or_else(|| not_found(M, "pod sandbox", id))?;
+        let s = st.sandbox(M, id)?;
         Ok(Some(sandbox_stats_of(&st, s)))
     }
 

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 
 use crate::error::{CriError, CriResult};
 use crate::fake::FakeRuntimeService;
-use crate::fake::calls::{fake_err, not_found};
+use crate::fake::calls::fake_err;
 use crate::fake::runtime_state::*;
 use crate::services::{ContainerEventStream, RuntimeService};
 use crate::v1::ContainerEventType as Ev;
@@ -29,10 +29,7 @@ impl FakeRuntimeService {
     /// Requires container `id` to be running (exec, attach, log reopen).
     pub(super) fn running_container(&self, method: &'static str, id: &str) -> CriResult<()> {
         let st = self.lock();
-        let c = st
-            .containers
-            .get(id)
-            .ok_or_else(|| not_found(method, "container", id))?;
+        let c = st.container(method, id)?;
         if !c.is(ContainerState::ContainerRunning) {
             return Err(precondition(
                 method,
@@ -99,10 +96,7 @@ impl RuntimeService for FakeRuntimeService {
         const M: &str = "StopPodSandbox";
         self.begin(M).await?;
         let mut st = self.lock();
-        let sandbox = st
-            .sandboxes
-            .get_mut(id)
-            .ok_or_else(|| not_found(M, "pod sandbox", id))?;
+        let sandbox = st.sandbox_mut(M, id)?;
         let was_ready = sandbox.status.state == PodSandboxState::SandboxReady as i32;
         sandbox.status.state = PodSandboxState::SandboxNotready as i32;
         self.stop_sandbox_containers(&mut st, id);
@@ -142,10 +136,7 @@ impl RuntimeService for FakeRuntimeService {
         const M: &str = "PodSandboxStatus";
         self.begin(M).await?;
         let st = self.lock();
-        let s = st
-            .sandboxes
-            .get(id)
-            .ok_or_else(|| not_found(M, "pod sandbox", id))?;
+        let s = st.sandbox(M, id)?;
         Ok(PodSandboxStatusResponse {
             status: Some(s.status.clone()),
             ..Default::default()
@@ -169,9 +160,7 @@ impl RuntimeService for FakeRuntimeService {
         const M: &str = "PortForward";
         self.begin(M).await?;
         let mut st = self.lock();
-        if !st.sandboxes.contains_key(&req.pod_sandbox_id) {
-            return Err(not_found(M, "pod sandbox", &req.pod_sandbox_id));
-        }
+        st.sandbox(M, &req.pod_sandbox_id)?;
         st.last_port_forward_request = Some(req.clone());
         let url = format!("{FAKE_STREAMING_URL}/portforward/{}", req.pod_sandbox_id);
         Ok(PortForwardResponse { url })
@@ -184,9 +173,7 @@ impl RuntimeService for FakeRuntimeService {
         const M: &str = "UpdatePodSandboxResources";
         self.begin(M).await?;
         let mut st = self.lock();
-        if !st.sandboxes.contains_key(&req.pod_sandbox_id) {
-            return Err(not_found(M, "pod sandbox", &req.pod_sandbox_id));
-        }
+        st.sandbox(M, &req.pod_sandbox_id)?;
         st.sandbox_resource_updates.push(req.clone());
         Ok(UpdatePodSandboxResourcesResponse {})
     }
@@ -207,10 +194,7 @@ impl RuntimeService for FakeRuntimeService {
             return Err(invalid(M, "container config must include an image"));
         }
         let mut st = self.lock();
-        let sandbox = st
-            .sandboxes
-            .get(sandbox_id)
-            .ok_or_else(|| not_found(M, "pod sandbox", sandbox_id))?;
+        let sandbox = st.sandbox(M, sandbox_id)?;
         if sandbox.status.state != PodSandboxState::SandboxReady as i32 {
             return Err(precondition(
                 M,
@@ -236,10 +220,7 @@ impl RuntimeService for FakeRuntimeService {
         const M: &str = "StartContainer";
         self.begin(M).await?;
         let mut st = self.lock();
-        let c = st
-            .containers
-            .get_mut(id)
-            .ok_or_else(|| not_found(M, "container", id))?;
+        let c = st.container_mut(M, id)?;
         if !c.is(ContainerState::ContainerCreated) {
             let state = state_name(c.status.state);
             return Err(precondition(
@@ -258,10 +239,7 @@ impl RuntimeService for FakeRuntimeService {
         const M: &str = "StopContainer";
         self.begin(M).await?;
         let mut st = self.lock();
-        let c = st
-            .containers
-            .get_mut(id)
-            .ok_or_else(|| not_found(M, "container", id))?;
+        let c = st.container_mut(M, id)?;
         // Stopping a created or exited container is a no-op, as in containerd.
         if c.is(ContainerState::ContainerRunning) {
             c.mark_exited(0, exit_reason(0));
@@ -299,10 +277,7 @@ impl RuntimeService for FakeRuntimeService {
         const M: &str = "ContainerStatus";
         self.begin(M).await?;
         let st = self.lock();
-        let c = st
-            .containers
-            .get(id)
-            .ok_or_else(|| not_found(M, "container", id))?;
+        let c = st.container(M, id)?;
         Ok(ContainerStatusResponse {
             status: Some(c.status.clone()),
             ..Default::default()
@@ -317,10 +292,7 @@ impl RuntimeService for FakeRuntimeService {
         const M: &str = "UpdateContainerResources";
         self.begin(M).await?;
         let mut st = self.lock();
-        let c = st
-            .containers
-            .get_mut(id)
-            .ok_or_else(|| not_found(M, "container", id))?;
+        let c = st.container_mut(M, id)?;
         c.status.resources = Some(resources.clone());
         Ok(())
     }

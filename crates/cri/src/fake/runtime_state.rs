@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::CriResult;
-use crate::fake::calls::FakeCalls;
+use crate::fake::calls::{FakeCalls, not_found};
 use crate::v1::*;
 
 /// Version reported by the fake runtime.
@@ -84,6 +84,44 @@ pub struct FakeRuntimeState {
     pub checkpoints: Vec<CheckpointContainerRequest>,
     /// Every ReopenContainerLog container ID.
     pub reopened_logs: Vec<String>,
+}
+
+impl FakeRuntimeState {
+    /// The sandbox `id`, or the NotFound error `method` answers with.
+    pub fn sandbox(&self, method: &'static str, id: &str) -> CriResult<&FakePodSandbox> {
+        self.sandboxes
+            .get(id)
+            .ok_or_else(|| not_found(method, "pod sandbox", id))
+    }
+
+    /// [`FakeRuntimeState::sandbox`], mutable.
+    pub fn sandbox_mut(
+        &mut self,
+        method: &'static str,
+        id: &str,
+    ) -> CriResult<&mut FakePodSandbox> {
+        self.sandboxes
+            .get_mut(id)
+            .ok_or_else(|| not_found(method, "pod sandbox", id))
+    }
+
+    /// The container `id`, or the NotFound error `method` answers with.
+    pub fn container(&self, method: &'static str, id: &str) -> CriResult<&FakeContainer> {
+        self.containers
+            .get(id)
+            .ok_or_else(|| not_found(method, "container", id))
+    }
+
+    /// [`FakeRuntimeState::container`], mutable.
+    pub fn container_mut(
+        &mut self,
+        method: &'static str,
+        id: &str,
+    ) -> CriResult<&mut FakeContainer> {
+        self.containers
+            .get_mut(id)
+            .ok_or_else(|| not_found(method, "container", id))
+    }
 }
 
 /// Sandbox ID the fake uses: `name_namespace_uid_attempt` (upstream `BuildSandboxName`).
