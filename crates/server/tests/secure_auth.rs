@@ -4,28 +4,22 @@
 mod support;
 
 use kubelet_server::{AuthorizerError, Decision};
-use rustls::version::TLS13;
 use support::*;
 
 #[tokio::test]
 async fn client_cert_user_gets_configz() {
     let tmp = tempfile::tempdir().unwrap();
-    let pki = client_pki(tmp.path(), "system:kube-apiserver", &["system:masters"]);
-    let authz = RecordingAuthorizer::new(Ok(Decision::Allow));
-    let mut cfg = config(tmp.path());
+    let (mut cfg, pki, authz) = authz_config(
+        tmp.path(),
+        "system:kube-apiserver",
+        &["system:masters"],
+        Ok(Decision::Allow),
+    );
     cfg.anonymous = false;
-    cfg.client_ca_file = Some(pki.ca_file.clone());
-    cfg.authorizer = authz.clone();
     let (server, cancel) = start(cfg).await;
-    let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
-    let (status, body) = request(
-        server.local_addr,
-        client(roots, Some(&pki), &[&TLS13]),
-        "GET",
-        "/configz",
-    )
-    .await
-    .unwrap();
+    let (status, body) = request13(&server, tmp.path(), Some(&pki), "GET", "/configz")
+        .await
+        .unwrap();
     assert_eq!(status, 200, "{body}");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v, configz_payload());
@@ -57,21 +51,11 @@ async fn client_cert_user_gets_configz() {
 #[tokio::test]
 async fn anonymous_allowed_without_client_cert() {
     let tmp = tempfile::tempdir().unwrap();
-    let pki = client_pki(tmp.path(), "unused", &[]);
-    let authz = RecordingAuthorizer::new(Ok(Decision::Allow));
-    let mut cfg = config(tmp.path());
-    cfg.client_ca_file = Some(pki.ca_file.clone());
-    cfg.authorizer = authz.clone();
+    let (cfg, _, authz) = authz_config(tmp.path(), "unused", &[], Ok(Decision::Allow));
     let (server, cancel) = start(cfg).await;
-    let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
-    let (status, body) = request(
-        server.local_addr,
-        client(roots, None, &[&TLS13]),
-        "GET",
-        "/pods",
-    )
-    .await
-    .unwrap();
+    let (status, body) = request13(&server, tmp.path(), None, "GET", "/pods")
+        .await
+        .unwrap();
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("web-node1"), "{body}");
     let seen = authz.seen();
@@ -87,23 +71,13 @@ async fn anonymous_allowed_without_client_cert() {
 #[tokio::test]
 async fn anonymous_disabled_and_no_cert_is_401_even_for_unknown_paths() {
     let tmp = tempfile::tempdir().unwrap();
-    let pki = client_pki(tmp.path(), "unused", &[]);
-    let authz = RecordingAuthorizer::new(Ok(Decision::Allow));
-    let mut cfg = config(tmp.path());
+    let (mut cfg, _, authz) = authz_config(tmp.path(), "unused", &[], Ok(Decision::Allow));
     cfg.anonymous = false;
-    cfg.client_ca_file = Some(pki.ca_file.clone());
-    cfg.authorizer = authz.clone();
     let (server, cancel) = start(cfg).await;
     for path in ["/configz", "/healthz", "/no/such/path"] {
-        let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
-        let got = request(
-            server.local_addr,
-            client(roots, None, &[&TLS13]),
-            "GET",
-            path,
-        )
-        .await
-        .unwrap();
+        let got = request13(&server, tmp.path(), None, "GET", path)
+            .await
+            .unwrap();
         assert_eq!(got, (401, "Unauthorized".to_string()), "{path}");
     }
     assert!(
@@ -116,21 +90,11 @@ async fn anonymous_disabled_and_no_cert_is_401_even_for_unknown_paths() {
 #[tokio::test]
 async fn denying_authorizer_gives_403_listing_subresources() {
     let tmp = tempfile::tempdir().unwrap();
-    let pki = client_pki(tmp.path(), "alice", &[]);
-    let authz = RecordingAuthorizer::new(Ok(Decision::NoOpinion));
-    let mut cfg = config(tmp.path());
-    cfg.client_ca_file = Some(pki.ca_file.clone());
-    cfg.authorizer = authz.clone();
+    let (cfg, pki, authz) = authz_config(tmp.path(), "alice", &[], Ok(Decision::NoOpinion));
     let (server, cancel) = start(cfg).await;
-    let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
-    let got = request(
-        server.local_addr,
-        client(roots, Some(&pki), &[&TLS13]),
-        "GET",
-        "/configz",
-    )
-    .await
-    .unwrap();
+    let got = request13(&server, tmp.path(), Some(&pki), "GET", "/configz")
+        .await
+        .unwrap();
     assert_eq!(
         got,
         (
@@ -151,15 +115,9 @@ async fn authorizer_error_gives_500() {
     let mut cfg = config(tmp.path());
     cfg.authorizer = authz.clone();
     let (server, cancel) = start(cfg).await;
-    let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
-    let got = request(
-        server.local_addr,
-        client(roots, None, &[&TLS13]),
-        "GET",
-        "/healthz",
-    )
-    .await
-    .unwrap();
+    let got = request13(&server, tmp.path(), None, "GET", "/healthz")
+        .await
+        .unwrap();
     assert_eq!(
         got,
         (
@@ -175,7 +133,6 @@ async fn authorizer_error_gives_500() {
 async fn only_get_and_unknown_paths_404() {
     let tmp = tempfile::tempdir().unwrap();
     let (server, cancel) = start(config(tmp.path())).await;
-    let roots = || server_roots(&tmp.path().join("pki/kubelet.crt"));
     let cases = [
         ("POST", "/configz", 405),
         ("HEAD", "/configz", 405),
@@ -187,14 +144,9 @@ async fn only_get_and_unknown_paths_404() {
         ("GET", "/configz", 200),
     ];
     for (method, path, want) in cases {
-        let (status, body) = request(
-            server.local_addr,
-            client(roots(), None, &[&TLS13]),
-            method,
-            path,
-        )
-        .await
-        .unwrap();
+        let (status, body) = request13(&server, tmp.path(), None, method, path)
+            .await
+            .unwrap();
         assert_eq!(status, want, "{method} {path}: {body}");
     }
     cancel.cancel();
@@ -206,7 +158,6 @@ async fn debugging_handlers_disabled() {
     let mut cfg = config(tmp.path());
     cfg.enable_debugging_handlers = false;
     let (server, cancel) = start(cfg).await;
-    let roots = || server_roots(&tmp.path().join("pki/kubelet.crt"));
     for (method, path) in [
         ("POST", "/exec/default/p/c"),
         ("GET", "/containerLogs/default/p/c"),
@@ -214,28 +165,18 @@ async fn debugging_handlers_disabled() {
         ("GET", "/debug/pprof/profile"),
         ("GET", "/logs/"),
     ] {
-        let got = request(
-            server.local_addr,
-            client(roots(), None, &[&TLS13]),
-            method,
-            path,
-        )
-        .await
-        .unwrap();
+        let got = request13(&server, tmp.path(), None, method, path)
+            .await
+            .unwrap();
         assert_eq!(
             got,
             (405, "Debug endpoints are disabled.\n".to_string()),
             "{path}"
         );
     }
-    let (status, _) = request(
-        server.local_addr,
-        client(roots(), None, &[&TLS13]),
-        "GET",
-        "/configz",
-    )
-    .await
-    .unwrap();
+    let (status, _) = request13(&server, tmp.path(), None, "GET", "/configz")
+        .await
+        .unwrap();
     assert_eq!(status, 404);
     cancel.cancel();
 }

@@ -5,12 +5,9 @@
 mod support;
 
 use std::os::unix::fs::PermissionsExt;
-use std::sync::Arc;
 
-use kubelet_server::start_secure_server;
-use rustls::version::{TLS12, TLS13};
+use rustls::version::TLS12;
 use support::*;
-use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn self_signed_cert_is_generated_then_reused() {
@@ -22,8 +19,7 @@ async fn self_signed_cert_is_generated_then_reused() {
     let first = std::fs::read(&crt).unwrap();
     let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
-    let c = client(server_roots(&crt), None, &[&TLS13]);
-    let (status, body) = request(server.local_addr, c, "GET", "/healthz")
+    let (status, body) = request13(&server, tmp.path(), None, "GET", "/healthz")
         .await
         .unwrap();
     assert_eq!((status, body.as_str()), (200, "ok"));
@@ -37,8 +33,7 @@ async fn self_signed_cert_is_generated_then_reused() {
         "certificate regenerated"
     );
     // The first certificate's CA still verifies the second server.
-    let c = client(server_roots(&crt), None, &[&TLS13]);
-    let (status, _) = request(server.local_addr, c, "GET", "/healthz")
+    let (status, _) = request13(&server, tmp.path(), None, "GET", "/healthz")
         .await
         .unwrap();
     assert_eq!(status, 200);
@@ -51,23 +46,17 @@ async fn tls12_client_refused_when_min_version_is_13() {
     let mut cfg = config(tmp.path());
     cfg.tls.min_version = "VersionTLS13".into();
     let (server, cancel) = start(cfg).await;
-    let roots = || server_roots(&tmp.path().join("pki/kubelet.crt"));
+    let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
     let err = request(
         server.local_addr,
-        client(roots(), None, &[&TLS12]),
+        client(roots, None, &[&TLS12]),
         "GET",
         "/healthz",
     )
     .await
     .unwrap_err();
     assert!(err.to_string().to_lowercase().contains("version"), "{err}");
-    let ok = request(
-        server.local_addr,
-        client(roots(), None, &[&TLS13]),
-        "GET",
-        "/healthz",
-    )
-    .await;
+    let ok = request13(&server, tmp.path(), None, "GET", "/healthz").await;
     assert_eq!(ok.unwrap().0, 200);
     cancel.cancel();
 }
@@ -98,15 +87,7 @@ async fn bad_cert_file_path_is_named() {
     let mut cfg = config(tmp.path());
     cfg.tls.cert_file = Some(tmp.path().join("missing/server.crt"));
     cfg.tls.key_file = Some(tmp.path().join("missing/server.key"));
-    let err = start_secure_server(
-        cfg,
-        Arc::new(FakeHost),
-        configz_payload(),
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = start_err(cfg).await;
     assert!(err.contains("missing/server.crt"), "{err}");
 }
 
@@ -124,15 +105,7 @@ async fn mismatched_key_names_both_files() {
     let mut cfg = config(tmp.path());
     cfg.tls.cert_file = Some(a.join("pki/kubelet.crt"));
     cfg.tls.key_file = Some(b.join("pki/kubelet.key"));
-    let err = start_secure_server(
-        cfg,
-        Arc::new(FakeHost),
-        configz_payload(),
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = start_err(cfg).await;
     assert!(
         err.contains("a/pki/kubelet.crt") && err.contains("b/pki/kubelet.key"),
         "{err}"
@@ -144,15 +117,7 @@ async fn unknown_cipher_suite_names_the_flag() {
     let tmp = tempfile::tempdir().unwrap();
     let mut cfg = config(tmp.path());
     cfg.tls.cipher_suites = vec!["TLS_NOT_A_SUITE".into()];
-    let err = start_secure_server(
-        cfg,
-        Arc::new(FakeHost),
-        configz_payload(),
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = start_err(cfg).await;
     assert!(
         err.contains("--tls-cipher-suites") && err.contains("TLS_NOT_A_SUITE"),
         "{err}"
@@ -169,10 +134,8 @@ async fn client_cert_from_another_ca_is_refused() {
     let mut cfg = config(tmp.path());
     cfg.client_ca_file = Some(trusted.ca_file.clone());
     let (server, cancel) = start(cfg).await;
-    let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
-    let c = client(roots, Some(&untrusted), &[&TLS13]);
     // TLS 1.3 client auth failures surface on the first read, as the server's alert.
-    let err = request(server.local_addr, c, "GET", "/healthz")
+    let err = request13(&server, tmp.path(), Some(&untrusted), "GET", "/healthz")
         .await
         .unwrap_err()
         .to_string();

@@ -17,6 +17,7 @@ use rcgen::{
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::version::TLS13;
 use rustls::{ClientConfig, RootCertStore, SupportedProtocolVersion};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -134,6 +135,22 @@ pub fn config(dir: &Path) -> SecureServerConfig {
     }
 }
 
+/// [`config`] trusting a fresh client CA under `dir` that signed a certificate for
+/// `user`/`groups`, and asking a [`RecordingAuthorizer`] that answers `answer`.
+pub fn authz_config(
+    dir: &Path,
+    user: &str,
+    groups: &[&str],
+    answer: Result<Decision, AuthorizerError>,
+) -> (SecureServerConfig, ClientPki, Arc<RecordingAuthorizer>) {
+    let pki = client_pki(dir, user, groups);
+    let authz = RecordingAuthorizer::new(answer);
+    let mut cfg = config(dir);
+    cfg.client_ca_file = Some(pki.ca_file.clone());
+    cfg.authorizer = authz.clone();
+    (cfg, pki, authz)
+}
+
 pub fn configz_payload() -> serde_json::Value {
     serde_json::json!({"kubeletconfig": {"kind": "KubeletConfiguration", "port": 10250}})
 }
@@ -145,6 +162,19 @@ pub async fn start(cfg: SecureServerConfig) -> (SecureServer, CancellationToken)
         .await
         .unwrap();
     (server, cancel)
+}
+
+/// Starts the server expecting it to fail; returns the error's text.
+pub async fn start_err(cfg: SecureServerConfig) -> String {
+    start_secure_server(
+        cfg,
+        Arc::new(FakeHost),
+        configz_payload(),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err()
+    .to_string()
 }
 
 /// Trusts the CA that signed the server's certificate (the last one in the file).
@@ -179,6 +209,25 @@ pub fn client(
         None => b.with_no_client_auth(),
     };
     Arc::new(cfg)
+}
+
+/// One HTTP/1.1 request over TLS 1.3 to `server`, trusting the self-signed certificate it
+/// generated under `<dir>/pki`, presenting `cert` when given.
+pub async fn request13(
+    server: &SecureServer,
+    dir: &Path,
+    cert: Option<&ClientPki>,
+    method: &str,
+    path: &str,
+) -> anyhow::Result<(u16, String)> {
+    let roots = server_roots(&dir.join("pki/kubelet.crt"));
+    request(
+        server.local_addr,
+        client(roots, cert, &[&TLS13]),
+        method,
+        path,
+    )
+    .await
 }
 
 /// One HTTP/1.1 request; returns the status code and the body.
