@@ -46,15 +46,9 @@ async fn tls12_client_refused_when_min_version_is_13() {
     let mut cfg = config(tmp.path());
     cfg.tls.min_version = "VersionTLS13".into();
     let (server, cancel) = start(cfg).await;
-    let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
-    let err = request(
-        server.local_addr,
-        client(roots, None, &[&TLS12]),
-        "GET",
-        "/healthz",
-    )
-    .await
-    .unwrap_err();
+    let err = request_tls(&server, tmp.path(), None, &[&TLS12], "GET", "/healthz")
+        .await
+        .unwrap_err();
     assert!(err.to_string().to_lowercase().contains("version"), "{err}");
     let ok = request13(&server, tmp.path(), None, "GET", "/healthz").await;
     assert_eq!(ok.unwrap().0, 200);
@@ -68,15 +62,9 @@ async fn tls12_client_accepted_by_default_with_configured_suite() {
     // The generated key is ECDSA.
     cfg.tls.cipher_suites = vec!["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into()];
     let (server, cancel) = start(cfg).await;
-    let roots = server_roots(&tmp.path().join("pki/kubelet.crt"));
-    let (status, _) = request(
-        server.local_addr,
-        client(roots, None, &[&TLS12]),
-        "GET",
-        "/healthz",
-    )
-    .await
-    .unwrap();
+    let (status, _) = request_tls(&server, tmp.path(), None, &[&TLS12], "GET", "/healthz")
+        .await
+        .unwrap();
     assert_eq!(status, 200);
     cancel.cancel();
 }

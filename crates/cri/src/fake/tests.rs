@@ -20,6 +20,11 @@ async fn running_container(rt: &FakeRuntimeService) -> (String, String) {
     (sb, c)
 }
 
+async fn container_ids(rt: &FakeRuntimeService, f: &ContainerFilter) -> Vec<String> {
+    let found = rt.list_containers(Some(f)).await.unwrap();
+    found.into_iter().map(|c| c.id).collect()
+}
+
 fn state_of(rt: &FakeRuntimeService, id: &str) -> i32 {
     rt.container(id).unwrap().status.state
 }
@@ -134,23 +139,11 @@ async fn filters_select_by_state_sandbox_and_labels() {
         }),
         ..Default::default()
     };
-    let ids: Vec<_> = rt
-        .list_containers(Some(&f))
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
+    let ids = container_ids(&rt, &f).await;
     assert_eq!(ids, [running]);
     let mut f = ContainerFilter::default();
     f.label_selector.insert("role".into(), "side".into());
-    let ids: Vec<_> = rt
-        .list_containers(Some(&f))
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
+    let ids = container_ids(&rt, &f).await;
     assert_eq!(ids, [created]);
     let f = PodSandboxFilter {
         id: "nope".into(),

@@ -220,14 +220,21 @@ pub async fn request13(
     method: &str,
     path: &str,
 ) -> anyhow::Result<(u16, String)> {
+    request_tls(server, dir, cert, &[&TLS13], method, path).await
+}
+
+/// [`request13`] offering the TLS `versions` given.
+pub async fn request_tls(
+    server: &SecureServer,
+    dir: &Path,
+    cert: Option<&ClientPki>,
+    versions: &[&'static SupportedProtocolVersion],
+    method: &str,
+    path: &str,
+) -> anyhow::Result<(u16, String)> {
     let roots = server_roots(&dir.join("pki/kubelet.crt"));
-    request(
-        server.local_addr,
-        client(roots, cert, &[&TLS13]),
-        method,
-        path,
-    )
-    .await
+    let client = client(roots, cert, versions);
+    request(server.local_addr, client, method, path).await
 }
 
 /// One HTTP/1.1 request; returns the status code and the body.
