@@ -33,9 +33,12 @@ down() {
     log "stopping kubelet-rs (pid $pid): removing the static pods first"
     mkdir -p "$NODE_DIR/manifests"
     find "$NODE_DIR/manifests" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
-    for _ in $(seq 1 100); do
-      curl -fsS "http://127.0.0.1:$RO_PORT/pods" 2>/dev/null | grep -q '"items":\[\]' && break
-      sleep 0.2
+    # Wait until the kubelet has stopped every container (grace periods included), so
+    # nothing keeps running without a kubelet.
+    local sock="${KRS_RUNTIME_DIR:-/var/lib/kubelet-rs-test/runtime}/containerd.sock"
+    for _ in $(seq 1 600); do
+      [ -z "$(ctr --address "$sock" -n k8s.io tasks ls -q 2>/dev/null)" ] && break
+      sleep 0.1
     done
     kill -TERM "$pid"
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

@@ -468,3 +468,36 @@ async fn missing_image_with_pull_policy_never_reports_err_image_never_pull() {
     assert_eq!(node.phase("absent").as_deref(), Some("Pending"));
     node.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dead_containers_are_garbage_collected() {
+    let _g = runtime_lock().await;
+    let mut node = Node::new("rt-gc").await;
+    node.start().await;
+    node.write_manifest(
+        "crashy.yaml",
+        &busybox_pod("crashy", &node.busybox, "Always", "exit 1"),
+    );
+    // Crash-loop: restarts after 10 s, then 20 s; each attempt leaves a dead container.
+    node.wait_for("three attempts", Duration::from_secs(90), || async {
+        (node.containers("crashy").await.len() >= 3).then_some(())
+    })
+    .await;
+    // Container GC (every minute, upstream's period) keeps one dead container per
+    // (pod, container name) besides the newest attempt.
+    node.wait_for(
+        "dead containers collected",
+        Duration::from_secs(120),
+        || async { (node.containers("crashy").await.len() <= 2).then_some(()) },
+    )
+    .await;
+    let p = node.pod("crashy").unwrap();
+    assert!(
+        p["status"]["containerStatuses"][0]["restartCount"]
+            .as_i64()
+            .unwrap()
+            >= 2,
+        "{p}"
+    );
+    node.cleanup().await;
+}
