@@ -122,6 +122,12 @@ impl PodSyncer for KubeletSyncer {
             .sync_pod(pod, pod_status, &[], &self.backoff)
             .await;
         self.reason_cache.update(pod_uid(pod), &result);
+        if result.error().is_some() {
+            // Report the new waiting reason (CrashLoopBackOff, ErrImagePull, …) now, for the
+            // whole back-off, instead of at the next sync.
+            let api_status = self.generate(pod, pod_status, false);
+            self.status_manager.set_pod_status(pod, api_status);
+        }
         match result.error() {
             None => Ok(false),
             Some(_) if result.only_backoff_failures() => {
