@@ -271,8 +271,10 @@ async fn restarted_kubelet_adopts_running_containers() {
     let after = node.running("keep").await;
     assert_eq!(after.len(), 1);
     assert_eq!(
-        after[0].id, before.id,
-        "the running container is adopted, not restarted"
+        after[0].id,
+        before.id,
+        "the running container is adopted, not restarted; kubelet log:\n{}",
+        node.log()
     );
     assert_eq!(
         node.pod("keep").unwrap()["status"]["containerStatuses"][0]["restartCount"],

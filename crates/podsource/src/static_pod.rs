@@ -238,3 +238,22 @@ fn add_or_update_toleration(tolerations: &mut Vec<Toleration>, t: Toleration) {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod uid_determinism_tests {
+    use super::*;
+
+    #[test]
+    fn same_manifest_same_uid() {
+        let m = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: keep\nspec:\n  restartPolicy: Always\n  terminationGracePeriodSeconds: 2\n  containers:\n  - name: main\n    image: docker.io/library/busybox:1.36\n    imagePullPolicy: Never\n    command: [\"sh\", \"-c\", \"sleep 3600\"]\n";
+        let origin = ManifestOrigin::File("/tmp/x/manifests/keep.yaml".into());
+        let uids: std::collections::BTreeSet<String> = (0..50)
+            .map(|_| {
+                decode_static_pod(m, &origin, "n1", StaticPodOptions::default())
+                    .map(|p| p.pod.metadata.uid.unwrap_or_default())
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(uids.len(), 1, "{uids:?}");
+    }
+}

@@ -193,6 +193,7 @@ struct Built {
     kubelet: Arc<Kubelet>,
     manager: Arc<kubelet_runtime::manager::KubeGenericRuntimeManager>,
     pod_config: PodConfig,
+    sources: Vec<tokio::task::JoinHandle<()>>,
     inputs: sync_loop::SyncLoopInputs,
     pleg_tx: tokio::sync::mpsc::Sender<kubelet_pleg::PodLifecycleEvent>,
 }
@@ -202,6 +203,10 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     let server = deps.server;
     let c = &server.config;
     let (pod_config, updates) = PodConfig::new(deps.node_name.clone());
+    // Sources are registered before the kubelet asks which ones it must have seen before it
+    // may treat unknown runtime pods as orphans (upstream `makePodSourceConfig` runs before
+    // `NewMainKubelet`); their updates wait in the channel until the sync loop runs.
+    let sources = start_pod_sources(server, &pod_config, &deps.shutdown);
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
     let manager = runtime_setup::build_runtime(deps, pod_state.clone()).await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
@@ -256,6 +261,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         kubelet,
         manager,
         pod_config,
+        sources,
         inputs: sync_loop::SyncLoopInputs {
             updates,
             pleg: pleg_events,
@@ -343,11 +349,12 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
     let Built {
         kubelet,
         pod_config,
+        sources,
         inputs,
         ..
     } = b;
     spawn_sync_loop(&deps, kubelet.clone(), inputs, &mut tasks);
-    for h in start_pod_sources(deps.server, &pod_config, &deps.shutdown) {
+    for h in sources {
         tasks.spawn(async move {
             let _ = h.await;
         });

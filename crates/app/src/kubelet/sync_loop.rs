@@ -33,8 +33,11 @@ pub struct SyncLoopInputs {
 /// Runs the loop until `shutdown` fires or the config channel closes.
 pub async fn sync_loop(kl: Arc<Kubelet>, mut inputs: SyncLoopInputs, shutdown: CancellationToken) {
     tracing::info!("Starting kubelet main sync loop");
-    let mut sync_tick = tokio::time::interval(SYNC_PERIOD);
-    let mut housekeeping = tokio::time::interval(HOUSEKEEPING_PERIOD);
+    // Like Go tickers, the first tick comes one period after the start.
+    let start = tokio::time::Instant::now();
+    let mut sync_tick = tokio::time::interval_at(start + SYNC_PERIOD, SYNC_PERIOD);
+    let mut housekeeping =
+        tokio::time::interval_at(start + HOUSEKEEPING_PERIOD, HOUSEKEEPING_PERIOD);
     sync_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     housekeeping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

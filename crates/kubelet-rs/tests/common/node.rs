@@ -97,6 +97,37 @@ impl Node {
             p.log()
         );
         self.proc = Some(p);
+        self.wait_for_no_leftovers().await;
+    }
+
+    /// Containers of this node's pods left running by an earlier, failed test run are
+    /// orphans to the new kubelet, which stops them; wait for that so that tests never
+    /// mistake a leftover for a container of their own.
+    async fn wait_for_no_leftovers(&self) {
+        if std::fs::read_dir(&self.manifests).is_ok_and(|mut d| d.next().is_some()) {
+            return; // a restarted kubelet with manifests: its containers are not leftovers
+        }
+        let suffix = format!("-{}", self.name);
+        self.wait_for(
+            "leftover containers stopped",
+            Duration::from_secs(60),
+            || async {
+                let running = ContainerFilter {
+                    state: Some(kubelet_cri::v1::ContainerStateValue {
+                        state: ContainerState::ContainerRunning as i32,
+                    }),
+                    ..Default::default()
+                };
+                let list = self.cri.list_containers(Some(&running)).await.ok()?;
+                let leftovers = list.iter().any(|c| {
+                    c.labels
+                        .get("io.kubernetes.pod.name")
+                        .is_some_and(|n| n.ends_with(&suffix))
+                });
+                (!leftovers).then_some(())
+            },
+        )
+        .await;
     }
 
     pub fn log(&self) -> String {
