@@ -263,13 +263,18 @@ pub fn check_resource_managers(s: &KubeletServer) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Step (container manager): swap rules (`failSwapOn`, `LimitedSwap` needs cgroup v2).
-pub fn check_swap(s: &KubeletServer, fs: &dyn HostFs, host: HostInfo) -> Result<(), RunError> {
-    let version = if host.cgroup_v1 {
+/// The cgroup hierarchy [`host_info`] detected (detected once, at start).
+pub fn cgroup_version(host: HostInfo) -> CgroupVersion {
+    if host.cgroup_v1 {
         CgroupVersion::V1
     } else {
         CgroupVersion::V2
-    };
+    }
+}
+
+/// Step (container manager): swap rules (`failSwapOn`, `LimitedSwap` needs cgroup v2).
+pub fn check_swap(s: &KubeletServer, fs: &dyn HostFs, host: HostInfo) -> Result<(), RunError> {
+    let version = cgroup_version(host);
     kubelet_cm::check_swap(
         fs,
         s.config.fail_swap_on.unwrap_or(true),
@@ -391,6 +396,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
         node_name,
         machine,
         node_config,
+        cgroup_version: cgroup_version(host),
         runtime,
         configz,
         host_fs: std::sync::Arc::new(fs),

@@ -43,6 +43,8 @@ pub struct KubeletDeps<'a> {
     pub machine: MachineInfo,
     /// Parsed container-manager settings.
     pub node_config: NodeConfig,
+    /// The host's cgroup hierarchy, detected once at start.
+    pub cgroup_version: kubelet_cm::CgroupVersion,
     /// The connected CRI runtime.
     pub runtime: PreInitRuntime,
     /// The registered configuration.
@@ -135,7 +137,7 @@ fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<Option<QosCgroups>,
     if !c.cgroups_per_qos.unwrap_or(true) {
         return Ok(None);
     }
-    let version = kubelet_cm::CgroupVersion::detect(deps.host_fs.as_ref())?;
+    let version = deps.cgroup_version;
     let root = kubelet_cm::node_allocatable_root(&c.cgroup_root, true);
     let cgroups = QosCgroups::new(&root, deps.runtime.cgroup_driver);
     let enforce_pods = deps

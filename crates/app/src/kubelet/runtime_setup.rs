@@ -38,8 +38,7 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
     let s = deps.server;
     let c = &s.config;
     let (cpu, memory) = deps.node_config.pods_cgroup_limits(&deps.machine);
-    let cgroup_v2 =
-        kubelet_cm::CgroupVersion::detect(deps.host_fs.as_ref())? == kubelet_cm::CgroupVersion::V2;
+    let cgroup_v2 = deps.cgroup_version == kubelet_cm::CgroupVersion::V2;
     Ok(RuntimeManagerSettings {
         root_dir: PathBuf::from(&s.flags.root_directory),
         pod_logs_dir: PathBuf::from(&c.pod_logs_dir),
