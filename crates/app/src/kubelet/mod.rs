@@ -13,13 +13,14 @@ mod sync_loop;
 mod syncer;
 
 use std::collections::{BTreeSet, HashSet};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kubelet_cm::{HostFs, MachineInfo, NodeConfig, QosCgroups, QosSetup};
 use kubelet_config::KubeletServer;
-use kubelet_container::{Backoff, Cache, ContainerGcPolicy, Runtime};
+use kubelet_container::{Backoff, Cache, ContainerGc, Runtime};
 use kubelet_pleg::{GenericPleg, RelistDuration};
 use kubelet_podsource::PodConfig;
 use kubelet_podworkers::{PodWorkers, PodWorkersConfig, WorkQueue};
@@ -73,13 +74,18 @@ pub struct Kubelet {
     pub pleg: Arc<GenericPleg>,
     /// Pods to resync when their crash-loop back-off expires.
     pub backoff_requeue: Arc<WorkQueue>,
-    /// Container GC policy.
-    pub gc_policy: ContainerGcPolicy,
+    /// CrashLoopBackOff state per container (garbage collected by housekeeping).
+    pub backoff: Arc<Backoff>,
+    /// Container GC, run on its own task (`StartGarbageCollection`).
+    pub container_gc: Arc<ContainerGc>,
+    /// `--root-dir` (pod directories live in `<root-dir>/pods`).
+    pub root_dir: PathBuf,
+    /// Filesystem access for the pod directories.
+    pub os: Arc<dyn kubelet_runtime::os::OsInterface>,
     /// Sync loop liveness.
     pub sync_loop_monitor: SyncLoopMonitor,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
-    last_gc: Mutex<Instant>,
     worker_count: AtomicUsize,
 }
 
@@ -104,16 +110,6 @@ impl Kubelet {
     /// Records the number of pod workers; true when it went down (a pod finished).
     pub fn note_worker_count(&self, n: usize) -> bool {
         self.worker_count.swap(n, Ordering::Relaxed) > n
-    }
-
-    /// Whether the periodic container GC is due; resets the timer when it is.
-    pub fn gc_due(&self) -> bool {
-        let mut last = self.last_gc.lock().unwrap_or_else(PoisonError::into_inner);
-        if last.elapsed() >= housekeeping::CONTAINER_GC_PERIOD {
-            *last = Instant::now();
-            return true;
-        }
-        false
     }
 }
 
@@ -222,11 +218,12 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     );
     let status_manager = Arc::new(StatusManager::default());
     let backoff_requeue = Arc::new(WorkQueue::new());
+    let backoff = Arc::new(Backoff::container_default());
     let syncer = Arc::new(syncer::KubeletSyncer {
         runtime: runtime.clone(),
         status_manager: status_manager.clone(),
         reason_cache: Arc::new(ReasonCache::new(1000)),
-        backoff: Arc::new(Backoff::container_default()),
+        backoff: backoff.clone(),
         backoff_requeue: backoff_requeue.clone(),
         host_ips: node_ips(server).iter().map(ToString::to_string).collect(),
         sync_slots: Arc::new(tokio::sync::Semaphore::new(syncer::sync_pod_slots(
@@ -244,6 +241,10 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         },
     );
     pod_state.set(pod_workers.clone());
+    let container_gc = Arc::new(ContainerGc::new(
+        runtime.clone(),
+        runtime_setup::gc_policy(server),
+    ));
     let kubelet = Arc::new(Kubelet {
         pod_manager: PodManager::default(),
         pod_workers,
@@ -252,11 +253,13 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         cache,
         pleg,
         backoff_requeue,
-        gc_policy: runtime_setup::gc_policy(server),
+        backoff,
+        container_gc,
+        root_dir: PathBuf::from(&server.flags.root_directory),
+        os: Arc::new(kubelet_runtime::os::RealOs),
         sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
-        last_gc: Mutex::new(Instant::now()),
         worker_count: AtomicUsize::new(0),
     });
     Ok(Built {
@@ -305,7 +308,22 @@ fn spawn_pleg(deps: &KubeletDeps<'_>, b: &Built, tasks: &mut JoinSet<()>) {
     }
 }
 
-/// Container log rotation every `containerLogMonitorInterval`.
+/// Container GC on its own task (upstream `StartGarbageCollection`): every `ContainerGCPeriod`,
+/// and when housekeeping saw a pod worker finish; never on the sync loop.
+fn spawn_container_gc(deps: &KubeletDeps<'_>, b: &Built, tasks: &mut JoinSet<()>) {
+    let cancel = deps.shutdown.clone();
+    let kubelet = b.kubelet.clone();
+    tasks.spawn(async move {
+        let gc = kubelet.container_gc.clone();
+        tokio::select! {
+            () = cancel.cancelled() => {}
+            () = gc.run(kubelet_container::CONTAINER_GC_PERIOD, || kubelet.sources_ready()) => {}
+        }
+    });
+}
+
+/// Container log rotation on its own task (upstream `containerLogManager.Start`), every
+/// `containerLogMonitorInterval`.
 fn spawn_log_rotation(deps: &KubeletDeps<'_>, b: &Built, tasks: &mut JoinSet<()>) {
     let interval = deps
         .server
@@ -348,6 +366,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
     let mut tasks = JoinSet::new();
     spawn_pleg(&deps, &b, &mut tasks);
     spawn_log_rotation(&deps, &b, &mut tasks);
+    spawn_container_gc(&deps, &b, &mut tasks);
     let Built {
         kubelet,
         pod_config,
