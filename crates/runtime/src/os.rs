@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Filesystem access used by the runtime manager.
 pub trait OsInterface: Send + Sync {
@@ -18,6 +18,11 @@ pub trait OsInterface: Send + Sync {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
     /// Writes a whole file.
     fn write_file(&self, path: &Path, contents: &[u8]) -> io::Result<()>;
+    /// Opens a file for streaming reads (blocking I/O: call from a blocking task).
+    fn open(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>>;
+    /// Creates (or truncates) a file for streaming writes (blocking I/O: call from a
+    /// blocking task); the data is complete once the writer was flushed and dropped.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn io::Write + Send>>;
     /// Creates a symlink at `link` pointing to `target`.
     fn symlink(&self, target: &Path, link: &Path) -> io::Result<()>;
     /// Removes a file or symlink.
@@ -97,6 +102,14 @@ impl OsInterface for RealOs {
         std::fs::write(path, contents)
     }
 
+    fn open(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        Ok(Box::new(io::BufReader::new(std::fs::File::open(path)?)))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn io::Write + Send>> {
+        Ok(Box::new(io::BufWriter::new(std::fs::File::create(path)?)))
+    }
+
     fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
         std::os::unix::fs::symlink(target, link)
     }
@@ -167,7 +180,7 @@ pub enum FakeEntry {
 /// In-memory filesystem recording every path it holds; parents are implied.
 #[derive(Debug, Default)]
 pub struct FakeOs {
-    entries: Mutex<BTreeMap<PathBuf, FakeEntry>>,
+    entries: Arc<Mutex<BTreeMap<PathBuf, FakeEntry>>>,
     mounts: Mutex<Vec<PathBuf>>,
 }
 
@@ -210,6 +223,29 @@ impl FakeOs {
     }
 }
 
+/// Appends to a [`FakeOs`] file as it is written.
+struct FakeWriter {
+    entries: Arc<Mutex<BTreeMap<PathBuf, FakeEntry>>>,
+    path: PathBuf,
+}
+
+impl io::Write for FakeWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut e = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        match e.get_mut(&self.path) {
+            Some(FakeEntry::File(data)) => {
+                data.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            _ => Err(not_found(&self.path)),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 fn not_found(path: &Path) -> io::Error {
     io::Error::new(
         io::ErrorKind::NotFound,
@@ -248,6 +284,18 @@ impl OsInterface for FakeOs {
         self.lock()
             .insert(path.to_path_buf(), FakeEntry::File(contents.to_vec()));
         Ok(())
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        Ok(Box::new(io::Cursor::new(self.read(path)?)))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn io::Write + Send>> {
+        self.write_file(path, b"")?;
+        Ok(Box::new(FakeWriter {
+            entries: self.entries.clone(),
+            path: path.to_path_buf(),
+        }))
     }
 
     fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
