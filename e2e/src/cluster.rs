@@ -224,8 +224,11 @@ impl Cluster {
                 _exclusive: exclusive,
             }),
             Err(e) => {
-                // Do not leave a half-started kubelet behind.
-                let _ = run(script_command("hack/upstream-kubelet-down.sh"));
+                // Do not leave a half-started kubelet behind; the start's error is the one
+                // reported, the clean-up's is printed.
+                if let Err(down) = run(script_command("hack/upstream-kubelet-down.sh")) {
+                    eprintln!("hack/upstream-kubelet-down.sh after a failed start: {down}");
+                }
                 Err(e)
             }
         }
@@ -242,8 +245,11 @@ impl UpstreamKubelet {
 
 impl Drop for UpstreamKubelet {
     fn drop(&mut self) {
-        if self.running {
-            let _ = run(script_command("hack/upstream-kubelet-down.sh"));
+        if self.running
+            && let Err(e) = run(script_command("hack/upstream-kubelet-down.sh"))
+        {
+            // Drop cannot fail the test; UpstreamKubelet::stop reports this error.
+            eprintln!("hack/upstream-kubelet-down.sh: {e}");
         }
     }
 }

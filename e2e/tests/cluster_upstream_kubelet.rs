@@ -51,10 +51,12 @@ fn upstream_kubelet_runs_a_busybox_pod() -> TestResult {
         },
     });
     let result = run_pod(&c, &pod, &marker, &manifest.to_string());
-    // Clean up whatever happened; the result of the checks is what the test reports.
-    let _ = c.kubectl_output(["delete", "pod", &pod, "--wait", "--timeout=60s"]);
+    // Clean up whatever happened; the checks' failure comes first, then the clean-up's.
+    let deleted = c.kubectl_output(["delete", "pod", &pod, "--wait", "--timeout=60s"]);
     node.stop()?;
-    result
+    result?;
+    deleted?;
+    Ok(())
 }
 
 fn run_pod(c: &cluster::Cluster, pod: &str, marker: &str, manifest: &str) -> TestResult {
@@ -100,9 +102,11 @@ fn upstream_kubelet_runs_agnhost() -> TestResult {
     let node = c.start_upstream_kubelet()?;
     let pod = format!("agnhost-{}", std::process::id());
     let result = run_agnhost(&c, &node.name, &pod);
-    let _ = c.kubectl_output(["delete", "pod", &pod, "--wait", "--timeout=60s"]);
+    let deleted = c.kubectl_output(["delete", "pod", &pod, "--wait", "--timeout=60s"]);
     node.stop()?;
-    result
+    result?;
+    deleted?;
+    Ok(())
 }
 
 fn run_agnhost(c: &cluster::Cluster, node: &str, pod: &str) -> TestResult {
