@@ -1,5 +1,6 @@
 //! The binary's pod lifecycle, in-process, without root, over the recording fake CRI:
-//! a static pod is added, updated, crash-loops, is deleted, and survives a kubelet restart.
+//! a static pod is added, updated, crash-loops, completes, is deleted, and survives a
+//! kubelet restart.
 //! Each test drives the real sync loop, pod workers, `SyncPod`, PLEG and housekeeping
 //! (`crates/app/src/kubelet/`), through the kubelet of `tests/support`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -295,4 +296,44 @@ async fn restarted_kubelet_adopts_running_containers_and_stops_orphans() {
             "{m} after the restart: {calls:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn completed_pod_with_restart_policy_never_succeeds_and_is_torn_down() {
+    let k = TestKubelet::started().await;
+    let never = "  restartPolicy: Never\n";
+    k.write_manifest("job.yaml", &pod_manifest("job", "uid-job", "true", never));
+    let main = k.wait_running("uid-job", "main").await;
+
+    k.exit_container("uid-job", "main", 0);
+    let status = k
+        .wait_until("phase Succeeded", || {
+            k.pod_status("uid-job")
+                .filter(|s| s.phase.as_deref() == Some("Succeeded"))
+        })
+        .await;
+    let c = &status.container_statuses.unwrap()[0];
+    let terminated = c
+        .state
+        .as_ref()
+        .and_then(|s| s.terminated.as_ref())
+        .unwrap();
+    assert_eq!(
+        (terminated.exit_code, terminated.reason.as_deref()),
+        (0, Some("Completed"))
+    );
+    // A finished pod's sandbox is stopped; its container is never started again.
+    k.wait_until("the sandbox stopped", || {
+        k.ready_sandbox("uid-job").is_none().then_some(())
+    })
+    .await;
+    let calls = k.calls();
+    let created = calls.iter().filter(|c| *c == "CreateContainer").count();
+    assert_eq!(created, 1, "{calls:?}");
+    assert!(
+        k.runtime()
+            .container(&main.status.id)
+            .is_none_or(|c| !c.is(kubelet_cri::v1::ContainerState::ContainerRunning)),
+        "the finished container runs again"
+    );
 }
