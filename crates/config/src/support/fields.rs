@@ -570,7 +570,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "evictionHard",
         Some("eviction-hard"),
         ignored_even_default(
-            "evicts pods when a threshold is crossed (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%) and subtracts the thresholds from node allocatable (admission); kubelet-rs has no eviction manager",
+            "evicts pods when a threshold is crossed (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%) and subtracts the thresholds from node allocatable (admission); kubelet-rs has no eviction manager",
         ),
     ),
     f(

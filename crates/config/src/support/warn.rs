@@ -43,7 +43,7 @@ pub fn warnings(s: &KubeletServer) -> Vec<String> {
                 ..
             } if unsupported(value) => {
                 out.push(format!(
-                    "{name} is {shown}, which kubelet-rs supports only in part: the upstream kubelet {upstream}; kubelet-rs: {works}"
+                    "{name} is {shown}, which kubelet-rs supports only in part ({works}); upstream: {upstream}"
                 ));
             }
             _ => {}
@@ -60,6 +60,10 @@ fn default_config(s: &KubeletServer) -> KubeletConfiguration {
         return crate::new_kubelet_configuration();
     }
     apply_legacy_defaults(&mut d);
+    if !s.flags.kubelet_config_file.is_empty() {
+        // `loadConfigFile` fills in the default thresholds when the file has none.
+        d.eviction_hard = Some(crate::default_eviction_hard());
+    }
     d
 }
 
