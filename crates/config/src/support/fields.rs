@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{DefaultEffect, FieldSupport, Support};
+use super::{FieldSupport, Support, as_upstream, done, ignored, ignored_even_default, refused};
 
 /// Shorthand for the fields API server mode uses and a standalone upstream kubelet ignores.
 const API_ONLY: &str = "used only in API server mode (`--kubeconfig`, refused by kubelet-rs); upstream's standalone kubelet ignores it too";
@@ -25,32 +25,6 @@ const fn f(field: &'static str, flag: Option<&'static str>, support: Support) ->
         flag,
         support,
     }
-}
-
-const fn done(proof: &'static [&'static str]) -> Support {
-    Support::Implemented { proof }
-}
-
-const fn refused(reason: &'static str, proof: &'static [&'static str]) -> Support {
-    Support::Refused { reason, proof }
-}
-
-const fn ignored(upstream: &'static str) -> Support {
-    Support::NoEffect {
-        upstream,
-        default: DefaultEffect::Inert,
-    }
-}
-
-const fn ignored_even_default(upstream: &'static str) -> Support {
-    Support::NoEffect {
-        upstream,
-        default: DefaultEffect::Active,
-    }
-}
-
-const fn as_upstream(why: &'static str) -> Support {
-    Support::AsUpstream { why }
 }
 
 fn is_true(v: &Value) -> bool {

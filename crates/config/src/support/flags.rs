@@ -2,27 +2,12 @@
 //! `AddGlobalFlags`), with its [`Support`]. Config flags are classified with their field in
 //! [`super::FIELDS`].
 
-use super::{DefaultEffect, FlagSupport, Support};
+use super::{FlagSupport, Support, as_upstream, done, ignored};
 
 const CADVISOR: &str = "passes it to the embedded cAdvisor (deprecated flag, mistakenly registered with the kubelet); the kubelet's container stats come from CRI";
 
 const fn fl(flag: &'static str, support: Support) -> FlagSupport {
     FlagSupport { flag, support }
-}
-
-const fn done(proof: &'static [&'static str]) -> Support {
-    Support::Implemented { proof }
-}
-
-const fn ignored(upstream: &'static str) -> Support {
-    Support::NoEffect {
-        upstream,
-        default: DefaultEffect::Inert,
-    }
-}
-
-const fn as_upstream(why: &'static str) -> Support {
-    Support::AsUpstream { why }
 }
 
 const GC_PROOF: &[&str] = &[

@@ -112,21 +112,28 @@ pub struct FlagSupport {
     pub support: Support,
 }
 
-/// The entry of a config field, by JSON path.
-pub fn field(path: &str) -> Option<&'static FieldSupport> {
-    FIELDS.iter().find(|f| f.field == path)
+const fn done(proof: &'static [&'static str]) -> Support {
+    Support::Implemented { proof }
 }
 
-/// The support of a flag: its own entry, or its config field's.
-pub fn flag(name: &str) -> Option<Support> {
-    FLAGS
-        .iter()
-        .find(|f| f.flag == name)
-        .map(|f| f.support)
-        .or_else(|| {
-            FIELDS
-                .iter()
-                .find(|f| f.flag == Some(name))
-                .map(|f| f.support)
-        })
+const fn refused(reason: &'static str, proof: &'static [&'static str]) -> Support {
+    Support::Refused { reason, proof }
+}
+
+const fn ignored(upstream: &'static str) -> Support {
+    Support::NoEffect {
+        upstream,
+        default: DefaultEffect::Inert,
+    }
+}
+
+const fn ignored_even_default(upstream: &'static str) -> Support {
+    Support::NoEffect {
+        upstream,
+        default: DefaultEffect::Active,
+    }
+}
+
+const fn as_upstream(why: &'static str) -> Support {
+    Support::AsUpstream { why }
 }
