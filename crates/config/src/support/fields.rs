@@ -31,6 +31,10 @@ fn is_true(v: &Value) -> bool {
     v.as_bool() == Some(true)
 }
 
+fn is_false(v: &Value) -> bool {
+    v.as_bool() == Some(false)
+}
+
 fn enforces_beyond_pods(v: &Value) -> bool {
     v.as_array().is_some_and(|a| {
         a.iter()
@@ -76,7 +80,9 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "syncFrequency",
         Some("sync-frequency"),
-        done(&["crates/podworkers/src/tests.rs::create_calls_sync_pod_and_schedules_resync"]),
+        done(&[
+            "crates/podworkers/src/tests.rs::resync_interval_decides_when_a_synced_pod_is_due_again",
+        ]),
     ),
     f(
         "fileCheckFrequency",
@@ -364,10 +370,16 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "cgroupsPerQOS",
         Some("cgroups-per-qos"),
-        done(&[
-            RUNTIME_SETTINGS,
-            "crates/cm/src/cgroups.rs::allocatable_root_forms",
-        ]),
+        Support::Partial {
+            works: "`true` creates the QoS cgroups (`kubepods`, `burstable`, `besteffort`) and runs each pod under `pod<uid>` in its QoS cgroup; `false` runs pods under cgroupRoot",
+            upstream: "also gives each pod cgroup the pod's cpu shares, cpu quota and memory limit (summed over its containers) before its sandbox starts; kubelet-rs leaves them to the runtime's defaults",
+            proof: &[
+                RUNTIME_SETTINGS,
+                QOS_CGROUP_LIMITS,
+                "crates/runtime/src/cgroup.rs::cgroupfs_names",
+            ],
+            unsupported: is_true,
+        },
     ),
     f(
         "cgroupDriver",
@@ -627,13 +639,18 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "failSwapOn",
         Some("fail-swap-on"),
-        done(&["crates/cm/src/swap.rs::swap_on_refused_only_with_fail_swap_on"]),
+        Support::Partial {
+            works: "`true` (the default) refuses to start on a node with swap on, as upstream",
+            upstream: "with `false`, still keeps containers from swapping (swap limit 0) unless memorySwap.swapBehavior is `LimitedSwap`; kubelet-rs sets no swap limit, so on a node with swap its containers may swap",
+            proof: &["crates/cm/src/swap.rs::swap_on_refused_only_with_fail_swap_on"],
+            unsupported: is_false,
+        },
     ),
     f(
         "memorySwap.swapBehavior",
         None,
         Support::Partial {
-            works: "`LimitedSwap` is refused on cgroup v1 as upstream refuses it; `NoSwap`/empty leave containers' swap alone",
+            works: "`LimitedSwap` is refused on cgroup v1 as upstream refuses it; `NoSwap` (the default) matters only with failSwapOn `false` (see there)",
             upstream: "with `LimitedSwap`, gives burstable pods' containers swap in proportion to their memory request (memory.swap.max)",
             proof: &["crates/cm/src/swap.rs::limited_swap_needs_v2"],
             unsupported: is_limited_swap,

@@ -88,7 +88,6 @@ pub static FLAGS: &[FlagSupport] = &[
         "root-dir",
         done(&[
             "crates/app/src/kubelet/support_proofs.rs::runtime_settings_follow_the_configuration",
-            "crates/runtime/src/hosts.rs::file_is_written_once",
         ]),
     ),
     fl(
