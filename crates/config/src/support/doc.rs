@@ -13,8 +13,8 @@ const HEADER: &str = "# What kubelet-rs supports, field by field and flag by fla
 Every `KubeletConfiguration` v1beta1 field and every command-line flag of kubelet-rs,
 measured against the upstream kubelet (v1.35) in standalone mode:
 
-- **implemented**: behaves as upstream; the tests named in `crates/config/src/support/` show
-  the effect;
+- **implemented**: behaves as upstream; the tests named as proof show the effect (the table in
+  `crates/config/src/support/` names their files);
 - **refused at start**: the values named are refused with an error naming the field;
 - **partly**: the values described work; the others are accepted, and a warning at start says
   what upstream would do with them;
@@ -31,6 +31,20 @@ fn escape(s: &str) -> String {
 }
 
 fn notes(s: &Support) -> String {
+    let text = text(s);
+    let proof: Vec<String> = s
+        .proof()
+        .iter()
+        .map(|p| format!("`{}`", p.rsplit("::").next().unwrap_or(p)))
+        .collect();
+    match (text.is_empty(), proof.is_empty()) {
+        (_, true) => text,
+        (true, false) => format!("proof: {}", proof.join(", ")),
+        (false, false) => format!("{text} (proof: {})", proof.join(", ")),
+    }
+}
+
+fn text(s: &Support) -> String {
     match s {
         Support::Implemented { .. } => String::new(),
         Support::Refused { reason, .. } => escape(reason),
