@@ -51,6 +51,14 @@ fn is_limited_swap(v: &Value) -> bool {
     v.as_str() == Some("LimitedSwap")
 }
 
+/// `kubeReserved` and `systemReserved`.
+const RESERVED: Support = Support::Partial {
+    works: "`cpu` and `memory` are taken from node allocatable: the `kubepods` cgroup limits and the pods' allocatable (downward API)",
+    upstream: "also reserves `pid` (the `kubepods` cgroup pids.max) and `ephemeral-storage` (allocatable for admission and eviction)",
+    proof: &[QOS_CGROUP_LIMITS, RUNTIME_SETTINGS],
+    unsupported: reserves_beyond_cpu_memory,
+};
+
 /// Every field of `KubeletConfiguration`, by JSON path.
 pub static FIELDS: &[FieldSupport] = &[
     f(
@@ -689,26 +697,8 @@ pub static FIELDS: &[FieldSupport] = &[
         None,
         as_upstream(API_ONLY),
     ),
-    f(
-        "systemReserved",
-        Some("system-reserved"),
-        Support::Partial {
-            works: "`cpu` and `memory` are taken from node allocatable: the `kubepods` cgroup limits and the pods' allocatable (downward API)",
-            upstream: "also reserves `pid` (the `kubepods` cgroup pids.max) and `ephemeral-storage` (allocatable for admission and eviction)",
-            proof: &[QOS_CGROUP_LIMITS, RUNTIME_SETTINGS],
-            unsupported: reserves_beyond_cpu_memory,
-        },
-    ),
-    f(
-        "kubeReserved",
-        Some("kube-reserved"),
-        Support::Partial {
-            works: "`cpu` and `memory` are taken from node allocatable: the `kubepods` cgroup limits and the pods' allocatable (downward API)",
-            upstream: "also reserves `pid` (the `kubepods` cgroup pids.max) and `ephemeral-storage` (allocatable for admission and eviction)",
-            proof: &[QOS_CGROUP_LIMITS, RUNTIME_SETTINGS],
-            unsupported: reserves_beyond_cpu_memory,
-        },
-    ),
+    f("systemReserved", Some("system-reserved"), RESERVED),
+    f("kubeReserved", Some("kube-reserved"), RESERVED),
     f(
         "reservedSystemCPUs",
         Some("reserved-cpus"),
