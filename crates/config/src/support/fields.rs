@@ -477,7 +477,9 @@ pub static FIELDS: &[FieldSupport] = &[
         "maxPods",
         Some("max-pods"),
         // Proof provided by the `admission` branch (maxPods admit handler).
-        done(&["crates/admission/src/predicate.rs::max_pods_rejects_pods_beyond_capacity"]),
+        done(&[
+            "crates/admission/src/predicate_tests.rs::too_many_pods_is_out_of_pods_with_upstreams_message",
+        ]),
     ),
     f(
         "podCIDR",
@@ -488,7 +490,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "podPidsLimit",
         Some("pod-max-pids"),
         // Proof provided by the `cheap` branch (pod-level cgroup with pids.max).
-        done(&["crates/cm/src/pod_cgroup.rs::pod_pids_limit_written_to_pod_cgroup"]),
+        done(&["crates/cm/src/pod_container_manager.rs::pod_pids_limit_written_to_pod_cgroup"]),
     ),
     f(
         "resolvConf",
@@ -531,7 +533,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "maxOpenFiles",
         Some("max-open-files"),
         // Proof provided by the `cheap` branch (rlimit behind a trait).
-        done(&["crates/app/src/rlimit.rs::max_open_files_sets_rlimit"]),
+        done(&["crates/app/src/kubelet/node_setup.rs::max_open_files_sets_rlimit"]),
     ),
     f(
         "contentType",
@@ -564,7 +566,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "evictionHard",
         Some("eviction-hard"),
         ignored_even_default(
-            "evicts pods when a threshold is crossed (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%) and subtracts the thresholds from node allocatable (admission); kubelet-rs has no eviction manager",
+            "evicts pods when a threshold is crossed (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%); kubelet-rs has no eviction manager",
         ),
     ),
     f(
@@ -602,9 +604,10 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "podsPerCore",
         Some("pods-per-core"),
-        ignored(
-            "caps the node's pod capacity at podsPerCore × cores (pods beyond it are rejected at admission)",
-        ),
+        // Proof provided by the `admission` branch (pod capacity of the predicate admit handler).
+        done(&[
+            "crates/admission/src/predicate_tests.rs::pod_capacity_is_max_pods_or_pods_per_core",
+        ]),
     ),
     f(
         "enableControllerAttachDetach",
@@ -617,7 +620,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "protectKernelDefaults",
         Some("protect-kernel-defaults"),
         // Proof provided by the `cheap` branch (setupKernelTunables over HostFs).
-        done(&["crates/cm/src/kernel.rs::protect_kernel_defaults_checks_sysctls"]),
+        done(&["crates/app/src/kubelet/node_setup.rs::protect_kernel_defaults_checks_sysctls"]),
     ),
     f(
         "makeIPTablesUtilChains",
@@ -737,7 +740,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "allowedUnsafeSysctls",
         Some("allowed-unsafe-sysctls"),
         // Proof provided by the `admission` branch (sysctl admit handler).
-        done(&["crates/admission/src/sysctl.rs::allowed_unsafe_sysctls_are_admitted"]),
+        done(&["crates/admission/src/sysctl_tests.rs::allowlist_admits_and_rejects_as_upstream"]),
     ),
     f(
         "volumePluginDir",
@@ -774,7 +777,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "logging.vmodule",
         Some("vmodule"),
         // Proof provided by the `cheap` branch (per-file verbosity in kubelet-klog).
-        done(&["crates/klog/src/vmodule.rs::vmodule_raises_verbosity_per_file"]),
+        done(&["crates/klog/src/lib.rs::vmodule_raises_verbosity_per_file"]),
     ),
     f(
         "logging.options.text.splitStream",

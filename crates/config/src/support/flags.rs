@@ -99,7 +99,11 @@ pub static FLAGS: &[FlagSupport] = &[
     ),
     fl(
         "node-labels",
-        as_upstream("labels the Node object, which needs an API server"),
+        // Proof provided by the `admission` branch (nodeSelector/affinity against the standalone node).
+        done(&[
+            "crates/admission/src/predicate_tests.rs::node_labels_override_the_defaults",
+            "crates/admission/src/predicate_tests.rs::node_selector_and_affinity_match_the_standalone_node_labels",
+        ]),
     ),
     fl(
         "lock-file",

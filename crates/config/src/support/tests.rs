@@ -23,8 +23,17 @@ const PENDING_PROOFS: &[(&str, &str)] = &[
     ("protect_kernel_defaults_checks_sysctls", "cheap"),
     ("pod_pids_limit_written_to_pod_cgroup", "cheap"),
     ("vmodule_raises_verbosity_per_file", "cheap"),
-    ("max_pods_rejects_pods_beyond_capacity", "admission"),
-    ("allowed_unsafe_sysctls_are_admitted", "admission"),
+    (
+        "too_many_pods_is_out_of_pods_with_upstreams_message",
+        "admission",
+    ),
+    ("pod_capacity_is_max_pods_or_pods_per_core", "admission"),
+    ("allowlist_admits_and_rejects_as_upstream", "admission"),
+    ("node_labels_override_the_defaults", "admission"),
+    (
+        "node_selector_and_affinity_match_the_standalone_node_labels",
+        "admission",
+    ),
 ];
 
 fn workspace_root() -> PathBuf {
