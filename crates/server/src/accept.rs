@@ -16,17 +16,15 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
 use crate::authn::PeerIdentity;
-use crate::listen::ServeLimits;
+use crate::listen::{
+    MAX_HEADER_BYTES, ServeLimits, accept_loop, http1_builder, serve_until_cancelled,
+};
 
 /// How long a client may take to complete the TLS handshake.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Upstream `MaxHeaderBytes: 1 << 20`.
-const MAX_HEADER_BYTES: usize = 1 << 20;
 
 /// Accepts connections until `cancel` fires, then lets open connections finish gracefully;
 /// with the default [`ServeLimits`].
@@ -47,33 +45,17 @@ pub async fn serve_tls_with_limits(
     cancel: CancellationToken,
     limits: ServeLimits,
 ) {
-    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let tracker = TaskTracker::new();
-    loop {
-        tokio::select! {
-            _ = cancel.cancelled() => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, remote)) => {
-                    let Ok(permit) = slots.clone().try_acquire_owned() else {
-                        tracing::debug!(%remote, max = limits.max_connections, "Too many open connections, closing the new one");
-                        continue;
-                    };
-                    let conn = serve_connection(stream, acceptor.clone(), router.clone(), cancel.clone(), limits);
-                    tracker.spawn(async move {
-                        conn.await;
-                        drop(permit);
-                    });
-                }
-                Err(e) => {
-                    // EMFILE and friends: back off instead of spinning.
-                    tracing::warn!(err = %e, "secure server: accept failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            },
-        }
-    }
-    tracker.close();
-    tracker.wait().await;
+    let conn_cancel = cancel.clone();
+    accept_loop(listener, &cancel, limits, move |stream| {
+        serve_connection(
+            stream,
+            acceptor.clone(),
+            router.clone(),
+            conn_cancel.clone(),
+            limits,
+        )
+    })
+    .await;
 }
 
 async fn serve_connection(
@@ -109,28 +91,15 @@ async fn serve_connection(
             .max_header_list_size(u32::try_from(MAX_HEADER_BYTES).unwrap_or(u32::MAX));
         let conn = builder.serve_connection(io, service);
         tokio::pin!(conn);
-        tokio::select! {
-            r = conn.as_mut() => r,
-            _ = cancel.cancelled() => {
-                conn.as_mut().graceful_shutdown();
-                conn.await
-            }
-        }
+        let shutdown = hyper::server::conn::http2::Connection::graceful_shutdown;
+        serve_until_cancelled(conn, shutdown, &cancel).await
     } else {
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        builder
-            .timer(TokioTimer::new())
-            .header_read_timeout(limits.header_read_timeout)
-            .max_buf_size(MAX_HEADER_BYTES);
-        let conn = builder.serve_connection(io, service).with_upgrades();
+        let conn = http1_builder(limits)
+            .serve_connection(io, service)
+            .with_upgrades();
         tokio::pin!(conn);
-        tokio::select! {
-            r = conn.as_mut() => r,
-            _ = cancel.cancelled() => {
-                conn.as_mut().graceful_shutdown();
-                conn.await
-            }
-        }
+        let shutdown = hyper::server::conn::http1::UpgradeableConnection::graceful_shutdown;
+        serve_until_cancelled(conn, shutdown, &cancel).await
     };
     if let Err(e) = result {
         tracing::debug!(remote = ?remote, err = %e, "secure server: connection error");

@@ -10,7 +10,9 @@
 //! closed as soon as they are accepted), so idle or slow clients cannot pile up connections
 //! and file descriptors until the kubelet runs out of them.
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,7 +30,7 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Open connections per plain-HTTP server, at most.
 pub const MAX_CONNECTIONS: usize = 1024;
 /// Upstream `MaxHeaderBytes: 1 << 20`.
-const MAX_HEADER_BYTES: usize = 1 << 20;
+pub(crate) const MAX_HEADER_BYTES: usize = 1 << 20;
 
 /// Connection limits of a plain-HTTP server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +119,26 @@ pub async fn serve_with_limits(
     cancel: CancellationToken,
     limits: ServeLimits,
 ) -> Result<(), ServerError> {
+    let conn_cancel = cancel.clone();
+    accept_loop(listener, &cancel, limits, move |stream| {
+        serve_connection(stream, router.clone(), conn_cancel.clone(), limits)
+    })
+    .await;
+    Ok(())
+}
+
+/// Accepts connections until `cancel` fires and serves each with `serve` on its own task, at
+/// most `limits.max_connections` at once (further ones are closed right away); then waits
+/// for the open connections to finish.
+pub(crate) async fn accept_loop<F, Fut>(
+    listener: TcpListener,
+    cancel: &CancellationToken,
+    limits: ServeLimits,
+    serve: F,
+) where
+    F: Fn(TcpStream) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let tracker = TaskTracker::new();
     loop {
@@ -128,7 +150,7 @@ pub async fn serve_with_limits(
                         tracing::debug!(%remote, max = limits.max_connections, "Too many open connections, closing the new one");
                         continue;
                     };
-                    let conn = serve_connection(stream, router.clone(), cancel.clone(), limits);
+                    let conn = serve(stream);
                     tracker.spawn(async move {
                         conn.await;
                         drop(permit);
@@ -144,7 +166,35 @@ pub async fn serve_with_limits(
     }
     tracker.close();
     tracker.wait().await;
-    Ok(())
+}
+
+/// Drives a hyper connection until it ends; when `cancel` fires first, asks it to shut down
+/// gracefully (`shutdown`, its `graceful_shutdown`) and waits for the request in flight.
+pub(crate) async fn serve_until_cancelled<C, E>(
+    mut conn: Pin<&mut C>,
+    shutdown: fn(Pin<&mut C>),
+    cancel: &CancellationToken,
+) -> Result<(), E>
+where
+    C: Future<Output = Result<(), E>>,
+{
+    tokio::select! {
+        r = conn.as_mut() => r,
+        () = cancel.cancelled() => {
+            shutdown(conn.as_mut());
+            conn.await
+        }
+    }
+}
+
+/// The HTTP/1.1 connection builder of every port: 1 MiB of headers, read within the limit.
+pub(crate) fn http1_builder(limits: ServeLimits) -> hyper::server::conn::http1::Builder {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(MAX_HEADER_BYTES);
+    builder
 }
 
 async fn serve_connection(
@@ -157,21 +207,10 @@ async fn serve_connection(
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         router.clone().oneshot(req)
     });
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout)
-        .max_buf_size(MAX_HEADER_BYTES);
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    let conn = http1_builder(limits).serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
-    let result = tokio::select! {
-        r = conn.as_mut() => r,
-        () = cancel.cancelled() => {
-            conn.as_mut().graceful_shutdown();
-            conn.await
-        }
-    };
-    if let Err(e) = result {
+    let shutdown = hyper::server::conn::http1::Connection::graceful_shutdown;
+    if let Err(e) = serve_until_cancelled(conn, shutdown, &cancel).await {
         tracing::debug!(remote = ?remote, err = %e, "connection error");
     }
 }
