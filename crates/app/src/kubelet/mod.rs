@@ -2,6 +2,7 @@
 //! `pkg/kubelet/kubelet.go`): start the container manager, the pod sources, the PLEG, the
 //! pod workers, the sync loop and the read-only server.
 
+mod crash_loop;
 mod evented;
 mod host;
 mod housekeeping;
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use kubelet_cm::{HostFs, MachineInfo, NodeConfig, QosCgroups, QosSetup};
 use kubelet_config::KubeletServer;
-use kubelet_container::{Backoff, Cache, ContainerGcPolicy, Runtime};
+use kubelet_container::{Cache, ContainerGcPolicy, RealClock, Runtime};
 use kubelet_pleg::{GenericPleg, RelistDuration};
 use kubelet_podsource::PodConfig;
 use kubelet_podworkers::{PodWorkers, PodWorkersConfig, WorkQueue};
@@ -226,7 +227,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         runtime: runtime.clone(),
         status_manager: status_manager.clone(),
         reason_cache: Arc::new(ReasonCache::new(1000)),
-        backoff: Arc::new(Backoff::container_default()),
+        backoff: Arc::new(crash_loop::crash_loop_back_off(server, Arc::new(RealClock))),
         backoff_requeue: backoff_requeue.clone(),
         host_ips: node_ips(server).iter().map(ToString::to_string).collect(),
         sync_slots: Arc::new(tokio::sync::Semaphore::new(syncer::sync_pod_slots(

@@ -79,7 +79,7 @@ impl KubeletSyncer {
             .map(|c| self.backoff.get(&get_stable_key(pod, c)))
             .filter(|d| !d.is_zero())
             .min()
-            .unwrap_or(Duration::from_secs(10))
+            .unwrap_or(self.backoff.initial())
     }
 
     async fn fresh_status(&self, pod: &ApiPod) -> Result<PodStatus, PodSyncError> {
