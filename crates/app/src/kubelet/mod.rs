@@ -6,6 +6,8 @@ mod crash_loop;
 mod evented;
 mod host;
 mod housekeeping;
+mod node_setup;
+mod pod_cgroups;
 mod pod_manager;
 mod pod_state;
 mod runtime_setup;
@@ -78,6 +80,8 @@ pub struct Kubelet {
     pub gc_policy: ContainerGcPolicy,
     /// Sync loop liveness.
     pub sync_loop_monitor: SyncLoopMonitor,
+    /// Pod-level cgroups (with `cgroupsPerQOS`).
+    pub pod_cgroups: Option<Arc<pod_cgroups::PodCgroups>>,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     last_gc: Mutex<Instant>,
@@ -132,8 +136,10 @@ impl RunningKubelet {
     }
 }
 
-/// Container manager `Start`: the QoS cgroup hierarchy with `pods` enforcement.
+/// Container manager `Start` (`setupNode`): kernel tunables, then the QoS cgroup
+/// hierarchy with `pods` enforcement.
 fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<Option<QosCgroups>, RunError> {
+    node_setup::setup_kernel_tunables(deps.server, deps.host_fs.as_ref())?;
     let c = &deps.server.config;
     if !c.cgroups_per_qos.unwrap_or(true) {
         return Ok(None);
@@ -223,6 +229,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     );
     let status_manager = Arc::new(StatusManager::default());
     let backoff_requeue = Arc::new(WorkQueue::new());
+    let pod_cgroups = new_pod_cgroups(deps, pod_state.clone());
     let syncer = Arc::new(syncer::KubeletSyncer {
         runtime: runtime.clone(),
         status_manager: status_manager.clone(),
@@ -233,6 +240,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         sync_slots: Arc::new(tokio::sync::Semaphore::new(syncer::sync_pod_slots(
             deps.machine.num_cores(),
         ))),
+        pod_cgroups: pod_cgroups.clone(),
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(
@@ -255,6 +263,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         backoff_requeue,
         gc_policy: runtime_setup::gc_policy(server),
         sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
+        pod_cgroups,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         last_gc: Mutex::new(Instant::now()),
@@ -271,6 +280,31 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         },
         pleg_tx,
     })
+}
+
+/// `NewPodContainerManager` with `cgroupsPerQOS`: pod cgroups under the QoS cgroups,
+/// with `podPidsLimit`.
+fn new_pod_cgroups(
+    deps: &KubeletDeps<'_>,
+    pod_state: Arc<pod_state::PodWorkersState>,
+) -> Option<Arc<pod_cgroups::PodCgroups>> {
+    let c = &deps.server.config;
+    if !c.cgroups_per_qos.unwrap_or(true) {
+        return None;
+    }
+    let driver = deps.runtime.cgroup_driver;
+    let namer = kubelet_runtime::cgroup::PodCgroupNamer::new(driver, &c.cgroup_root, true);
+    let pcm = kubelet_cm::PodContainerManager::new(
+        deps.host_fs.clone(),
+        Arc::new(kubelet_cm::RealProcessKiller),
+        deps.cgroup_version,
+        driver,
+        namer.kubepods(),
+        c.pod_pids_limit.unwrap_or(-1),
+    );
+    Some(Arc::new(pod_cgroups::PodCgroups::new(
+        namer, pcm, pod_state,
+    )))
 }
 
 /// `--node-ip` (one or a dual-stack pair): the node's IPs (pods' hostIP, serving cert SANs).
@@ -346,6 +380,7 @@ fn spawn_sync_loop(
 pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
     let _qos = start_container_manager(&deps)?;
     let b = new_main_kubelet(&deps).await?;
+    node_setup::set_max_open_files(deps.server, &kubelet_cm::RealRlimits);
     let mut tasks = JoinSet::new();
     spawn_pleg(&deps, &b, &mut tasks);
     spawn_log_rotation(&deps, &b, &mut tasks);

@@ -1,0 +1,187 @@
+//! The kubelet's use of pod-level cgroups (`pkg/kubelet/kubelet.go` `SyncPod`, the
+//! `NewPodContainerManager` block, and `kubelet_pods.go` `HandlePodCleanups` /
+//! `cleanupOrphanedPodCgroups`): with `cgroupsPerQOS` every pod gets its cgroup — with
+//! `podPidsLimit` — before its sandbox, and loses it once no pod worker runs it any more.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Pod as ApiPod, PodStatus as ApiPodStatus};
+use kubelet_cm::{CgroupName, PodContainerManager};
+use kubelet_container::{PodStateProvider, PodStatus, Runtime, convert_pod_status_to_running_pod};
+use kubelet_podworkers::PodSyncError;
+use kubelet_runtime::cgroup::PodCgroupNamer;
+
+use super::pod_manager::pod_uid;
+
+/// Pod cgroup names and the manager that creates and removes them.
+pub struct PodCgroups {
+    namer: PodCgroupNamer,
+    pcm: PodContainerManager,
+    pod_state: Arc<dyn PodStateProvider>,
+}
+
+/// Pod cgroups found on the host, by pod UID (taken before the pod workers are read).
+pub type CgroupPods = BTreeMap<String, CgroupName>;
+
+impl PodCgroups {
+    /// `namer` must have `cgroupsPerQOS` on; `pcm` manages the same `kubepods`.
+    pub fn new(
+        namer: PodCgroupNamer,
+        pcm: PodContainerManager,
+        pod_state: Arc<dyn PodStateProvider>,
+    ) -> Self {
+        PodCgroups {
+            namer,
+            pcm,
+            pod_state,
+        }
+    }
+
+    /// The `SyncPod` step: a pod that has running containers but no cgroup (a kubelet
+    /// restarted with `cgroupsPerQOS` newly on) is killed so it restarts inside its cgroup;
+    /// then the cgroup is created unless the pod was killed and never restarts.
+    pub async fn sync_pod(
+        &self,
+        runtime: &dyn Runtime,
+        pod: &ApiPod,
+        pod_status: &PodStatus,
+        api_status: &ApiPodStatus,
+    ) -> Result<(), PodSyncError> {
+        let uid = pod_uid(pod);
+        let Some(name) = self.namer.pod_cgroup_name(pod) else {
+            return Ok(());
+        };
+        if self.pod_state.is_pod_termination_requested(uid) {
+            return Ok(());
+        }
+        let first_sync = !api_status
+            .container_statuses
+            .iter()
+            .flatten()
+            .any(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()));
+        let mut pod_killed = false;
+        if !self.pcm.exists(&name) && !first_sync {
+            let running = convert_pod_status_to_running_pod(runtime.type_name(), pod_status);
+            match runtime.kill_pod(Some(pod), &running, None).await {
+                Ok(()) => pod_killed = true,
+                Err(e) => tracing::error!(pod = %uid, err = %e, "KillPod failed"),
+            }
+        }
+        let never = pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()) == Some("Never");
+        // A run-once pod killed above is not expected to run again: no cgroup for it.
+        let skip = pod_killed && never;
+        if !skip && !self.pcm.exists(&name) {
+            self.pcm.ensure_exists(&name).map_err(|e| {
+                PodSyncError::Failed(format!(
+                    "failed to ensure that the pod: {uid} cgroups exist and are correctly applied: {e}"
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The pod cgroups on the host (upstream `GetAllPodsFromCgroups`).
+    pub fn cgroup_pods(&self) -> Result<CgroupPods, kubelet_cm::CmError> {
+        self.pcm.get_all_pods_from_cgroups()
+    }
+
+    /// Upstream `cleanupOrphanedPodCgroups`: destroys the cgroups of pods no worker may
+    /// still run. Errors are logged; the next housekeeping tries again.
+    pub fn cleanup_orphaned_pod_cgroups(
+        &self,
+        cgroup_pods: &CgroupPods,
+        possibly_running: &HashSet<String>,
+    ) {
+        for (uid, name) in cgroup_pods {
+            if possibly_running.contains(uid) {
+                continue;
+            }
+            tracing::debug!(pod_uid = %uid, "Orphaned pod found, removing pod cgroups");
+            if let Err(e) = self.pcm.destroy(name) {
+                tracing::info!(pod_uid = %uid, err = %e, "Failed to destroy orphaned pod cgroup");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::path::PathBuf;
+
+    use kubelet_cm::{CgroupDriver, CgroupVersion, FakeHostFs, ProcessKiller};
+    use kubelet_container::fake::FakeRuntime;
+
+    use super::*;
+
+    struct NoTermination;
+    impl PodStateProvider for NoTermination {
+        fn is_pod_termination_requested(&self, _: &str) -> bool {
+            false
+        }
+        fn should_pod_content_be_removed(&self, _: &str) -> bool {
+            false
+        }
+        fn should_pod_runtime_be_removed(&self, _: &str) -> bool {
+            false
+        }
+    }
+
+    struct NoKill;
+    impl ProcessKiller for NoKill {
+        fn kill(&self, _: i32) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn pod() -> ApiPod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p", "namespace": "default", "uid": "u-1"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}
+        }))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn sync_pod_creates_the_cgroup_with_pids_max_and_housekeeping_removes_it() {
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_dir("/sys/fs/cgroup/pids");
+        let namer = PodCgroupNamer::new(CgroupDriver::Cgroupfs, "/", true);
+        let pcm = PodContainerManager::new(
+            fs.clone(),
+            Arc::new(NoKill),
+            CgroupVersion::V1,
+            CgroupDriver::Cgroupfs,
+            namer.kubepods(),
+            64,
+        );
+        let pc = PodCgroups::new(namer, pcm, Arc::new(NoTermination));
+        let runtime = FakeRuntime::default();
+        pc.sync_pod(
+            &runtime,
+            &pod(),
+            &PodStatus::default(),
+            &ApiPodStatus::default(),
+        )
+        .await
+        .unwrap();
+        let pids_max = PathBuf::from("/sys/fs/cgroup/pids/kubepods/besteffort/podu-1/pids.max");
+        assert_eq!(fs.writes(), [(pids_max, "64".to_string())]);
+
+        let found = pc.cgroup_pods().unwrap();
+        assert_eq!(found.keys().collect::<Vec<_>>(), ["u-1"]);
+        pc.cleanup_orphaned_pod_cgroups(&found, &HashSet::from(["u-1".to_string()]));
+        assert!(
+            fs.removed().is_empty(),
+            "a possibly running pod keeps its cgroup"
+        );
+        pc.cleanup_orphaned_pod_cgroups(&found, &HashSet::new());
+        assert_eq!(
+            fs.removed(),
+            [PathBuf::from(
+                "/sys/fs/cgroup/pids/kubepods/besteffort/podu-1"
+            )]
+        );
+    }
+}
