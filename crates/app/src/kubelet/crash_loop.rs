@@ -48,21 +48,8 @@ pub fn crash_loop_back_off(server: &KubeletServer, clock: Arc<dyn Clock>) -> Bac
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::kubelet::test_config::server as config;
     use kubelet_container::FakeClock;
-
-    /// A validated start with this configuration file.
-    fn config(extra: &str) -> KubeletServer {
-        let yaml = format!(
-            "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n{extra}"
-        );
-        let fs = kubelet_config::FakeFs::default().with_file("/k.yaml", &yaml);
-        let args = ["--config".to_string(), "/k.yaml".to_string()];
-        let host = kubelet_config::HostInfo { cgroup_v1: false };
-        match kubelet_config::load(&args, &fs, host).unwrap() {
-            kubelet_config::Command::Run(s) => *s,
-            _ => unreachable!("--config gives a run"),
-        }
-    }
 
     /// The back-offs a container sees over `n` failures in a row.
     fn sequence(b: &Backoff, clock: &FakeClock, n: usize) -> Vec<u64> {

@@ -14,6 +14,8 @@ mod runtime_setup;
 mod secure;
 mod sync_loop;
 mod syncer;
+#[cfg(test)]
+mod test_config;
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -37,19 +37,7 @@ mod tests {
     use kubelet_cm::{FakeHostFs, FakeRlimits};
 
     use super::*;
-
-    fn config(extra: &str) -> KubeletServer {
-        let yaml = format!(
-            "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n{extra}"
-        );
-        let fs = kubelet_config::FakeFs::default().with_file("/k.yaml", &yaml);
-        let args = ["--config".to_string(), "/k.yaml".to_string()];
-        let host = kubelet_config::HostInfo { cgroup_v1: false };
-        match kubelet_config::load(&args, &fs, host).unwrap() {
-            kubelet_config::Command::Run(s) => *s,
-            _ => unreachable!("--config gives a run"),
-        }
-    }
+    use crate::kubelet::test_config::server as config;
 
     #[test]
     fn max_open_files_sets_rlimit() {
