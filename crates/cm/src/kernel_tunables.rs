@@ -152,7 +152,7 @@ mod tests {
     }
 
     #[test]
-    fn protect_kernel_defaults_checks_sysctls() {
+    fn error_lists_every_differing_flag_modify_writes_them() {
         // protectKernelDefaults: true: every differing value is an error, nothing is written.
         let fs = host();
         let err = setup_kernel_tunables(

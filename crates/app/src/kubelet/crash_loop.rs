@@ -24,9 +24,8 @@ pub fn new_crash_loop_back_off(server: &KubeletServer) -> (Duration, Duration) {
         initial = REDUCED_CONTAINER_BACKOFF_INITIAL;
     }
     if fg.enabled(gates::KUBELET_CRASH_LOOP_BACK_OFF_MAX) {
-        // Defaulting sets the field when the gate is on, and validation requires it
-        // (1 s..300 s); a missing value keeps upstream's zero-means-none semantics out of
-        // reach, so fall back to the default maximum.
+        // Defaulting sets the field when the gate is on and validation requires it
+        // (1 s..300 s), so it is always present here.
         max = server
             .config
             .crash_loop_back_off

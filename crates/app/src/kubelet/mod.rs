@@ -231,7 +231,14 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     );
     let status_manager = Arc::new(StatusManager::default());
     let backoff_requeue = Arc::new(WorkQueue::new());
-    let pod_cgroups = new_pod_cgroups(deps, pod_state.clone());
+    let pod_cgroups = pod_cgroups::PodCgroups::from_config(
+        c,
+        deps.host_fs.clone(),
+        Arc::new(kubelet_cm::RealProcessKiller),
+        (deps.cgroup_version, deps.runtime.cgroup_driver),
+        pod_state.clone(),
+    )
+    .map(Arc::new);
     let syncer = Arc::new(syncer::KubeletSyncer {
         runtime: runtime.clone(),
         status_manager: status_manager.clone(),
@@ -282,31 +289,6 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         },
         pleg_tx,
     })
-}
-
-/// `NewPodContainerManager` with `cgroupsPerQOS`: pod cgroups under the QoS cgroups,
-/// with `podPidsLimit`.
-fn new_pod_cgroups(
-    deps: &KubeletDeps<'_>,
-    pod_state: Arc<pod_state::PodWorkersState>,
-) -> Option<Arc<pod_cgroups::PodCgroups>> {
-    let c = &deps.server.config;
-    if !c.cgroups_per_qos.unwrap_or(true) {
-        return None;
-    }
-    let driver = deps.runtime.cgroup_driver;
-    let namer = kubelet_runtime::cgroup::PodCgroupNamer::new(driver, &c.cgroup_root, true);
-    let pcm = kubelet_cm::PodContainerManager::new(
-        deps.host_fs.clone(),
-        Arc::new(kubelet_cm::RealProcessKiller),
-        deps.cgroup_version,
-        driver,
-        namer.kubepods(),
-        c.pod_pids_limit.unwrap_or(-1),
-    );
-    Some(Arc::new(pod_cgroups::PodCgroups::new(
-        namer, pcm, pod_state,
-    )))
 }
 
 /// `--node-ip` (one or a dual-stack pair): the node's IPs (pods' hostIP, serving cert SANs).

@@ -52,7 +52,7 @@ mod tests {
     }
 
     #[test]
-    fn protect_kernel_defaults_stops_the_start_or_the_kubelet_sets_them() {
+    fn protect_kernel_defaults_checks_sysctls() {
         let host = || {
             let fs = FakeHostFs::default();
             for (f, v) in kubelet_cm::kernel_tunables::DESIRED_KERNEL_TUNABLES {

@@ -7,7 +7,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Pod as ApiPod, PodStatus as ApiPodStatus};
-use kubelet_cm::{CgroupName, PodContainerManager};
+use kubelet_cm::{
+    CgroupDriver, CgroupName, CgroupVersion, HostFs, PodContainerManager, ProcessKiller,
+};
+use kubelet_config::KubeletConfiguration;
 use kubelet_container::{PodStateProvider, PodStatus, Runtime, convert_pod_status_to_running_pod};
 use kubelet_podworkers::PodSyncError;
 use kubelet_runtime::cgroup::PodCgroupNamer;
@@ -25,17 +28,32 @@ pub struct PodCgroups {
 pub type CgroupPods = BTreeMap<String, CgroupName>;
 
 impl PodCgroups {
-    /// `namer` must have `cgroupsPerQOS` on; `pcm` manages the same `kubepods`.
-    pub fn new(
-        namer: PodCgroupNamer,
-        pcm: PodContainerManager,
+    /// `NewPodContainerManager`: with `cgroupsPerQOS`, pod cgroups under the QoS cgroups
+    /// of `cgroupRoot`, with `podPidsLimit`; none otherwise (upstream's no-op manager).
+    pub fn from_config(
+        c: &KubeletConfiguration,
+        fs: Arc<dyn HostFs>,
+        killer: Arc<dyn ProcessKiller>,
+        (version, driver): (CgroupVersion, CgroupDriver),
         pod_state: Arc<dyn PodStateProvider>,
-    ) -> Self {
-        PodCgroups {
+    ) -> Option<Self> {
+        if !c.cgroups_per_qos.unwrap_or(true) {
+            return None;
+        }
+        let namer = PodCgroupNamer::new(driver, &c.cgroup_root, true);
+        let pcm = PodContainerManager::new(
+            fs,
+            killer,
+            version,
+            driver,
+            namer.kubepods(),
+            c.pod_pids_limit.unwrap_or(-1),
+        );
+        Some(PodCgroups {
             namer,
             pcm,
             pod_state,
-        }
+        })
     }
 
     /// The `SyncPod` step: a pod that has running containers but no cgroup (a kubelet
@@ -110,7 +128,7 @@ impl PodCgroups {
 mod tests {
     use std::path::PathBuf;
 
-    use kubelet_cm::{CgroupDriver, CgroupVersion, FakeHostFs, ProcessKiller};
+    use kubelet_cm::FakeHostFs;
     use kubelet_container::fake::FakeRuntime;
 
     use super::*;
@@ -143,20 +161,22 @@ mod tests {
         .unwrap()
     }
 
-    #[tokio::test]
-    async fn sync_pod_creates_the_cgroup_with_pids_max_and_housekeeping_removes_it() {
-        let fs = Arc::new(FakeHostFs::default());
-        fs.add_dir("/sys/fs/cgroup/pids");
-        let namer = PodCgroupNamer::new(CgroupDriver::Cgroupfs, "/", true);
-        let pcm = PodContainerManager::new(
+    fn pod_cgroups(extra: &str, fs: &Arc<FakeHostFs>) -> Option<PodCgroups> {
+        let server = crate::kubelet::test_config::server(extra);
+        PodCgroups::from_config(
+            &server.config,
             fs.clone(),
             Arc::new(NoKill),
-            CgroupVersion::V1,
-            CgroupDriver::Cgroupfs,
-            namer.kubepods(),
-            64,
-        );
-        let pc = PodCgroups::new(namer, pcm, Arc::new(NoTermination));
+            (CgroupVersion::V1, CgroupDriver::Cgroupfs),
+            Arc::new(NoTermination),
+        )
+    }
+
+    #[tokio::test]
+    async fn pod_pids_limit_from_config_reaches_the_pod_cgroup_and_housekeeping_removes_it() {
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_dir("/sys/fs/cgroup/pids");
+        let pc = pod_cgroups("podPidsLimit: 64\ncgroupRoot: /custom\n", &fs).unwrap();
         let runtime = FakeRuntime::default();
         pc.sync_pod(
             &runtime,
@@ -166,8 +186,8 @@ mod tests {
         )
         .await
         .unwrap();
-        let pids_max = PathBuf::from("/sys/fs/cgroup/pids/kubepods/besteffort/podu-1/pids.max");
-        assert_eq!(fs.writes(), [(pids_max, "64".to_string())]);
+        let dir = PathBuf::from("/sys/fs/cgroup/pids/custom/kubepods/besteffort/podu-1");
+        assert_eq!(fs.writes(), [(dir.join("pids.max"), "64".to_string())]);
 
         let found = pc.cgroup_pods().unwrap();
         assert_eq!(found.keys().collect::<Vec<_>>(), ["u-1"]);
@@ -177,11 +197,24 @@ mod tests {
             "a possibly running pod keeps its cgroup"
         );
         pc.cleanup_orphaned_pod_cgroups(&found, &HashSet::new());
-        assert_eq!(
-            fs.removed(),
-            [PathBuf::from(
-                "/sys/fs/cgroup/pids/kubepods/besteffort/podu-1"
-            )]
-        );
+        assert_eq!(fs.removed(), [dir]);
+
+        // The default (-1): a pod cgroup without a pids limit.
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_dir("/sys/fs/cgroup/pids");
+        let pc = pod_cgroups("", &fs).unwrap();
+        pc.sync_pod(
+            &runtime,
+            &pod(),
+            &PodStatus::default(),
+            &ApiPodStatus::default(),
+        )
+        .await
+        .unwrap();
+        assert!(fs.writes().is_empty(), "{:?}", fs.writes());
+        assert_eq!(fs.dirs().len(), 2, "{:?}", fs.dirs());
+
+        // Without cgroupsPerQOS there are no pod cgroups.
+        assert!(pod_cgroups("cgroupsPerQOS: false\nenforceNodeAllocatable: []\n", &fs).is_none());
     }
 }
