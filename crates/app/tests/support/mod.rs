@@ -331,6 +331,10 @@ fn fake_host() -> FakeHostFs {
     fs.add_file("/sys/devices/system/cpu/online", "0-1\n");
     fs.add_file("/proc/meminfo", "MemTotal:        4194304 kB\n");
     fs.add_file("/proc/sys/kernel/osrelease", "6.1.0-test\n");
+    // The kernel tunables as the kubelet wants them (`setupKernelTunables` reads them all).
+    for (flag, value) in kubelet_cm::kernel_tunables::DESIRED_KERNEL_TUNABLES {
+        fs.add_file(format!("/proc/sys/{flag}"), format!("{value}\n"));
+    }
     fs
 }
 
