@@ -172,20 +172,21 @@ mod tests {
         )
     }
 
-    #[tokio::test]
-    async fn pod_pids_limit_from_config_reaches_the_pod_cgroup_and_housekeeping_removes_it() {
+    /// A v1 host with the `pids` controller after one `SyncPod` of [`pod`].
+    async fn synced(extra: &str) -> (Arc<FakeHostFs>, PodCgroups) {
         let fs = Arc::new(FakeHostFs::default());
         fs.add_dir("/sys/fs/cgroup/pids");
-        let pc = pod_cgroups("podPidsLimit: 64\ncgroupRoot: /custom\n", &fs).unwrap();
-        let runtime = FakeRuntime::default();
-        pc.sync_pod(
-            &runtime,
-            &pod(),
-            &PodStatus::default(),
-            &ApiPodStatus::default(),
-        )
-        .await
-        .unwrap();
+        let pc = pod_cgroups(extra, &fs).unwrap();
+        let status = (PodStatus::default(), ApiPodStatus::default());
+        pc.sync_pod(&FakeRuntime::default(), &pod(), &status.0, &status.1)
+            .await
+            .unwrap();
+        (fs, pc)
+    }
+
+    #[tokio::test]
+    async fn pod_pids_limit_from_config_reaches_the_pod_cgroup_and_housekeeping_removes_it() {
+        let (fs, pc) = synced("podPidsLimit: 64\ncgroupRoot: /custom\n").await;
         let dir = PathBuf::from("/sys/fs/cgroup/pids/custom/kubepods/besteffort/podu-1");
         assert_eq!(fs.writes(), [(dir.join("pids.max"), "64".to_string())]);
 
@@ -200,17 +201,7 @@ mod tests {
         assert_eq!(fs.removed(), [dir]);
 
         // The default (-1): a pod cgroup without a pids limit.
-        let fs = Arc::new(FakeHostFs::default());
-        fs.add_dir("/sys/fs/cgroup/pids");
-        let pc = pod_cgroups("", &fs).unwrap();
-        pc.sync_pod(
-            &runtime,
-            &pod(),
-            &PodStatus::default(),
-            &ApiPodStatus::default(),
-        )
-        .await
-        .unwrap();
+        let (fs, _) = synced("").await;
         assert!(fs.writes().is_empty(), "{:?}", fs.writes());
         assert_eq!(fs.dirs().len(), 2, "{:?}", fs.dirs());
 
