@@ -410,6 +410,8 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
         runtime,
         configz,
         host_fs: std::sync::Arc::new(fs),
+        rlimits: std::sync::Arc::new(kubelet_cm::RealRlimits),
+        process_killer: std::sync::Arc::new(kubelet_cm::RealProcessKiller),
         shutdown: shutdown.clone(),
         fatal: fatal.clone(),
     })

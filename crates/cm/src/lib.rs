@@ -21,7 +21,9 @@ pub use kernel_tunables::{KernelTunableBehavior, setup_kernel_tunables};
 pub use machine::{MachineInfo, read_machine_info};
 pub use node_config::{NodeConfig, NodeConfigInput};
 pub use oom::apply_oom_score_adj;
-pub use pod_container_manager::{PodContainerManager, ProcessKiller, RealProcessKiller};
+pub use pod_container_manager::{
+    FakeProcessKiller, PodContainerManager, ProcessKiller, RealProcessKiller,
+};
 pub use qos::{QosCgroups, QosSetup, setup_qos_cgroups};
 pub use rlimit::{FakeRlimits, RealRlimits, Rlimits};
 pub use swap::check_swap;

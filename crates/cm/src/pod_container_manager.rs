@@ -41,6 +41,32 @@ impl ProcessKiller for RealProcessKiller {
     }
 }
 
+/// Records the processes it is asked to kill (and kills nothing).
+#[derive(Debug, Default)]
+pub struct FakeProcessKiller {
+    killed: std::sync::Mutex<Vec<i32>>,
+}
+
+impl FakeProcessKiller {
+    /// The pids asked for, in order.
+    pub fn killed(&self) -> Vec<i32> {
+        self.killed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl ProcessKiller for FakeProcessKiller {
+    fn kill(&self, pid: i32) -> std::io::Result<()> {
+        self.killed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(pid);
+        Ok(())
+    }
+}
+
 /// The pod cgroups of one node: where they live and what they get.
 pub struct PodContainerManager {
     fs: Arc<dyn HostFs>,
@@ -340,28 +366,17 @@ fn write(fs: &dyn HostFs, path: &Path, value: &str) -> Result<(), CmError> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use std::sync::Mutex;
-
     use super::*;
     use crate::cgroups::node_allocatable_root;
     use crate::hostfs::FakeHostFs;
-
-    #[derive(Default)]
-    struct Killed(Mutex<Vec<i32>>);
-    impl ProcessKiller for Killed {
-        fn kill(&self, pid: i32) -> std::io::Result<()> {
-            self.0.lock().unwrap().push(pid);
-            Ok(())
-        }
-    }
 
     fn pcm(
         fs: &Arc<FakeHostFs>,
         version: CgroupVersion,
         driver: CgroupDriver,
         limit: i64,
-    ) -> (PodContainerManager, Arc<Killed>) {
-        let killed = Arc::new(Killed::default());
+    ) -> (PodContainerManager, Arc<FakeProcessKiller>) {
+        let killed = Arc::new(FakeProcessKiller::default());
         let m = PodContainerManager::new(
             fs.clone(),
             killed.clone(),
@@ -491,7 +506,7 @@ mod tests {
             ])
         );
         m.destroy(&pod).unwrap();
-        assert_eq!(*killed.0.lock().unwrap(), [4242]);
+        assert_eq!(killed.killed(), [4242]);
         assert!(!m.exists(&pod));
         let left: Vec<PathBuf> = fs
             .dirs()

@@ -58,6 +58,10 @@ pub struct KubeletDeps<'a> {
     pub configz: Configz,
     /// Host filesystem (cgroups, /proc).
     pub host_fs: Arc<dyn HostFs>,
+    /// The kubelet's own resource limits (`maxOpenFiles`).
+    pub rlimits: Arc<dyn kubelet_cm::Rlimits>,
+    /// Kills processes left in the cgroup of a pod that is gone.
+    pub process_killer: Arc<dyn kubelet_cm::ProcessKiller>,
     /// Cancelled on shutdown.
     pub shutdown: CancellationToken,
     /// Cancelled by a critical task that stopped.
@@ -236,7 +240,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     let pod_cgroups = pod_cgroups::PodCgroups::from_config(
         c,
         deps.host_fs.clone(),
-        Arc::new(kubelet_cm::RealProcessKiller),
+        deps.process_killer.clone(),
         (deps.cgroup_version, deps.runtime.cgroup_driver),
         pod_state.clone(),
     )
@@ -366,7 +370,7 @@ fn spawn_sync_loop(
 pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
     let _qos = start_container_manager(&deps)?;
     let b = new_main_kubelet(&deps).await?;
-    node_setup::set_max_open_files(deps.server, &kubelet_cm::RealRlimits);
+    node_setup::set_max_open_files(deps.server, deps.rlimits.as_ref());
     let mut tasks = JoinSet::new();
     spawn_pleg(&deps, &b, &mut tasks);
     spawn_log_rotation(&deps, &b, &mut tasks);

@@ -128,7 +128,7 @@ impl PodCgroups {
 mod tests {
     use std::path::PathBuf;
 
-    use kubelet_cm::FakeHostFs;
+    use kubelet_cm::{FakeHostFs, FakeProcessKiller};
     use kubelet_container::fake::FakeRuntime;
 
     use super::*;
@@ -146,13 +146,6 @@ mod tests {
         }
     }
 
-    struct NoKill;
-    impl ProcessKiller for NoKill {
-        fn kill(&self, _: i32) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     fn pod() -> ApiPod {
         serde_json::from_value(serde_json::json!({
             "metadata": {"name": "p", "namespace": "default", "uid": "u-1"},
@@ -166,7 +159,7 @@ mod tests {
         PodCgroups::from_config(
             &server.config,
             fs.clone(),
-            Arc::new(NoKill),
+            Arc::new(FakeProcessKiller::default()),
             (CgroupVersion::V1, CgroupDriver::Cgroupfs),
             Arc::new(NoTermination),
         )

@@ -142,6 +142,8 @@ healthzPort: 0
             runtime,
             configz: startup::init_configz(s),
             host_fs: self.host_fs.clone(),
+            rlimits: Arc::new(kubelet_cm::FakeRlimits::default()),
+            process_killer: Arc::new(kubelet_cm::FakeProcessKiller::default()),
             shutdown: shutdown.clone(),
             fatal: fatal.clone(),
         })
