@@ -13,18 +13,12 @@ use nix::sys::signal::Signal;
 const V2_LINE: &str = "\"Authentication and authorization\"";
 
 async fn start_log(args: &[&str]) -> String {
-    let FakeSetup {
-        dir,
-        cri: _cri,
-        port,
-        cfg,
-        ..
-    } = fake_setup("").await;
-    let mut all = vec!["--config", cfg.to_str().unwrap(), "--v=0"];
+    let setup: FakeSetup = fake_setup("").await;
+    let mut all = vec!["--config", setup.cfg.to_str().unwrap(), "--v=0"];
     all.extend_from_slice(args);
-    let mut p = Proc::spawn(dir.path(), "k", &all);
+    let mut p = Proc::spawn(setup.dir.path(), "k", &all);
     assert!(
-        wait_healthy(&mut p, port, Duration::from_secs(30)).await,
+        wait_healthy(&mut p, setup.port, Duration::from_secs(30)).await,
         "log:\n{}",
         p.log()
     );
