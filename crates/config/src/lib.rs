@@ -21,6 +21,8 @@ pub mod fs;
 mod help;
 mod load;
 pub mod types;
+#[cfg(test)]
+mod upstream_pin;
 pub mod validation;
 mod versioned;
 

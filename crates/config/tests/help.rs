@@ -30,7 +30,7 @@ fn help_and_version() {
             assert!(line.unwrap().ends_with(
                 "Prevent the kubelet from starting on the host using cgroup v1. (default true)"
             ));
-            // MarkDeprecated in AddKubeletConfigFlags hides these two.
+            // Removed by 1.35 (the config fields stay).
             assert!(!text.contains("--iptables-masquerade-bit"));
             assert!(!text.contains("--iptables-drop-bit"));
         }
@@ -168,18 +168,37 @@ fn every_documented_flag_is_registered() {
         "lock-file",
         "exit-on-lock-contention",
         "runtime-cgroups",
-        "pod-infra-container-image",
         "image-credential-provider-config",
         "image-credential-provider-bin-dir",
         "minimum-container-ttl-duration",
         "maximum-dead-containers-per-container",
         "maximum-dead-containers",
         "experimental-mounter-path",
-        "cloud-config",
         "experimental-allocatable-ignore-eviction",
         "version",
         "help",
     ] {
         assert!(set.has_flag(name), "missing --{name}");
+    }
+}
+
+/// Flags upstream removed by v1.35.4 are unknown flags, refused as pflag refuses any
+/// unknown flag.
+#[test]
+fn flags_removed_by_1_35_are_unknown() {
+    for name in [
+        "pod-infra-container-image",
+        "cloud-config",
+        "iptables-masquerade-bit",
+        "iptables-drop-bit",
+    ] {
+        assert!(!FlagSet::new().has_flag(name), "--{name}");
+        let e = load_unvalidated(&args(&[&format!("--{name}=x")]), &FakeFs::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!("failed to parse kubelet flag: unknown flag: --{name}")
+        );
     }
 }
