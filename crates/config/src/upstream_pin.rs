@@ -29,6 +29,7 @@ struct Dump {
     flags: Vec<DumpFlag>,
     feature_gates: Vec<DumpGate>,
     config_fields: Vec<DumpField>,
+    config_defaults: serde_json::Value,
 }
 
 #[derive(Deserialize)]
@@ -259,6 +260,47 @@ fn config_fields_are_upstreams() {
         .collect();
     diffs.extend(theirs.difference(&ours).map(|p| format!("{p}: missing")));
     assert_no_diffs("KubeletConfiguration fields", &diffs);
+}
+
+/// An empty v1beta1 configuration, defaulted, serialises as upstream's does.
+#[test]
+fn config_defaults_are_upstreams() {
+    let mut kc = KubeletConfiguration::default();
+    crate::set_defaults(&mut kc, &FeatureGate::new()).unwrap();
+    let ours = serde_json::to_value(&kc).unwrap();
+    let mut diffs = Vec::new();
+    json_diffs("", &ours, &dump().config_defaults, &mut diffs);
+    assert_no_diffs("v1beta1 defaults", &diffs);
+}
+
+/// Every path where `ours` and `theirs` differ (a missing key is a difference).
+fn json_diffs(
+    path: &str,
+    ours: &serde_json::Value,
+    theirs: &serde_json::Value,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    match (ours, theirs) {
+        (Value::Object(o), Value::Object(t)) => {
+            let keys: BTreeSet<&String> = o.keys().chain(t.keys()).collect();
+            for k in keys {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match (o.get(k), t.get(k)) {
+                    (Some(a), Some(b)) => json_diffs(&p, a, b, out),
+                    (Some(a), None) => out.push(format!("{p}: ours {a}, upstream omits it")),
+                    (None, Some(b)) => out.push(format!("{p}: ours omits it, upstream {b}")),
+                    (None, None) => {}
+                }
+            }
+        }
+        (a, b) if a != b => out.push(format!("{path}: ours {a}, upstream {b}")),
+        _ => {}
+    }
 }
 
 #[test]

@@ -29,6 +29,7 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	_ "k8s.io/kubernetes/cmd/kubelet/app"
 	"k8s.io/kubernetes/cmd/kubelet/app/options"
+	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
 )
 
 type flagInfo struct {
@@ -71,6 +72,10 @@ type dump struct {
 	Flags        []flagInfo  `json:"flags"`
 	FeatureGates []gateInfo  `json:"featureGates"`
 	ConfigFields []fieldInfo `json:"configFields"`
+	// ConfigDefaults is an empty v1beta1 KubeletConfiguration after the scheme's defaults
+	// (SetDefaults_KubeletConfiguration), as JSON: what a config file of only
+	// apiVersion/kind holds before the loader adds evictionHard.
+	ConfigDefaults json.RawMessage `json:"configDefaults"`
 }
 
 // kubeletFlagSet builds the flag set as NewKubeletCommand does.
@@ -195,6 +200,16 @@ func configFields() []fieldInfo {
 	return out
 }
 
+func configDefaults() (json.RawMessage, error) {
+	scheme, _, err := kubeletscheme.NewSchemeAndCodecs()
+	if err != nil {
+		return nil, err
+	}
+	versioned := &kubeletv1beta1.KubeletConfiguration{}
+	scheme.Default(versioned)
+	return json.Marshal(versioned)
+}
+
 // moduleVersion is the version of k8s.io/kubernetes this binary was built from.
 func moduleVersion() (string, string, error) {
 	info, ok := debug.ReadBuildInfo()
@@ -233,6 +248,9 @@ func run() error {
 		Flags:        flags(fs),
 		FeatureGates: gates(),
 		ConfigFields: configFields(),
+	}
+	if d.ConfigDefaults, err = configDefaults(); err != nil {
+		return err
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetEscapeHTML(false)
