@@ -135,6 +135,23 @@ fn the_dump_is_of_kubernetes_1_35() {
     assert!(d.config_fields.len() > 100);
 }
 
+/// The dump is of the version the harness builds (`e2e/cluster/go.mod`): bumping the
+/// harness without regenerating the dump fails here.
+#[test]
+fn the_dump_is_of_the_harness_version() {
+    let go_mod = include_str!("../../../e2e/cluster/go.mod");
+    let pinned = go_mod
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("k8s.io/kubernetes "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap();
+    assert_eq!(
+        dump().version,
+        pinned,
+        "run hack/update-upstream-dump.sh after changing e2e/cluster/go.mod"
+    );
+}
+
 #[test]
 fn flags_are_upstreams() {
     let d = dump();
