@@ -114,6 +114,27 @@ fn baseline() -> Parsed {
     }
 }
 
+/// The entries both sides have, by name; a name only one side has is a difference.
+fn pair_up<'m, O, T>(
+    ours: &'m BTreeMap<&'m str, O>,
+    theirs: &'m BTreeMap<&'m str, T>,
+    prefix: &str,
+    kind: &str,
+    diffs: &mut Vec<String>,
+) -> Vec<(&'m str, &'m O, &'m T)> {
+    for name in ours.keys().filter(|n| !theirs.contains_key(*n)) {
+        diffs.push(format!("{prefix}{name}: not a {kind} upstream"));
+    }
+    let mut both = Vec::new();
+    for (name, up) in theirs {
+        match ours.get(name) {
+            Some(o) => both.push((*name, o, up)),
+            None => diffs.push(format!("{prefix}{name}: missing")),
+        }
+    }
+    both
+}
+
 /// Fails with every line of `diffs`, under `what`.
 fn assert_no_diffs(what: &str, diffs: &[String]) {
     assert!(
@@ -160,14 +181,7 @@ fn flags_are_upstreams() {
     let ours: BTreeMap<&str, _> = all_flags().into_iter().map(|f| (f.name, f)).collect();
     let theirs: BTreeMap<&str, &DumpFlag> = d.flags.iter().map(|f| (f.name.as_str(), f)).collect();
     let mut diffs = Vec::new();
-    for name in ours.keys().filter(|n| !theirs.contains_key(*n)) {
-        diffs.push(format!("--{name}: not a flag upstream"));
-    }
-    for (name, up) in &theirs {
-        let Some(def) = ours.get(name) else {
-            diffs.push(format!("--{name}: missing"));
-            continue;
-        };
+    for (name, def, up) in pair_up(&ours, &theirs, "--", "flag", &mut diffs) {
         let mut check = |what: &str, ours: String, theirs: &str| {
             if ours != theirs {
                 diffs.push(format!("--{name} {what}: {}", excerpt(&ours, theirs)));
@@ -243,14 +257,7 @@ fn feature_gates_are_upstreams() {
         .map(|g| (g.name.as_str(), g))
         .collect();
     let mut diffs = Vec::new();
-    for name in ours.keys().filter(|n| !theirs.contains_key(*n)) {
-        diffs.push(format!("{name}: not a gate upstream"));
-    }
-    for (name, up) in &theirs {
-        let Some(spec) = ours.get(name) else {
-            diffs.push(format!("{name}: missing"));
-            continue;
-        };
+    for (name, spec, up) in pair_up(&ours, &theirs, "", "gate", &mut diffs) {
         let ours = (
             spec.default,
             spec.pre_release.to_string(),
