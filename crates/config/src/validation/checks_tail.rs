@@ -49,7 +49,8 @@ fn logging(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<String>) {
         }
         if pattern.contains(['=', ',']) {
             errs.push(format!(
-                "logging.vmodule[{i}]: Invalid value: {pattern:?}: File pattern must not contain equal sign or comma"
+                "logging.vmodule[{i}]: Invalid value: {}: File pattern must not contain equal sign or comma",
+                kubelet_apimachinery::go_quote(pattern)
             ));
         }
         if item.verbosity > i32::MAX as u32 {
@@ -100,7 +101,7 @@ fn validate_endpoint(endpoint: &str) -> Result<(), String> {
     let invalid = |detail: String| {
         format!(
             "tracing.endpoint: Invalid value: {}: {detail}",
-            go_url::go_quote(&endpoint)
+            kubelet_apimachinery::go_quote(&endpoint)
         )
     };
     match go_url::parse_scheme(&endpoint).map_err(invalid)?.as_str() {

@@ -6,6 +6,8 @@
 //! differs: a bracketed host that is not an IP address is refused as Go refuses it, but
 //! the text after `ParseAddr("…"): ` is ours, not `netip`'s.
 
+use kubelet_apimachinery::go_quote;
+
 /// The lower-cased scheme of `raw`, or Go's `*url.Error` text: `parse "<url>": <reason>`.
 pub(crate) fn parse_scheme(raw: &str) -> Result<String, String> {
     let (u, frag) = match raw.split_once('#') {
@@ -228,30 +230,6 @@ fn percent_decode(s: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Go's `%q` / `strconv.Quote` for the strings these errors show.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
