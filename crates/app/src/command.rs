@@ -65,8 +65,8 @@ pub fn main_with_args(args: &[String]) -> ExitCode {
             stdout(&format!("{text}{PRINT_CONFIG_HELP}"));
             return ExitCode::SUCCESS;
         }
-        Command::Version(req) => {
-            stdout(&format!("{}\n", version::render(&req)));
+        Command::Version(req, dynamic) => {
+            stdout(&format!("{}\n", version::render(&req, dynamic.as_deref())));
             return ExitCode::SUCCESS;
         }
         Command::Run(server) => server,

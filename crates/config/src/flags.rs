@@ -82,6 +82,9 @@ pub enum VersionRequest {
 pub struct GlobalFlags {
     pub help: bool,
     pub version: VersionRequest,
+    /// `--version=vX.Y.Z...`: the version to report instead of the default
+    /// (`version.SetDynamicVersion`); it stays set whatever `--version` says later.
+    pub dynamic_version: Option<String>,
     /// cAdvisor's `--housekeeping-interval` (default 10s).
     pub housekeeping_interval: Option<Duration>,
     /// Values given to the deprecated cAdvisor flags, by flag name. They have no effect.

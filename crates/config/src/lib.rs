@@ -24,6 +24,7 @@ pub mod types;
 #[cfg(test)]
 mod upstream_pin;
 pub mod validation;
+pub mod version;
 mod versioned;
 
 pub use defaults::{

@@ -42,12 +42,52 @@ fn help_and_version() {
     ));
     assert!(matches!(
         load_unvalidated(&args(&["--version"]), &FakeFs::default()).unwrap(),
-        Command::Version(VersionRequest::Print)
+        Command::Version(VersionRequest::Print, None)
     ));
     assert!(matches!(
         load_unvalidated(&args(&["--version=raw"]), &FakeFs::default()).unwrap(),
-        Command::Version(VersionRequest::Raw)
+        Command::Version(VersionRequest::Raw, None)
     ));
+}
+
+/// `--version=vX.Y.Z...` sets the reported version (verflag / `SetDynamicVersion`): it
+/// must keep the default's major.minor.patch; alone it prints nothing and the kubelet runs.
+#[test]
+fn dynamic_version() {
+    match load_unvalidated(
+        &args(&["--version=v1.35.4-custom", "--version"]),
+        &FakeFs::default(),
+    )
+    .unwrap()
+    {
+        Command::Version(VersionRequest::Print, Some(v)) => assert_eq!(v, "v1.35.4-custom"),
+        other => panic!("{other:?}"),
+    }
+    match load_unvalidated(&args(&["--version=v1.35.4-custom"]), &FakeFs::default()).unwrap() {
+        Command::Run(server) => {
+            assert_eq!(
+                server.global.dynamic_version.as_deref(),
+                Some("v1.35.4-custom")
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    let err = |a: &str| {
+        load_unvalidated(&args(&[a]), &FakeFs::default())
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        err("--version=v1.2.3"),
+        format!(
+            "failed to parse kubelet flag: invalid argument \"v1.2.3\" for \"--version\" flag: version \"v1.2.3\" must match major/minor/patch of default version \"{}\"",
+            kubelet_config::version::git_version()
+        )
+    );
+    assert_eq!(
+        err("--version=maybe"),
+        "failed to parse kubelet flag: invalid argument \"maybe\" for \"--version\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax"
+    );
 }
 
 #[test]
