@@ -94,6 +94,9 @@ fn print_effective_config(server: &KubeletServer, host: kubelet_config::HostInfo
     if let Err(e) = startup::validate_kubelet_server(server, host) {
         return fail_early(&e.to_string());
     }
+    for w in kubelet_config::support::warnings(server) {
+        eprintln!("W {w}");
+    }
     let json = server.config.to_versioned_json();
     match serde_json::to_string_pretty(&json) {
         Ok(s) => {

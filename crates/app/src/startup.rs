@@ -372,6 +372,9 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     tracing::info!(version = %version::git_version(), "Kubelet version");
     set_feature_gates(&s);
     validate_kubelet_server(&s, host)?;
+    for w in kubelet_config::support::warnings(&s) {
+        tracing::warn!("{w}");
+    }
     memory_qos_warning(&s, host);
     let contention = CancellationToken::new();
     let _lock = acquire_lock_file(&s, &contention).await?;

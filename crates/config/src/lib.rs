@@ -20,6 +20,7 @@ mod flagvalue;
 pub mod fs;
 mod help;
 mod load;
+pub mod support;
 pub mod types;
 #[cfg(test)]
 mod upstream_pin;

@@ -9,6 +9,8 @@ mod pod_manager;
 mod pod_state;
 mod runtime_setup;
 mod secure;
+#[cfg(test)]
+mod support_proofs;
 mod sync_loop;
 mod syncer;
 
