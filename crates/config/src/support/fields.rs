@@ -164,11 +164,6 @@ pub static FIELDS: &[FieldSupport] = &[
         ]),
     ),
     f(
-        "tlsCurvePreferences",
-        None,
-        ignored("restricts the elliptic curves offered in TLS handshakes"),
-    ),
-    f(
         "tlsMinVersion",
         Some("tls-min-version"),
         done(&[
@@ -631,12 +626,12 @@ pub static FIELDS: &[FieldSupport] = &[
     ),
     f(
         "iptablesMasqueradeBit",
-        Some("iptables-masquerade-bit"),
+        None,
         as_upstream("validated only; documented upstream as having no effect"),
     ),
     f(
         "iptablesDropBit",
-        Some("iptables-drop-bit"),
+        None,
         as_upstream("validated only; documented upstream as having no effect"),
     ),
     f(
