@@ -1,5 +1,6 @@
 //! Housekeeping (`pkg/kubelet/kubelet_pods.go` `HandlePodCleanups`): forget finished workers,
-//! kill orphaned runtime pods, remove orphaned pod directories (`kubelet_volumes.go`
+//! kill orphaned runtime pods, remove orphaned pod cgroups (`cleanupOrphanedPodCgroups` in
+//! `pod_cgroups.rs`) and orphaned pod directories (`kubelet_volumes.go`
 //! `cleanupOrphanedPodDirs`), garbage collect back-off entries. Container GC runs on its own
 //! task (`kubelet_container::ContainerGc`); housekeeping only asks it for an extra round when
 //! a pod worker finished.
@@ -8,16 +9,26 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use kubelet_container::{Pod as RuntimePod, SyncPodType};
-use kubelet_podworkers::UpdatePodOptions;
+use kubelet_podworkers::{PodWorkerState, UpdatePodOptions};
 
 use super::Kubelet;
 
 /// `HandlePodCleanups`: forget finished workers, restart desired pods whose worker is gone,
-/// kill runtime pods nobody asked for, drop stale statuses, remove the directories of pods
-/// that are gone, and garbage collect back-off entries.
+/// kill runtime pods nobody asked for, drop stale statuses, remove the cgroups and the
+/// directories of pods that are gone, and garbage collect back-off entries.
 /// Only called once every source has been seen, so an empty first view is never taken
 /// for "no pods" (which would kill the pods a restarted kubelet must adopt).
 pub async fn handle_pod_cleanups(kl: &Kubelet) {
+    // The pod cgroups are listed before the pods, so a pod added meanwhile is never
+    // taken for an orphan.
+    let cgroup_pods = match kl.pod_cgroups.as_ref().map(|pc| pc.cgroup_pods()) {
+        None => None,
+        Some(Ok(found)) => Some(found),
+        Some(Err(e)) => {
+            tracing::error!(err = %e, "Failed cleaning pods: failed to get list of pods that still exist on cgroup mounts");
+            return;
+        }
+    };
     let desired: Vec<String> = kl.pod_manager.uids();
     let workers = kl
         .pod_workers
@@ -26,6 +37,11 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
         // A pod finished: its dead containers and sandboxes may go now (on the GC task).
         kl.container_gc.trigger();
     }
+    let mut possibly_running: HashSet<String> = workers
+        .iter()
+        .filter(|(_, w)| matches!(w.state, PodWorkerState::Sync | PodWorkerState::Terminating))
+        .map(|(uid, _)| uid.clone())
+        .collect();
 
     for uid in &desired {
         if workers.contains_key(uid) {
@@ -35,6 +51,7 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
             tracing::info!(uid = %uid, "Pod worker is gone for a desired pod, restarting it");
             kl.pod_workers
                 .update_pod(UpdatePodOptions::new(SyncPodType::Create, pod));
+            possibly_running.insert(uid.clone());
         }
     }
 
@@ -46,6 +63,11 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
     kl.status_manager
         .remove_orphaned_statuses(keep.iter().copied());
     let running = kill_orphaned_runtime_pods(kl, &keep).await;
+
+    if let (Some(pc), Some(found)) = (&kl.pod_cgroups, &cgroup_pods) {
+        tracing::trace!("Clean up orphaned pod cgroups");
+        pc.cleanup_orphaned_pod_cgroups(found, &possibly_running);
+    }
 
     if let Some(running) = running {
         let known: HashSet<String> = keep

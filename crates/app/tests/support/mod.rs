@@ -142,6 +142,8 @@ healthzPort: 0
             runtime,
             configz: startup::init_configz(s),
             host_fs: self.host_fs.clone(),
+            rlimits: Arc::new(kubelet_cm::FakeRlimits::default()),
+            process_killer: Arc::new(kubelet_cm::FakeProcessKiller::default()),
             shutdown: shutdown.clone(),
             fatal: fatal.clone(),
         })
@@ -331,6 +333,10 @@ fn fake_host() -> FakeHostFs {
     fs.add_file("/sys/devices/system/cpu/online", "0-1\n");
     fs.add_file("/proc/meminfo", "MemTotal:        4194304 kB\n");
     fs.add_file("/proc/sys/kernel/osrelease", "6.1.0-test\n");
+    // The kernel tunables as the kubelet wants them (`setupKernelTunables` reads them all).
+    for (flag, value) in kubelet_cm::kernel_tunables::DESIRED_KERNEL_TUNABLES {
+        fs.add_file(format!("/proc/sys/{flag}"), format!("{value}\n"));
+    }
     fs
 }
 
