@@ -120,7 +120,11 @@ fn stdout(text: &str) {
 /// Before `--logging-format` is applied, the log is klog text at V(0), as upstream's is.
 fn fail_early(msg: &str) -> ExitCode {
     // Already initialised (the error came after `init_logging`): log through it.
-    let _ = kubelet_klog::init(kubelet_klog::Format::Text, 0);
+    let _ = kubelet_klog::init(
+        kubelet_klog::Format::Text,
+        0,
+        kubelet_klog::VModule::default(),
+    );
     tracing::error!(err = %msg, "command failed");
     ExitCode::FAILURE
 }
