@@ -2,6 +2,7 @@
 //! `pkg/kubelet/kubelet.go`): start the container manager, the pod sources, the PLEG, the
 //! pod workers, the sync loop and the read-only server.
 
+mod admission;
 mod evented;
 mod host;
 mod housekeeping;
@@ -77,6 +78,8 @@ pub struct Kubelet {
     pub gc_policy: ContainerGcPolicy,
     /// Sync loop liveness.
     pub sync_loop_monitor: SyncLoopMonitor,
+    /// Pod admission (`canAdmitPod`).
+    pub admit_handlers: kubelet_admission::PodAdmitHandlers,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     last_gc: Mutex<Instant>,
@@ -254,6 +257,8 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         backoff_requeue,
         gc_policy: runtime_setup::gc_policy(server),
         sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
+        admit_handlers: admission::standalone_handlers(deps)
+            .map_err(|e| RunError::Kubelet(e.to_string()))?,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         last_gc: Mutex::new(Instant::now()),

@@ -1,0 +1,279 @@
+//! Pod admission end to end: the real binary rejects static pods it must not run (an
+//! unsafe sysctl, a field kubelet-rs does not implement, more pods than `maxPods`); a
+//! rejected pod shows `Failed` with upstream's reason in `/pods` and nothing of it reaches
+//! the runtime, while the pods beside it run. Once against the recording fake CRI, once
+//! against the real containerd of `hack/runtime-up.sh`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::node::{Node, busybox_pod, runtime_lock};
+use common::*;
+
+const T: Duration = Duration::from_secs(60);
+
+/// A pod setting `sysctl`, which is not in the safe set.
+fn sysctl_pod(name: &str, image: &str, sysctl: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  securityContext:
+    sysctls:
+    - name: {sysctl}
+      value: \"1\"
+  containers:
+  - name: main
+    image: {image}
+    imagePullPolicy: Never
+    command: [\"sleep\", \"3600\"]
+"
+    )
+}
+
+/// A pod with a liveness probe (probes are not implemented yet).
+fn probe_pod(name: &str, image: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+  - name: main
+    image: {image}
+    imagePullPolicy: Never
+    command: [\"sleep\", \"3600\"]
+    livenessProbe:
+      exec:
+        command: [\"true\"]
+"
+    )
+}
+
+/// `/pods` of the read-only port, by pod name; fails on any HTTP or decode error.
+fn pods_by_name(ro_port: u16) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let (status, body) = http_get(ro_port, "/pods").expect("read-only port answers /pods");
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    v["items"]
+        .as_array()
+        .expect("PodList items")
+        .iter()
+        .map(|p| {
+            (
+                p["metadata"]["name"].as_str().unwrap().to_string(),
+                p.clone(),
+            )
+        })
+        .collect()
+}
+
+/// The fake CRI pulls any image; the manifests' `Never` would stop the pods at ErrImageNeverPull.
+fn pull(manifest: String) -> String {
+    manifest.replace("imagePullPolicy: Never", "imagePullPolicy: IfNotPresent")
+}
+
+fn assert_rejected(pod: &serde_json::Value, reason: &str, message: &str) {
+    assert_eq!(pod["status"]["phase"], "Failed", "{pod}");
+    assert_eq!(pod["status"]["reason"], reason, "{pod}");
+    assert_eq!(pod["status"]["message"], message, "{pod}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    let (hz, ro) = (free_port(), free_port());
+    let cfg = write(
+        dir.path(),
+        "kubelet.yaml",
+        &standalone_config(
+            &cri.endpoint(),
+            hz,
+            &format!(
+                "staticPodPath: {}\nreadOnlyPort: {ro}\nmaxPods: 2\npodLogsDir: {}\n",
+                manifests.display(),
+                dir.path().join("logs").display()
+            ),
+        ),
+    );
+    write(
+        &manifests,
+        "sysctl.yaml",
+        &pull(sysctl_pod("sysctl", "busybox", "kernel.msgmax")),
+    );
+    write(
+        &manifests,
+        "probe.yaml",
+        &pull(probe_pod("probe", "busybox")),
+    );
+    for name in ["a", "b", "c"] {
+        let pod = pull(busybox_pod(name, "busybox", "Always", "sleep 3600"));
+        write(&manifests, &format!("{name}.yaml"), &pod);
+    }
+    let root = dir.path().join("root");
+    let mut p = Proc::spawn(
+        dir.path(),
+        "k",
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "--root-dir",
+            root.to_str().unwrap(),
+            "--hostname-override",
+            "adm",
+        ],
+    );
+    assert!(wait_healthy(&mut p, hz, T).await, "log:\n{}", p.log());
+
+    // The two rejected pods, one pod over maxPods, and two running ones.
+    let start = Instant::now();
+    let pods = loop {
+        let pods = pods_by_name(ro);
+        let phases: Vec<&str> = pods
+            .values()
+            .filter_map(|p| p["status"]["phase"].as_str())
+            .collect();
+        let failed = phases.iter().filter(|p| **p == "Failed").count();
+        let running = phases.iter().filter(|p| **p == "Running").count();
+        if pods.len() == 5 && failed == 3 && running == 2 {
+            break pods;
+        }
+        let phases: Vec<(&String, &serde_json::Value)> =
+            pods.iter().map(|(n, p)| (n, &p["status"])).collect();
+        assert!(
+            start.elapsed() < T,
+            "pods did not settle: {phases:#?}\nlog:\n{}",
+            p.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_rejected(
+        &pods["sysctl-adm"],
+        "SysctlForbidden",
+        "Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted",
+    );
+    assert_rejected(
+        &pods["probe-adm"],
+        "UnsupportedPodFeature",
+        "Pod was rejected: kubelet-rs does not support spec.containers[0].livenessProbe yet",
+    );
+    let out_of_pods: Vec<&serde_json::Value> = ["a-adm", "b-adm", "c-adm"]
+        .iter()
+        .map(|n| &pods[*n])
+        .filter(|p| p["status"]["phase"] == "Failed")
+        .collect();
+    assert_eq!(out_of_pods.len(), 1);
+    assert_rejected(
+        out_of_pods[0],
+        "OutOfpods",
+        "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2",
+    );
+    assert_eq!(out_of_pods[0]["status"]["qosClass"], "BestEffort");
+
+    // Nothing of a rejected pod reached the runtime: two sandboxes, those of the running pods.
+    tokio::time::sleep(Duration::from_secs(3)).await; // a few sync ticks and housekeeping
+    let runs = cri
+        .runtime
+        .called()
+        .iter()
+        .filter(|c| *c == "RunPodSandbox")
+        .count();
+    assert_eq!(runs, 2, "calls: {:?}", cri.runtime.called());
+    let rejected: Vec<String> = pods
+        .iter()
+        .filter(|(_, p)| p["status"]["phase"] == "Failed")
+        .map(|(n, _)| n.clone())
+        .collect();
+    let sandbox_names: Vec<String> = cri.runtime.with_state(|s| {
+        s.sandboxes
+            .values()
+            .filter_map(|sb| sb.config.metadata.as_ref().map(|m| m.name.clone()))
+            .collect()
+    });
+    assert_eq!(sandbox_names.len(), 2, "{sandbox_names:?}");
+    for name in &rejected {
+        assert!(!sandbox_names.contains(name), "{name} reached the runtime");
+    }
+    let log = p.log();
+    assert!(log.contains("Pod admission denied"), "{log}");
+
+    // Editing a rejected pod gives it a new UID: it goes through admission again.
+    let edited = pull(busybox_pod("probe", "busybox", "Always", "sleep 3600"));
+    write(&manifests, "probe.yaml", &edited);
+    let start = Instant::now();
+    loop {
+        let pods = pods_by_name(ro);
+        // No room is left (maxPods: 2), so judged again it is OutOfpods now.
+        if pods
+            .get("probe-adm")
+            .is_some_and(|p| p["status"]["reason"] == "OutOfpods")
+        {
+            break;
+        }
+        assert!(start.elapsed() < T, "edited pod not re-admitted: {pods:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    p.signal(nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(
+        p.wait_exit(Duration::from_secs(10)).await,
+        Some(0),
+        "log:\n{}",
+        p.log()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() {
+    let _g = runtime_lock().await;
+    let mut node = Node::new("rt-admission").await;
+    node.start().await;
+    let image = node.busybox.clone();
+    node.write_manifest(
+        "sysctl.yaml",
+        &sysctl_pod("sysctl", &image, "kernel.msgmax"),
+    );
+    node.write_manifest("probe.yaml", &probe_pod("probe", &image));
+    node.write_manifest(
+        "normal.yaml",
+        &busybox_pod("normal", &image, "Always", "sleep 3600"),
+    );
+    node.wait_for("normal Running, the others Failed", T, || async {
+        let done = node.phase("normal").as_deref() == Some("Running")
+            && node.phase("sysctl").as_deref() == Some("Failed")
+            && node.phase("probe").as_deref() == Some("Failed");
+        done.then_some(())
+    })
+    .await;
+    let pods = pods_by_name(node.ro_port);
+    assert_rejected(
+        &pods["sysctl-rt-admission"],
+        "SysctlForbidden",
+        "Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted",
+    );
+    assert_rejected(
+        &pods["probe-rt-admission"],
+        "UnsupportedPodFeature",
+        "Pod was rejected: kubelet-rs does not support spec.containers[0].livenessProbe yet",
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        node.sandboxes("sysctl").await.is_empty(),
+        "sysctl pod reached containerd"
+    );
+    assert!(
+        node.sandboxes("probe").await.is_empty(),
+        "probe pod reached containerd"
+    );
+    assert_eq!(node.running("normal").await.len(), 1);
+    node.cleanup().await;
+}
