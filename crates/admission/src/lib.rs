@@ -9,6 +9,7 @@
 //! | [`sysctl`]            | `sysctl/allowlist.go`, `component-helpers/node/util/sysctl`   |
 //! | [`safe_sysctls`]      | `sysctl/safe_sysctls.go`, `pkg/util/kernel/constants.go`      |
 //! | [`predicate`]         | `lifecycle/predicate.go`, `scheduler/eventhandlers.go` `AdmissionCheck`, `noderesources.Fits` |
+//! | [`resources`]         | `component-helpers/resource/helpers.go` `PodRequests`         |
 //!
 //! The kubelet builds one [`PodAdmitHandlers`] at start ([`PodAdmitHandlers::standalone`])
 //! and asks it about every pod it is given for the first time (`HandlePodAdditions`). A
@@ -17,6 +18,7 @@
 
 pub mod features;
 pub mod predicate;
+pub mod resources;
 pub mod safe_sysctls;
 pub mod sysctl;
 
@@ -25,7 +27,7 @@ use k8s_openapi::api::core::v1::Pod;
 pub use features::{
     UNSUPPORTED_POD_FEATURE_REASON, UNSUPPORTED_POD_FEATURES, UnsupportedPodFeatures,
 };
-pub use predicate::{NodeInfo, PredicateAdmitHandler};
+pub use predicate::{Allocatable, NodeInfo, PredicateAdmitHandler};
 pub use sysctl::{FORBIDDEN_REASON as SYSCTL_FORBIDDEN_REASON, SysctlAllowlist};
 
 /// A configuration the admit handlers cannot be built from (the kubelet refuses to start).

@@ -1,19 +1,21 @@
 //! The general predicates a pod must pass on this node (upstream
 //! `pkg/kubelet/lifecycle/predicate.go` `predicateAdmitHandler`, and the checks of
 //! `scheduler.AdmissionCheck` it runs): the `kubernetes.io/os` label and `spec.os`, the
-//! number of pods (`maxPods`: reason `OutOfpods`), node affinity and `nodeSelector`, the
+//! number of pods (`maxPods`: reason `OutOfpods`), CPU and memory requests against
+//! allocatable (`OutOfcpu`, `OutOfmemory`), node affinity and `nodeSelector`, the
 //! node name, and host ports.
 //!
 //! In standalone mode the node is the one the kubelet would register (upstream
 //! `initialNode`): its name, its default labels and its pod capacity. Taints are only
 //! checked for pods that are not static, and a standalone kubelet has only static pods.
-//! CPU, memory and extended-resource requests are not checked against allocatable yet
-//! (ARCHITECTURE.md, "Deliberate differences").
+//! CPU and memory requests are checked against allocatable; hugepages and extended
+//! resources are not yet (ARCHITECTURE.md, "Deliberate differences").
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{ContainerPort, NodeSelectorRequirement, NodeSelectorTerm, Pod};
 
+use crate::resources::pod_requests;
 use crate::{PodAdmitAttributes, PodAdmitHandler, PodAdmitResult};
 
 /// `kubernetes.io/os`.
@@ -39,6 +41,10 @@ pub mod reasons {
     pub const POD_OS_NOT_SUPPORTED: &str = "PodOSNotSupported";
     /// No room for another pod (`maxPods`, `podsPerCore`).
     pub const OUT_OF_PODS: &str = "OutOfpods";
+    /// Not enough allocatable CPU.
+    pub const OUT_OF_CPU: &str = "OutOfcpu";
+    /// Not enough allocatable memory.
+    pub const OUT_OF_MEMORY: &str = "OutOfmemory";
     /// Prefix of every insufficient-resource reason.
     pub const INSUFFICIENT_RESOURCE_PREFIX: &str = "OutOf";
     /// Predicate name of node affinity and `nodeSelector`.
@@ -62,17 +68,20 @@ pub struct NodeInfo {
     pub labels: BTreeMap<String, String>,
     /// Allocatable pods (`maxPods`, or fewer with `podsPerCore`).
     pub allocatable_pods: i64,
+    /// Allocatable CPU in millicores.
+    pub allocatable_milli_cpu: i64,
+    /// Allocatable memory in bytes.
+    pub allocatable_memory: i64,
 }
 
 impl NodeInfo {
     /// The node a standalone kubelet describes (upstream `initialNode`): the hostname, OS
-    /// and architecture labels, then `--node-labels` over them, and a pod capacity of
-    /// [`pod_capacity`].
+    /// and architecture labels, then `--node-labels` over them, and what is allocatable.
     pub fn standalone(
         name: &str,
         hostname: &str,
         node_labels: &BTreeMap<String, String>,
-        allocatable_pods: i64,
+        allocatable: Allocatable,
     ) -> Self {
         let mut labels = BTreeMap::new();
         labels.insert(LABEL_HOSTNAME.to_string(), hostname.to_string());
@@ -84,9 +93,23 @@ impl NodeInfo {
         Self {
             name: name.to_string(),
             labels,
-            allocatable_pods,
+            allocatable_pods: allocatable.pods,
+            allocatable_milli_cpu: allocatable.milli_cpu,
+            allocatable_memory: allocatable.memory,
         }
     }
+}
+
+/// What the node offers to pods (upstream node status `allocatable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Allocatable {
+    /// Pods ([`pod_capacity`]).
+    pub pods: i64,
+    /// Millicores: capacity minus kube- and system-reserved.
+    pub milli_cpu: i64,
+    /// Bytes: capacity minus kube- and system-reserved and the `memory.available` hard
+    /// eviction threshold.
+    pub memory: i64,
 }
 
 /// Go's `runtime.GOARCH` for this build.
@@ -183,6 +206,7 @@ impl PredicateAdmitHandler {
                 capacity: self.node.allocatable_pods,
             });
         }
+        reasons.extend(self.fits_cpu_and_memory(pod, other_pods));
         if !matches_node_selector_and_affinity(pod, &self.node) {
             reasons.push(PredicateFailure::Predicate {
                 name: reasons::NODE_AFFINITY,
@@ -207,6 +231,44 @@ impl PredicateAdmitHandler {
             });
         }
         reasons
+    }
+}
+
+impl PredicateAdmitHandler {
+    /// The CPU and memory part of upstream `noderesources.Fits`: nothing is checked when
+    /// the pod requests neither; the others' requests count as used.
+    fn fits_cpu_and_memory(&self, pod: &Pod, other_pods: &[&Pod]) -> Vec<PredicateFailure> {
+        let want = pod_requests(pod);
+        if want.is_zero() {
+            return Vec::new();
+        }
+        let used = other_pods
+            .iter()
+            .map(|p| pod_requests(p))
+            .fold((0i64, 0i64), |(c, m), r| {
+                (c.saturating_add(r.milli_cpu), m.saturating_add(r.memory))
+            });
+        let mut out = Vec::new();
+        let checks = [
+            (
+                "cpu",
+                want.milli_cpu,
+                used.0,
+                self.node.allocatable_milli_cpu,
+            ),
+            ("memory", want.memory, used.1, self.node.allocatable_memory),
+        ];
+        for (resource, requested, used, capacity) in checks {
+            if requested > 0 && requested > capacity.saturating_sub(used) {
+                out.push(PredicateFailure::InsufficientResource {
+                    resource,
+                    requested,
+                    used,
+                    capacity,
+                });
+            }
+        }
+        out
     }
 }
 

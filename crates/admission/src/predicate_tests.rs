@@ -1,5 +1,5 @@
-//! Cases of upstream `predicate_test.go` (`TestGeneralPredicates` without the resource
-//! fits kubelet-rs does not check yet, the OS tests) and the pod count (`maxPods`).
+//! Cases of upstream `predicate_test.go` (`TestGeneralPredicates` with its node of
+//! 10 millicores and 20 bytes, the OS tests) and the pod count (`maxPods`).
 
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
@@ -23,8 +23,23 @@ fn pod_with_port(port: i32) -> Pod {
     )
 }
 
+fn alloc(pods: i64) -> Allocatable {
+    Allocatable {
+        pods,
+        milli_cpu: 10,
+        memory: 20,
+    }
+}
+
 fn node(pods: i64) -> NodeInfo {
-    NodeInfo::standalone("machine1", "machine1", &BTreeMap::new(), pods)
+    NodeInfo::standalone("machine1", "machine1", &BTreeMap::new(), alloc(pods))
+}
+
+fn resource_pod(cpu_milli: i64, memory: i64) -> Pod {
+    pod(
+        json!({"spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {
+        "cpu": format!("{cpu_milli}m"), "memory": memory.to_string()}}}]}}),
+    )
 }
 
 fn admit(node: NodeInfo, p: &Pod, others: &[&Pod]) -> PodAdmitResult {
@@ -61,6 +76,46 @@ fn too_many_pods_is_out_of_pods_with_upstreams_message() {
         r.message,
         "Node didn't have enough resource: pods, requested: 1, used: 0, capacity: 0"
     );
+}
+
+#[test]
+fn not_enough_cpu_and_memory_resource() {
+    let other = resource_pod(5, 19);
+    let handler = PredicateAdmitHandler::new(node(110));
+    let p = resource_pod(8, 10);
+    assert_eq!(
+        handler.general_filter(&p, &[&other]),
+        vec![
+            PredicateFailure::InsufficientResource {
+                resource: "cpu",
+                requested: 8,
+                used: 5,
+                capacity: 10
+            },
+            PredicateFailure::InsufficientResource {
+                resource: "memory",
+                requested: 10,
+                used: 19,
+                capacity: 20
+            },
+        ]
+    );
+    assert_eq!(
+        admit(node(110), &p, &[&other]),
+        PodAdmitResult::reject(
+            "OutOfcpu",
+            "Node didn't have enough resource: cpu, requested: 8, used: 5, capacity: 10"
+        )
+    );
+    let r = admit(node(110), &resource_pod(1, 10), &[&other]);
+    assert_eq!(r.reason, "OutOfmemory");
+    assert_eq!(
+        r.message,
+        "Node didn't have enough resource: memory, requested: 10, used: 19, capacity: 20"
+    );
+    assert!(admit(node(110), &resource_pod(5, 1), &[&other]).admit);
+    // A pod requesting nothing fits even on a full node.
+    assert!(admit(node(110), &pod(json!({})), &[&resource_pod(10, 20)]).admit);
 }
 
 #[test]
@@ -135,7 +190,7 @@ fn node_selector_and_affinity_match_the_standalone_node_labels() {
     let mut extra = BTreeMap::new();
     extra.insert("disk".to_string(), "ssd".to_string());
     extra.insert("gen".to_string(), "5".to_string());
-    let n = || NodeInfo::standalone("machine1", "host1", &extra, 110);
+    let n = || NodeInfo::standalone("machine1", "host1", &extra, alloc(110));
     let rejected = PodAdmitResult::reject(
         "NodeAffinity",
         "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
@@ -215,7 +270,7 @@ fn node_selector_and_affinity_match_the_standalone_node_labels() {
 fn node_labels_override_the_defaults() {
     let mut extra = BTreeMap::new();
     extra.insert("kubernetes.io/hostname".to_string(), "custom".to_string());
-    let n = NodeInfo::standalone("machine1", "host1", &extra, 110);
+    let n = NodeInfo::standalone("machine1", "host1", &extra, alloc(110));
     assert_eq!(
         n.labels.get("kubernetes.io/hostname").map(String::as_str),
         Some("custom")

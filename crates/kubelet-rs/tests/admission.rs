@@ -233,6 +233,67 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn cpu_requests_beyond_allocatable_are_out_of_cpu_fake_cri() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    let (hz, ro) = (free_port(), free_port());
+    let cfg = write(
+        dir.path(),
+        "kubelet.yaml",
+        &standalone_config(
+            &cri.endpoint(),
+            hz,
+            &format!(
+                "staticPodPath: {}\nreadOnlyPort: {ro}\nkubeReserved:\n  cpu: 500m\n",
+                manifests.display()
+            ),
+        ),
+    );
+    let big = pull(busybox_pod("big", "busybox", "Always", "sleep 3600")).replace(
+        "    imagePullPolicy:",
+        "    resources:\n      requests:\n        cpu: \"1000\"\n    imagePullPolicy:",
+    );
+    write(&manifests, "big.yaml", &big);
+    let root = dir.path().join("root");
+    let args = [
+        "--config",
+        cfg.to_str().unwrap(),
+        "--root-dir",
+        root.to_str().unwrap(),
+        "--hostname-override",
+        "adm",
+    ];
+    let mut p = Proc::spawn(dir.path(), "k", &args);
+    assert!(wait_healthy(&mut p, hz, T).await, "log:\n{}", p.log());
+    let start = Instant::now();
+    let pod = loop {
+        if let Some(pod) = pods_by_name(ro).remove("big-adm") {
+            break pod;
+        }
+        assert!(start.elapsed() < T, "big pod not seen; log:\n{}", p.log());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(pod["status"]["phase"], "Failed", "{pod}");
+    assert_eq!(pod["status"]["reason"], "OutOfcpu", "{pod}");
+    let message = pod["status"]["message"].as_str().unwrap();
+    let prefix = "Pod was rejected: Node didn't have enough resource: cpu, requested: 1000000, used: 0, capacity: ";
+    let capacity: i64 = message
+        .strip_prefix(prefix)
+        .expect(message)
+        .parse()
+        .unwrap();
+    // Allocatable CPU is the online cores minus kubeReserved's 500m.
+    assert!(capacity > 0 && (capacity + 500) % 1000 == 0, "{message}");
+    assert!(!cri.runtime.called().iter().any(|c| c == "RunPodSandbox"));
+    p.signal(nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(p.wait_exit(Duration::from_secs(10)).await, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() {
     let _g = runtime_lock().await;
     let mut node = Node::new("rt-admission").await;

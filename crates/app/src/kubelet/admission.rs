@@ -5,9 +5,11 @@
 
 use k8s_openapi::api::core::v1::{Pod, PodStatus};
 use kubelet_admission::{
-    AdmissionError, NodeInfo, PodAdmitAttributes, PodAdmitHandlers, PodAdmitResult,
+    AdmissionError, Allocatable, NodeInfo, PodAdmitAttributes, PodAdmitHandlers, PodAdmitResult,
     StandaloneAdmission, predicate::pod_capacity, rejection_message,
 };
+use kubelet_apimachinery::eviction::Signal;
+use kubelet_apimachinery::{Format, Quantity};
 use kubelet_status::reasons::phase;
 
 use super::pod_manager::pod_uid;
@@ -18,7 +20,6 @@ use super::{Kubelet, KubeletDeps};
 /// `allowedUnsafeSysctls` stops the start, as upstream's `NewAllowlist` error does.
 pub fn standalone_handlers(deps: &KubeletDeps<'_>) -> Result<PodAdmitHandlers, AdmissionError> {
     let c = &deps.server.config;
-    let pods = pod_capacity(c.max_pods, c.pods_per_core, deps.machine.num_cores());
     PodAdmitHandlers::standalone(StandaloneAdmission {
         allowed_unsafe_sysctls: &c.allowed_unsafe_sysctls,
         kernel_version: &deps.machine.kernel_version,
@@ -26,9 +27,33 @@ pub fn standalone_handlers(deps: &KubeletDeps<'_>) -> Result<PodAdmitHandlers, A
             &deps.node_name,
             &deps.node_name,
             &deps.server.flags.node_labels,
-            pods,
+            allocatable(deps),
         ),
     })
+}
+
+/// The node's allocatable pods, CPU and memory (upstream node status setters:
+/// capacity minus `GetNodeAllocatableReservation`, never below zero).
+fn allocatable(deps: &KubeletDeps<'_>) -> Allocatable {
+    let c = &deps.server.config;
+    let machine = &deps.machine;
+    let (milli_cpu, memory_unreserved) = deps.node_config.pods_cgroup_limits(machine);
+    let capacity = Quantity::from_int(
+        i64::try_from(machine.memory_capacity).unwrap_or(i64::MAX),
+        Format::BinarySI,
+    );
+    let eviction: i64 = deps
+        .node_config
+        .hard_eviction_thresholds
+        .iter()
+        .filter(|t| t.signal == Signal::MemoryAvailable)
+        .map(|t| t.value.quantity_for_capacity(&capacity).value())
+        .sum();
+    Allocatable {
+        pods: pod_capacity(c.max_pods, c.pods_per_core, machine.num_cores()),
+        milli_cpu,
+        memory: memory_unreserved.saturating_sub(eviction).max(0),
+    }
 }
 
 fn is_terminal(status: Option<&PodStatus>) -> bool {
