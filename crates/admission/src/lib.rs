@@ -147,6 +147,13 @@ impl PodAdmitHandlers {
     }
 }
 
+/// Checks `allowedUnsafeSysctls` the way building the handlers does, for callers that must
+/// refuse a configuration before anything starts (`--print-config`): upstream fails
+/// `NewMainKubelet` with this error.
+pub fn validate_allowed_unsafe_sysctls(patterns: &[String]) -> Result<(), AdmissionError> {
+    SysctlAllowlist::new(patterns).map(|_| ())
+}
+
 /// The pod status message of a rejected pod (upstream `rejectPod`).
 pub fn rejection_message(message: &str) -> String {
     format!("Pod was rejected: {message}")

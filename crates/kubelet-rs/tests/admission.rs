@@ -233,6 +233,29 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn invalid_allowed_unsafe_sysctls_stop_the_start() {
+    let FakeSetup {
+        dir,
+        cri: _cri,
+        cfg,
+        ..
+    } = fake_setup("allowedUnsafeSysctls: [\"kernel.msg*\", \"foo*\"]\n").await;
+    let root = dir.path().join("root");
+    let args = [
+        "--config",
+        cfg.to_str().unwrap(),
+        "--root-dir",
+        root.to_str().unwrap(),
+    ];
+    let mut p = Proc::spawn(dir.path(), "k", &args);
+    assert_eq!(p.wait_exit(T).await, Some(1), "log:\n{}", p.log());
+    let log = p.log();
+    // klog quotes the error: the sysctl's quotes appear escaped.
+    let want = r#"failed to create kubelet: the sysctls \"foo\" are not known to be namespaced"#;
+    assert!(log.contains(want), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn cpu_requests_beyond_allocatable_are_out_of_cpu_fake_cri() {
     let dir = tempfile::tempdir().unwrap();
     let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))

@@ -258,7 +258,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         gc_policy: runtime_setup::gc_policy(server),
         sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
         admit_handlers: admission::standalone_handlers(deps)
-            .map_err(|e| RunError::Kubelet(e.to_string()))?,
+            .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         last_gc: Mutex::new(Instant::now()),
