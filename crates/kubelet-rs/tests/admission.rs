@@ -16,43 +16,89 @@ const T: Duration = Duration::from_secs(60);
 
 /// A pod setting `sysctl`, which is not in the safe set.
 fn sysctl_pod(name: &str, image: &str, sysctl: &str) -> String {
-    format!(
-        "apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-spec:
-  securityContext:
-    sysctls:
-    - name: {sysctl}
-      value: \"1\"
-  containers:
-  - name: main
-    image: {image}
-    imagePullPolicy: Never
-    command: [\"sleep\", \"3600\"]
-"
-    )
+    let sc =
+        format!("  securityContext:\n    sysctls:\n    - name: {sysctl}\n      value: \"1\"\n");
+    busybox_pod(name, image, "Always", "sleep 3600")
+        .replace("  containers:\n", &format!("{sc}  containers:\n"))
 }
 
 /// A pod with a liveness probe (probes are not implemented yet).
 fn probe_pod(name: &str, image: &str) -> String {
-    format!(
-        "apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-spec:
-  containers:
-  - name: main
-    image: {image}
-    imagePullPolicy: Never
-    command: [\"sleep\", \"3600\"]
-    livenessProbe:
-      exec:
-        command: [\"true\"]
-"
-    )
+    let probe = "    livenessProbe:\n      exec:\n        command: [\"true\"]\n";
+    busybox_pod(name, image, "Always", "sleep 3600") + probe
+}
+
+/// A standalone kubelet-rs over the recording fake CRI, with static pods from `manifests`
+/// and the read-only port on `ro`.
+struct FakeNode {
+    dir: tempfile::TempDir,
+    cri: kubelet_cri::fake::FakeCriServer,
+    manifests: std::path::PathBuf,
+    cfg: std::path::PathBuf,
+    hz: u16,
+    ro: u16,
+}
+
+impl FakeNode {
+    async fn new(extra: &str) -> FakeNode {
+        let dir = tempfile::tempdir().unwrap();
+        let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+            .await
+            .unwrap();
+        let manifests = dir.path().join("manifests");
+        std::fs::create_dir_all(&manifests).unwrap();
+        let (hz, ro) = (free_port(), free_port());
+        let extra = format!(
+            "staticPodPath: {}\nreadOnlyPort: {ro}\npodLogsDir: {}\n{extra}",
+            manifests.display(),
+            dir.path().join("logs").display()
+        );
+        let cfg = write(
+            dir.path(),
+            "kubelet.yaml",
+            &standalone_config(&cri.endpoint(), hz, &extra),
+        );
+        FakeNode {
+            dir,
+            cri,
+            manifests,
+            cfg,
+            hz,
+            ro,
+        }
+    }
+
+    /// Writes a manifest; the fake CRI pulls any image, so `Never` becomes `IfNotPresent`
+    /// (the image would otherwise stop the pod at ErrImageNeverPull).
+    fn manifest(&self, file: &str, content: &str) {
+        let content = content.replace("imagePullPolicy: Never", "imagePullPolicy: IfNotPresent");
+        write(&self.manifests, file, &content);
+    }
+
+    async fn start(&self) -> Proc {
+        let root = self.dir.path().join("root");
+        let args = [
+            "--config",
+            self.cfg.to_str().unwrap(),
+            "--root-dir",
+            root.to_str().unwrap(),
+            "--hostname-override",
+            "adm",
+        ];
+        let mut p = Proc::spawn(self.dir.path(), "k", &args);
+        assert!(wait_healthy(&mut p, self.hz, T).await, "log:\n{}", p.log());
+        p
+    }
+}
+
+async fn stop(mut p: Proc) {
+    p.signal(nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(
+        p.wait_exit(Duration::from_secs(10)).await,
+        Some(0),
+        "log:\n{}",
+        p.log()
+    );
 }
 
 /// `/pods` of the read-only port, by pod name; fails on any HTTP or decode error.
@@ -73,11 +119,6 @@ fn pods_by_name(ro_port: u16) -> std::collections::BTreeMap<String, serde_json::
         .collect()
 }
 
-/// The fake CRI pulls any image; the manifests' `Never` would stop the pods at ErrImageNeverPull.
-fn pull(manifest: String) -> String {
-    manifest.replace("imagePullPolicy: Never", "imagePullPolicy: IfNotPresent")
-}
-
 fn assert_rejected(pod: &serde_json::Value, reason: &str, message: &str) {
     assert_eq!(pod["status"]["phase"], "Failed", "{pod}");
     assert_eq!(pod["status"]["reason"], reason, "{pod}");
@@ -86,54 +127,20 @@ fn assert_rejected(pod: &serde_json::Value, reason: &str, message: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
-    let dir = tempfile::tempdir().unwrap();
-    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
-        .await
-        .unwrap();
-    let manifests = dir.path().join("manifests");
-    std::fs::create_dir_all(&manifests).unwrap();
-    let (hz, ro) = (free_port(), free_port());
-    let cfg = write(
-        dir.path(),
-        "kubelet.yaml",
-        &standalone_config(
-            &cri.endpoint(),
-            hz,
-            &format!(
-                "staticPodPath: {}\nreadOnlyPort: {ro}\nmaxPods: 2\npodLogsDir: {}\n",
-                manifests.display(),
-                dir.path().join("logs").display()
-            ),
-        ),
-    );
-    write(
-        &manifests,
+    let node = FakeNode::new("maxPods: 2\n").await;
+    node.manifest(
         "sysctl.yaml",
-        &pull(sysctl_pod("sysctl", "busybox", "kernel.msgmax")),
+        &sysctl_pod("sysctl", "busybox", "kernel.msgmax"),
     );
-    write(
-        &manifests,
-        "probe.yaml",
-        &pull(probe_pod("probe", "busybox")),
-    );
+    node.manifest("probe.yaml", &probe_pod("probe", "busybox"));
     for name in ["a", "b", "c"] {
-        let pod = pull(busybox_pod(name, "busybox", "Always", "sleep 3600"));
-        write(&manifests, &format!("{name}.yaml"), &pod);
+        node.manifest(
+            &format!("{name}.yaml"),
+            &busybox_pod(name, "busybox", "Always", "sleep 3600"),
+        );
     }
-    let root = dir.path().join("root");
-    let mut p = Proc::spawn(
-        dir.path(),
-        "k",
-        &[
-            "--config",
-            cfg.to_str().unwrap(),
-            "--root-dir",
-            root.to_str().unwrap(),
-            "--hostname-override",
-            "adm",
-        ],
-    );
-    assert!(wait_healthy(&mut p, hz, T).await, "log:\n{}", p.log());
+    let p = node.start().await;
+    let (cri, ro) = (&node.cri, node.ro);
 
     // The two rejected pods, one pod over maxPods, and two running ones.
     let start = Instant::now();
@@ -208,8 +215,10 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
     assert!(log.contains("Pod admission denied"), "{log}");
 
     // Editing a rejected pod gives it a new UID: it goes through admission again.
-    let edited = pull(busybox_pod("probe", "busybox", "Always", "sleep 3600"));
-    write(&manifests, "probe.yaml", &edited);
+    node.manifest(
+        "probe.yaml",
+        &busybox_pod("probe", "busybox", "Always", "sleep 3600"),
+    );
     let start = Instant::now();
     loop {
         let pods = pods_by_name(ro);
@@ -223,13 +232,7 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         assert!(start.elapsed() < T, "edited pod not re-admitted: {pods:#?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    p.signal(nix::sys::signal::Signal::SIGTERM);
-    assert_eq!(
-        p.wait_exit(Duration::from_secs(10)).await,
-        Some(0),
-        "log:\n{}",
-        p.log()
-    );
+    stop(p).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -257,41 +260,14 @@ async fn invalid_allowed_unsafe_sysctls_stop_the_start() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cpu_requests_beyond_allocatable_are_out_of_cpu_fake_cri() {
-    let dir = tempfile::tempdir().unwrap();
-    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
-        .await
-        .unwrap();
-    let manifests = dir.path().join("manifests");
-    std::fs::create_dir_all(&manifests).unwrap();
-    let (hz, ro) = (free_port(), free_port());
-    let cfg = write(
-        dir.path(),
-        "kubelet.yaml",
-        &standalone_config(
-            &cri.endpoint(),
-            hz,
-            &format!(
-                "staticPodPath: {}\nreadOnlyPort: {ro}\nkubeReserved:\n  cpu: 500m\n",
-                manifests.display()
-            ),
-        ),
-    );
-    let big = pull(busybox_pod("big", "busybox", "Always", "sleep 3600")).replace(
+    let node = FakeNode::new("kubeReserved:\n  cpu: 500m\n").await;
+    let big = busybox_pod("big", "busybox", "Always", "sleep 3600").replace(
         "    imagePullPolicy:",
         "    resources:\n      requests:\n        cpu: \"1000\"\n    imagePullPolicy:",
     );
-    write(&manifests, "big.yaml", &big);
-    let root = dir.path().join("root");
-    let args = [
-        "--config",
-        cfg.to_str().unwrap(),
-        "--root-dir",
-        root.to_str().unwrap(),
-        "--hostname-override",
-        "adm",
-    ];
-    let mut p = Proc::spawn(dir.path(), "k", &args);
-    assert!(wait_healthy(&mut p, hz, T).await, "log:\n{}", p.log());
+    node.manifest("big.yaml", &big);
+    let p = node.start().await;
+    let (cri, ro) = (&node.cri, node.ro);
     let start = Instant::now();
     let pod = loop {
         if let Some(pod) = pods_by_name(ro).remove("big-adm") {
@@ -312,8 +288,7 @@ async fn cpu_requests_beyond_allocatable_are_out_of_cpu_fake_cri() {
     // Allocatable CPU is the online cores minus kubeReserved's 500m.
     assert!(capacity > 0 && (capacity + 500) % 1000 == 0, "{message}");
     assert!(!cri.runtime.called().iter().any(|c| c == "RunPodSandbox"));
-    p.signal(nix::sys::signal::Signal::SIGTERM);
-    assert_eq!(p.wait_exit(Duration::from_secs(10)).await, Some(0));
+    stop(p).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
