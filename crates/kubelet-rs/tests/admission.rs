@@ -232,6 +232,25 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         assert!(start.elapsed() < T, "edited pod not re-admitted: {pods:#?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+
+    // Removing a rejected pod's manifest forgets it like any other pod.
+    std::fs::remove_file(node.manifests.join("sysctl.yaml")).unwrap();
+    let start = Instant::now();
+    while pods_by_name(ro).contains_key("sysctl-adm") {
+        assert!(
+            start.elapsed() < T,
+            "removed pod still listed; log:\n{}",
+            p.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let runs = cri
+        .runtime
+        .called()
+        .iter()
+        .filter(|c| *c == "RunPodSandbox")
+        .count();
+    assert_eq!(runs, 2, "calls: {:?}", cri.runtime.called());
     stop(p).await;
 }
 
