@@ -9,6 +9,7 @@
 //! | [`sysctl`]            | `sysctl/allowlist.go`, `component-helpers/node/util/sysctl`   |
 //! | [`safe_sysctls`]      | `sysctl/safe_sysctls.go`, `pkg/util/kernel/constants.go`      |
 //! | [`predicate`]         | `lifecycle/predicate.go`, `scheduler/eventhandlers.go` `AdmissionCheck`, `noderesources.Fits` |
+//! | [`preemption`]        | `preemption/preemption.go` (`CriticalPodAdmissionHandler`)    |
 //! | [`resources`]         | `component-helpers/resource/helpers.go` `PodRequests`         |
 //!
 //! The kubelet builds one [`PodAdmitHandlers`] at start ([`PodAdmitHandlers::standalone`])
@@ -18,6 +19,7 @@
 
 pub mod features;
 pub mod predicate;
+pub mod preemption;
 pub mod resources;
 pub mod safe_sysctls;
 pub mod sysctl;
@@ -64,6 +66,9 @@ pub struct PodAdmitResult {
     pub reason: String,
     /// A message explaining why it may not.
     pub message: String,
+    /// UIDs of the pods to preempt before the admitted pod runs (upstream's critical pod
+    /// admission handler kills them itself; here the caller does, see [`preemption`]).
+    pub preempt: Vec<String>,
 }
 
 impl PodAdmitResult {
@@ -81,6 +86,7 @@ impl PodAdmitResult {
             admit: false,
             reason: reason.into(),
             message: message.into(),
+            preempt: Vec::new(),
         }
     }
 }
@@ -137,13 +143,21 @@ impl PodAdmitHandlers {
         Ok(handlers)
     }
 
-    /// Runs every handler until one rejects (upstream `canAdmitPod`).
+    /// Runs every handler until one rejects (upstream `canAdmitPod`); an admitting result
+    /// may name pods to preempt.
     pub fn can_admit_pod(&self, attrs: &PodAdmitAttributes<'_>) -> PodAdmitResult {
-        self.handlers
-            .iter()
-            .map(|h| h.admit(attrs))
-            .find(|r| !r.admit)
-            .unwrap_or_else(PodAdmitResult::admit)
+        let mut preempt = Vec::new();
+        for h in &self.handlers {
+            let r = h.admit(attrs);
+            if !r.admit {
+                return r;
+            }
+            preempt.extend(r.preempt);
+        }
+        PodAdmitResult {
+            preempt,
+            ..PodAdmitResult::admit()
+        }
     }
 }
 

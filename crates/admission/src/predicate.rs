@@ -5,6 +5,10 @@
 //! allocatable (`OutOfcpu`, `OutOfmemory`), node affinity and `nodeSelector`, the
 //! node name, and host ports.
 //!
+//! A critical pod (every static pod is one) that fails only for lack of resources is not
+//! rejected for it: pods it may preempt are chosen instead ([`crate::preemption`]); when
+//! none can be, it is rejected with `UnexpectedAdmissionError`, as upstream does.
+//!
 //! In standalone mode the node is the one the kubelet would register (upstream
 //! `initialNode`): its name, its default labels and its pod capacity. Taints are only
 //! checked for pods that are not static, and a standalone kubelet has only static pods.
@@ -15,6 +19,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{ContainerPort, NodeSelectorRequirement, NodeSelectorTerm, Pod};
 
+use kubelet_container::kubetypes::pod_uid;
+
+use crate::preemption::{FailureOutcome, handle_admission_failure};
 use crate::resources::pod_requests;
 use crate::{PodAdmitAttributes, PodAdmitHandler, PodAdmitResult};
 
@@ -53,6 +60,10 @@ pub mod reasons {
     pub const NODE_NAME: &str = "NodeName";
     /// Predicate name of host ports.
     pub const NODE_PORTS: &str = "NodePorts";
+    /// A critical pod did not fit and no pods could be preempted for it.
+    pub const UNEXPECTED_ADMISSION_ERROR: &str = "UnexpectedAdmissionError";
+    /// Predicates failed without a reason.
+    pub const UNKNOWN_REASON: &str = "UnknownReason";
 }
 
 const ERR_REASON_NODE_AFFINITY: &str = "node(s) didn't match Pod's node affinity/selector";
@@ -287,9 +298,26 @@ impl PodAdmitHandler for PredicateAdmitHandler {
                 "Failed to admit pod as the OS field doesn't match node OS",
             );
         }
-        match self.general_filter(pod, attrs.other_pods).first() {
-            Some(failure) => failure.to_result(),
-            None => PodAdmitResult::admit(),
+        let failures = self.general_filter(pod, attrs.other_pods);
+        if failures.is_empty() {
+            return PodAdmitResult::admit();
+        }
+        match handle_admission_failure(pod, failures, attrs.other_pods) {
+            FailureOutcome::Reject(reasons) => match reasons.first() {
+                Some(first) => first.to_result(),
+                None => PodAdmitResult::reject(
+                    reasons::UNKNOWN_REASON,
+                    "GeneralPredicates failed due to unknown reason, which is unexpected.",
+                ),
+            },
+            FailureOutcome::Preempt(pods) => PodAdmitResult {
+                preempt: pods.iter().map(|p| pod_uid(p).to_string()).collect(),
+                ..PodAdmitResult::admit()
+            },
+            FailureOutcome::Error(e) => PodAdmitResult::reject(
+                reasons::UNEXPECTED_ADMISSION_ERROR,
+                format!("Unexpected error while attempting to recover from admission failure: {e}"),
+            ),
         }
     }
 }

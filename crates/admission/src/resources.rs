@@ -59,6 +59,26 @@ fn container_requests(c: &Container) -> Requests {
 
 /// Upstream `PodRequests` for CPU and memory.
 pub fn pod_requests(pod: &Pod) -> Requests {
+    let overhead = pod.spec.as_ref().and_then(|s| s.overhead.as_ref());
+    pod_requests_without_overhead(pod).add(Requests::of(overhead))
+}
+
+/// Upstream `GetResourceRequest`: `pods` is 1, `cpu` millicores, `memory` bytes; the
+/// overhead counts only when the pod requests some of the resource.
+pub fn resource_request(pod: &Pod, resource: &str) -> i64 {
+    let overhead = Requests::of(pod.spec.as_ref().and_then(|s| s.overhead.as_ref()));
+    let r = pod_requests_without_overhead(pod);
+    let with = |v: i64, o: i64| if v == 0 { 0 } else { v.saturating_add(o) };
+    match resource {
+        "pods" => 1,
+        "cpu" => with(r.milli_cpu, overhead.milli_cpu),
+        "memory" => with(r.memory, overhead.memory),
+        _ => 0,
+    }
+}
+
+/// Upstream `PodRequests` with `ExcludeOverhead`.
+pub fn pod_requests_without_overhead(pod: &Pod) -> Requests {
     let Some(spec) = pod.spec.as_ref() else {
         return Requests::default();
     };
@@ -101,7 +121,7 @@ pub fn pod_requests(pod: &Pod) -> Requests {
             reqs.memory = pod_level.memory;
         }
     }
-    reqs.add(Requests::of(spec.overhead.as_ref()))
+    reqs
 }
 
 #[cfg(test)]

@@ -180,10 +180,12 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         .filter(|p| p["status"]["phase"] == "Failed")
         .collect();
     assert_eq!(out_of_pods.len(), 1);
+    // Static pods are critical: upstream does not reject them OutOfpods but looks for pods
+    // to preempt, finds none of lower priority, and fails with this.
     assert_rejected(
         out_of_pods[0],
-        "OutOfpods",
-        "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2",
+        "UnexpectedAdmissionError",
+        "Pod was rejected: Unexpected error while attempting to recover from admission failure: preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: [(res: pods, q: 1), ]",
     );
     assert_eq!(out_of_pods[0]["status"]["qosClass"], "BestEffort");
 
@@ -222,10 +224,10 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
     let start = Instant::now();
     loop {
         let pods = pods_by_name(ro);
-        // No room is left (maxPods: 2), so judged again it is OutOfpods now.
+        // No room is left (maxPods: 2), so judged again it is rejected for that now.
         if pods
             .get("probe-adm")
-            .is_some_and(|p| p["status"]["reason"] == "OutOfpods")
+            .is_some_and(|p| p["status"]["reason"] == "UnexpectedAdmissionError")
         {
             break;
         }
@@ -278,7 +280,7 @@ async fn invalid_allowed_unsafe_sysctls_stop_the_start() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn cpu_requests_beyond_allocatable_are_out_of_cpu_fake_cri() {
+async fn cpu_requests_beyond_allocatable_are_rejected_fake_cri() {
     let node = FakeNode::new("kubeReserved:\n  cpu: 500m\n").await;
     let big = busybox_pod("big", "busybox", "Always", "sleep 3600").replace(
         "    imagePullPolicy:",
@@ -296,17 +298,70 @@ async fn cpu_requests_beyond_allocatable_are_out_of_cpu_fake_cri() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(pod["status"]["phase"], "Failed", "{pod}");
-    assert_eq!(pod["status"]["reason"], "OutOfcpu", "{pod}");
+    assert_eq!(pod["status"]["reason"], "UnexpectedAdmissionError", "{pod}");
     let message = pod["status"]["message"].as_str().unwrap();
-    let prefix = "Pod was rejected: Node didn't have enough resource: cpu, requested: 1000000, used: 0, capacity: ";
-    let capacity: i64 = message
+    let prefix = "Pod was rejected: Unexpected error while attempting to recover from admission failure: preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: [(res: cpu, q: ";
+    let missing: i64 = message
         .strip_prefix(prefix)
+        .and_then(|m| m.strip_suffix("), ]"))
         .expect(message)
         .parse()
         .unwrap();
-    // Allocatable CPU is the online cores minus kubeReserved's 500m.
-    assert!(capacity > 0 && (capacity + 500) % 1000 == 0, "{message}");
+    // Missing: the 1000 cores asked for minus the online cores less kubeReserved's 500m.
+    assert!(
+        missing < 1_000_000 && (missing - 500) % 1000 == 0,
+        "{message}"
+    );
     assert!(!cri.runtime.called().iter().any(|c| c == "RunPodSandbox"));
+    stop(p).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_static_pod_of_higher_priority_preempts_a_lower_one_fake_cri() {
+    let node = FakeNode::new("maxPods: 1\n").await;
+    let with_priority = |name: &str, priority: i32| {
+        busybox_pod(name, "busybox", "Always", "sleep 3600").replace(
+            "  containers:\n",
+            &format!("  priority: {priority}\n  containers:\n"),
+        )
+    };
+    node.manifest("low.yaml", &with_priority("low", 5));
+    let p = node.start().await;
+    let ro = node.ro;
+    let phase = |name: &str| pods_by_name(ro).get(name).map(|p| p["status"].clone());
+    let start = Instant::now();
+    while phase("low-adm").is_none_or(|s| s["phase"] != "Running") {
+        assert!(start.elapsed() < T, "low not running; log:\n{}", p.log());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    node.manifest("high.yaml", &with_priority("high", 10));
+    let start = Instant::now();
+    loop {
+        let (low, high) = (phase("low-adm"), phase("high-adm"));
+        let done = low.as_ref().is_some_and(|s| s["phase"] == "Failed")
+            && high.as_ref().is_some_and(|s| s["phase"] == "Running");
+        if done {
+            let low = low.unwrap();
+            assert_eq!(low["reason"], "Preempting", "{low}");
+            assert_eq!(
+                low["message"], "Preempted in order to admit critical pod",
+                "{low}"
+            );
+            let conditions = low["conditions"].as_array().unwrap();
+            let target = conditions
+                .iter()
+                .find(|c| c["type"] == "DisruptionTarget")
+                .unwrap();
+            assert_eq!(target["reason"], "TerminationByKubelet", "{target}");
+            break;
+        }
+        assert!(
+            start.elapsed() < T,
+            "no preemption: {low:?} {high:?}; log:\n{}",
+            p.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     stop(p).await;
 }
 

@@ -3,14 +3,19 @@
 //! `GetActivePods`, `isPodInactive`, `isAdmittedPodTerminal`). The handlers themselves
 //! live in `kubelet-admission`.
 
-use k8s_openapi::api::core::v1::{Pod, PodStatus};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
+use kubelet_admission::preemption;
 use kubelet_admission::{
     AdmissionError, Allocatable, NodeInfo, PodAdmitAttributes, PodAdmitHandlers, PodAdmitResult,
     StandaloneAdmission, predicate::pod_capacity, rejection_message,
 };
 use kubelet_apimachinery::eviction::Signal;
 use kubelet_apimachinery::{Format, Quantity};
-use kubelet_status::reasons::phase;
+use kubelet_container::SyncPodType;
+use kubelet_podworkers::{KillPodOptions, PodStatusFn, UpdatePodOptions};
+use kubelet_status::reasons::{condition, phase};
 
 use super::pod_manager::pod_uid;
 use super::sync_loop::full_name;
@@ -103,6 +108,41 @@ impl Kubelet {
             tracing::info!(pod_uid = %uid, pod = %full_name(pod), reason = %result.reason, detail = %result.message, "Pod admission denied");
         }
         result
+    }
+
+    /// Kills the pods admission chose to preempt for `for_pod`, marking them `Failed` with
+    /// reason `Preempting` (upstream `evictPodsToFreeRequests` through `killPodNow`; upstream
+    /// waits for the kills before it starts the new pod, kubelet-rs does not wait).
+    pub fn preempt_pods(&self, uids: &[String], for_pod: &Pod) {
+        for uid in uids {
+            let Some(victim) = self.pod_manager.get(uid) else {
+                continue;
+            };
+            tracing::info!(pod = %full_name(&victim), pod_uid = %uid, requesting_pod = %full_name(for_pod), "Preempting pod to free up resources");
+            let generation = victim.metadata.generation;
+            let status_fn: PodStatusFn = Arc::new(move |s: &mut PodStatus| {
+                s.phase = Some(phase::FAILED.to_string());
+                s.reason = Some(preemption::PREEMPTING_REASON.to_string());
+                s.message = Some(preemption::PREEMPTING_MESSAGE.to_string());
+                let conditions = s.conditions.get_or_insert_with(Vec::new);
+                conditions.retain(|c| c.type_ != condition::DISRUPTION_TARGET);
+                conditions.push(PodCondition {
+                    type_: condition::DISRUPTION_TARGET.to_string(),
+                    status: "True".to_string(),
+                    reason: Some("TerminationByKubelet".to_string()),
+                    message: Some(preemption::PREEMPTED_CONDITION_MESSAGE.to_string()),
+                    observed_generation: generation,
+                    ..PodCondition::default()
+                });
+            });
+            let mut opts = UpdatePodOptions::new(SyncPodType::Kill, victim);
+            opts.kill_pod_options = Some(KillPodOptions {
+                evict: true,
+                pod_status_fn: Some(status_fn),
+                ..KillPodOptions::default()
+            });
+            self.pod_workers.update_pod(opts);
+        }
     }
 
     /// Records a rejected pod as `Failed` (upstream `rejectPod`); it is never started.

@@ -101,6 +101,7 @@ pub fn handle_pod_additions(kl: &Kubelet, pods: Vec<Pod>) {
                 kl.reject_pod(&pod, &result);
                 continue;
             }
+            kl.preempt_pods(&result.preempt, &pod);
         }
         kl.pod_workers
             .update_pod(UpdatePodOptions::new(SyncPodType::Create, pod));
