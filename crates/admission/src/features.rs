@@ -96,15 +96,20 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         find: |s, out| container_field(s, out, "startupProbe", |c| c.startup_probe.is_some()),
     },
     UnsupportedPodFeature {
-        field: "spec.containers[*].restartPolicy",
-        upstream: "decides restarts and the pod phase by the container's own policy, not only the pod's (ContainerRestartRules, on by default)",
+        field: "spec.{initContainers,containers}[*].restartPolicy (other than the pod's; Always for sidecars is supported)",
+        upstream: "decides restarts and the pod phase by the container's own policy (ContainerRestartRules, on by default)",
         find: |s, out| {
-            let regular = s.containers.iter().enumerate();
-            out.extend(
-                regular
-                    .filter(|(_, c)| non_empty(c.restart_policy.as_deref()))
-                    .map(|(i, _)| format!("spec.containers[{i}].restartPolicy")),
-            );
+            let pod_policy = s.restart_policy.as_deref().unwrap_or("Always");
+            for (p, c) in containers(s) {
+                let Some(policy) = c.restart_policy.as_deref().filter(|p| !p.is_empty()) else {
+                    continue;
+                };
+                let sidecar = p.starts_with("spec.initContainers") && policy == "Always";
+                let regular_same = p.starts_with("spec.containers") && policy == pod_policy;
+                if !sidecar && !regular_same {
+                    out.push(format!("{p}.restartPolicy"));
+                }
+            }
         },
     },
     UnsupportedPodFeature {

@@ -54,9 +54,14 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             vec!["spec.initContainers[0].startupProbe"],
         ),
         (
-            "spec.containers[*].restartPolicy",
-            json!({"containers": [c(json!({"restartPolicy": "Never"}))]}),
-            vec!["spec.containers[0].restartPolicy"],
+            "spec.{initContainers,containers}[*].restartPolicy (other than the pod's; Always for sidecars is supported)",
+            json!({"restartPolicy": "OnFailure",
+                   "initContainers": [c(json!({"name": "i", "restartPolicy": "Never"})), c(json!({"name": "s", "restartPolicy": "Always"}))],
+                   "containers": [c(json!({"restartPolicy": "Never"})), c(json!({"name": "d", "restartPolicy": "OnFailure"}))]}),
+            vec![
+                "spec.initContainers[0].restartPolicy",
+                "spec.containers[0].restartPolicy",
+            ],
         ),
         (
             "spec.{initContainers,containers}[*].restartPolicyRules",
