@@ -8,7 +8,7 @@
 //! Fields whose effect upstream also ignores on a standalone node (scheduler-only fields
 //! such as tolerations or topology spread constraints) are not listed.
 
-use k8s_openapi::api::core::v1::{Container, PodSpec, Volume};
+use k8s_openapi::api::core::v1::{Container, EmptyDirVolumeSource, PodSpec, Volume};
 
 use crate::{PodAdmitAttributes, PodAdmitHandler, PodAdmitResult};
 
@@ -76,6 +76,19 @@ fn volume_type(v: &Volume) -> String {
 fn volumes(spec: &PodSpec) -> impl Iterator<Item = (String, &Volume)> {
     let vols = spec.volumes.iter().flatten().enumerate();
     vols.map(|(i, v)| (format!("spec.volumes[{i}]"), v))
+}
+
+fn empty_dir_field(
+    spec: &PodSpec,
+    out: &mut Vec<String>,
+    name: &str,
+    uses: fn(&EmptyDirVolumeSource) -> bool,
+) {
+    out.extend(
+        volumes(spec)
+            .filter(|(_, v)| v.empty_dir.as_ref().is_some_and(uses))
+            .map(|(p, _)| format!("{p}.emptyDir.{name}")),
+    );
 }
 
 /// Every pod field kubelet-rs refuses, in the order the rejection message names them.
@@ -242,28 +255,12 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
     UnsupportedPodFeature {
         field: "spec.volumes[*].emptyDir.medium",
         upstream: "Memory: a tmpfs counted against the pod's memory; HugePages: a hugetlbfs",
-        find: |s, out| {
-            out.extend(
-                volumes(s)
-                    .filter(|(_, v)| {
-                        v.empty_dir
-                            .as_ref()
-                            .is_some_and(|e| non_empty(e.medium.as_deref()))
-                    })
-                    .map(|(p, _)| format!("{p}.emptyDir.medium")),
-            );
-        },
+        find: |s, out| empty_dir_field(s, out, "medium", |e| non_empty(e.medium.as_deref())),
     },
     UnsupportedPodFeature {
         field: "spec.volumes[*].emptyDir.sizeLimit",
         upstream: "evicts the pod when the volume grows past the limit",
-        find: |s, out| {
-            out.extend(
-                volumes(s)
-                    .filter(|(_, v)| v.empty_dir.as_ref().is_some_and(|e| e.size_limit.is_some()))
-                    .map(|(p, _)| format!("{p}.emptyDir.sizeLimit")),
-            );
-        },
+        find: |s, out| empty_dir_field(s, out, "sizeLimit", |e| e.size_limit.is_some()),
     },
     UnsupportedPodFeature {
         field: "spec.volumes[*] of any type but emptyDir and hostPath",
