@@ -91,6 +91,31 @@ impl FakeNode {
     }
 }
 
+/// Polls `/pods` of the read-only port `ro` every 100 ms until `f` returns `Some`; fails
+/// after [`T`] naming `what`, with the kubelet's log.
+async fn wait_pods<R>(
+    p: &Proc,
+    ro: u16,
+    what: &str,
+    mut f: impl FnMut(&mut std::collections::BTreeMap<String, serde_json::Value>) -> Option<R>,
+) -> R {
+    let start = Instant::now();
+    loop {
+        let mut pods = pods_by_name(ro);
+        if let Some(r) = f(&mut pods) {
+            return r;
+        }
+        let statuses: Vec<(&String, &serde_json::Value)> =
+            pods.iter().map(|(n, p)| (n, &p["status"])).collect();
+        assert!(
+            start.elapsed() < T,
+            "timed out waiting for {what}: {statuses:#?}\nlog:\n{}",
+            p.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 async fn stop(mut p: Proc) {
     p.signal(nix::sys::signal::Signal::SIGTERM);
     assert_eq!(
@@ -143,27 +168,15 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
     let (cri, ro) = (&node.cri, node.ro);
 
     // The two rejected pods, one pod over maxPods, and two running ones.
-    let start = Instant::now();
-    let pods = loop {
-        let pods = pods_by_name(ro);
-        let phases: Vec<&str> = pods
-            .values()
-            .filter_map(|p| p["status"]["phase"].as_str())
-            .collect();
-        let failed = phases.iter().filter(|p| **p == "Failed").count();
-        let running = phases.iter().filter(|p| **p == "Running").count();
-        if pods.len() == 5 && failed == 3 && running == 2 {
-            break pods;
-        }
-        let phases: Vec<(&String, &serde_json::Value)> =
-            pods.iter().map(|(n, p)| (n, &p["status"])).collect();
-        assert!(
-            start.elapsed() < T,
-            "pods did not settle: {phases:#?}\nlog:\n{}",
-            p.log()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let pods = wait_pods(&p, ro, "2 pods Running, 3 Failed", |pods| {
+        let phase = |want: &str| {
+            pods.values()
+                .filter(|p| p["status"]["phase"] == want)
+                .count()
+        };
+        (pods.len() == 5 && phase("Failed") == 3 && phase("Running") == 2).then(|| pods.clone())
+    })
+    .await;
     assert_rejected(
         &pods["sysctl-adm"],
         "SysctlForbidden",
@@ -221,31 +234,19 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         "probe.yaml",
         &busybox_pod("probe", "busybox", "Always", "sleep 3600"),
     );
-    let start = Instant::now();
-    loop {
-        let pods = pods_by_name(ro);
-        // No room is left (maxPods: 2), so judged again it is rejected for that now.
-        if pods
-            .get("probe-adm")
-            .is_some_and(|p| p["status"]["reason"] == "UnexpectedAdmissionError")
-        {
-            break;
-        }
-        assert!(start.elapsed() < T, "edited pod not re-admitted: {pods:#?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // No room is left (maxPods: 2), so judged again it is rejected for that now.
+    wait_pods(&p, ro, "the edited pod judged again", |pods| {
+        let reason = pods.get("probe-adm").map(|p| &p["status"]["reason"]);
+        (reason.is_some_and(|r| r == "UnexpectedAdmissionError")).then_some(())
+    })
+    .await;
 
     // Removing a rejected pod's manifest forgets it like any other pod.
     std::fs::remove_file(node.manifests.join("sysctl.yaml")).unwrap();
-    let start = Instant::now();
-    while pods_by_name(ro).contains_key("sysctl-adm") {
-        assert!(
-            start.elapsed() < T,
-            "removed pod still listed; log:\n{}",
-            p.log()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_pods(&p, ro, "the removed pod forgotten", |pods| {
+        (!pods.contains_key("sysctl-adm")).then_some(())
+    })
+    .await;
     let runs = cri
         .runtime
         .called()
@@ -289,14 +290,7 @@ async fn cpu_requests_beyond_allocatable_are_rejected_fake_cri() {
     node.manifest("big.yaml", &big);
     let p = node.start().await;
     let (cri, ro) = (&node.cri, node.ro);
-    let start = Instant::now();
-    let pod = loop {
-        if let Some(pod) = pods_by_name(ro).remove("big-adm") {
-            break pod;
-        }
-        assert!(start.elapsed() < T, "big pod not seen; log:\n{}", p.log());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let pod = wait_pods(&p, ro, "the big pod", |pods| pods.remove("big-adm")).await;
     assert_eq!(pod["status"]["phase"], "Failed", "{pod}");
     assert_eq!(pod["status"]["reason"], "UnexpectedAdmissionError", "{pod}");
     let message = pod["status"]["message"].as_str().unwrap();
@@ -328,40 +322,31 @@ async fn a_static_pod_of_higher_priority_preempts_a_lower_one_fake_cri() {
     node.manifest("low.yaml", &with_priority("low", 5));
     let p = node.start().await;
     let ro = node.ro;
-    let phase = |name: &str| pods_by_name(ro).get(name).map(|p| p["status"].clone());
-    let start = Instant::now();
-    while phase("low-adm").is_none_or(|s| s["phase"] != "Running") {
-        assert!(start.elapsed() < T, "low not running; log:\n{}", p.log());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let phase_is =
+        |pods: &std::collections::BTreeMap<String, serde_json::Value>, n: &str, want: &str| {
+            pods.get(n).is_some_and(|p| p["status"]["phase"] == want)
+        };
+    wait_pods(&p, ro, "low Running", |pods| {
+        phase_is(pods, "low-adm", "Running").then_some(())
+    })
+    .await;
     node.manifest("high.yaml", &with_priority("high", 10));
-    let start = Instant::now();
-    loop {
-        let (low, high) = (phase("low-adm"), phase("high-adm"));
-        let done = low.as_ref().is_some_and(|s| s["phase"] == "Failed")
-            && high.as_ref().is_some_and(|s| s["phase"] == "Running");
-        if done {
-            let low = low.unwrap();
-            assert_eq!(low["reason"], "Preempting", "{low}");
-            assert_eq!(
-                low["message"], "Preempted in order to admit critical pod",
-                "{low}"
-            );
-            let conditions = low["conditions"].as_array().unwrap();
-            let target = conditions
-                .iter()
-                .find(|c| c["type"] == "DisruptionTarget")
-                .unwrap();
-            assert_eq!(target["reason"], "TerminationByKubelet", "{target}");
-            break;
-        }
-        assert!(
-            start.elapsed() < T,
-            "no preemption: {low:?} {high:?}; log:\n{}",
-            p.log()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let low = wait_pods(&p, ro, "low preempted, high Running", |pods| {
+        let done = phase_is(pods, "low-adm", "Failed") && phase_is(pods, "high-adm", "Running");
+        done.then(|| pods["low-adm"]["status"].clone())
+    })
+    .await;
+    assert_eq!(low["reason"], "Preempting", "{low}");
+    assert_eq!(
+        low["message"], "Preempted in order to admit critical pod",
+        "{low}"
+    );
+    let conditions = low["conditions"].as_array().unwrap();
+    let target = conditions
+        .iter()
+        .find(|c| c["type"] == "DisruptionTarget")
+        .unwrap();
+    assert_eq!(target["reason"], "TerminationByKubelet", "{target}");
     stop(p).await;
 }
 
