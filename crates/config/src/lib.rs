@@ -20,8 +20,12 @@ mod flagvalue;
 pub mod fs;
 mod help;
 mod load;
+pub mod support;
 pub mod types;
+#[cfg(test)]
+mod upstream_pin;
 pub mod validation;
+pub mod version;
 mod versioned;
 
 pub use defaults::{

@@ -49,6 +49,20 @@ pub fn secure_server_config(
     })
 }
 
+/// Whether the secure server runs (`enableServer`); `serverTLSBootstrap` is refused, since
+/// requesting a serving certificate needs an API server client.
+pub fn secure_server_wanted(server: &KubeletServer) -> Result<bool, RunError> {
+    if !server.config.enable_server.unwrap_or(true) {
+        return Ok(false);
+    }
+    if server.config.server_tls_bootstrap {
+        return Err(RunError::Kubelet(
+            "serverTLSBootstrap (--rotate-server-certificates) needs an API server client (--kubeconfig) to request a serving certificate".into(),
+        ));
+    }
+    Ok(true)
+}
+
 /// Starts the secure server (binding before returning, so errors stop the start-up).
 pub async fn start_secure_server(
     server: &KubeletServer,
@@ -58,13 +72,8 @@ pub async fn start_secure_server(
     cancel: &CancellationToken,
     tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
-    if !server.config.enable_server.unwrap_or(true) {
+    if !secure_server_wanted(server)? {
         return Ok(());
-    }
-    if server.config.server_tls_bootstrap {
-        return Err(RunError::Kubelet(
-            "serverTLSBootstrap (--rotate-server-certificates) needs an API server client (--kubeconfig) to request a serving certificate".into(),
-        ));
     }
     let cfg = secure_server_config(server, node_name)?;
     let srv =
