@@ -116,6 +116,13 @@ async fn wait_pods<R>(
     }
 }
 
+/// The fake CRI was asked for exactly `n` sandboxes.
+fn assert_sandboxes_run(cri: &kubelet_cri::fake::FakeCriServer, n: usize) {
+    let calls = cri.runtime.called();
+    let runs = calls.iter().filter(|c| *c == "RunPodSandbox").count();
+    assert_eq!(runs, n, "calls: {calls:?}");
+}
+
 async fn stop(mut p: Proc) {
     p.signal(nix::sys::signal::Signal::SIGTERM);
     assert_eq!(
@@ -204,13 +211,7 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
 
     // Nothing of a rejected pod reached the runtime: two sandboxes, those of the running pods.
     tokio::time::sleep(Duration::from_secs(3)).await; // a few sync ticks and housekeeping
-    let runs = cri
-        .runtime
-        .called()
-        .iter()
-        .filter(|c| *c == "RunPodSandbox")
-        .count();
-    assert_eq!(runs, 2, "calls: {:?}", cri.runtime.called());
+    assert_sandboxes_run(cri, 2);
     let rejected: Vec<String> = pods
         .iter()
         .filter(|(_, p)| p["status"]["phase"] == "Failed")
@@ -247,13 +248,7 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         (!pods.contains_key("sysctl-adm")).then_some(())
     })
     .await;
-    let runs = cri
-        .runtime
-        .called()
-        .iter()
-        .filter(|c| *c == "RunPodSandbox")
-        .count();
-    assert_eq!(runs, 2, "calls: {:?}", cri.runtime.called());
+    assert_sandboxes_run(cri, 2);
     stop(p).await;
 }
 
@@ -306,7 +301,7 @@ async fn cpu_requests_beyond_allocatable_are_rejected_fake_cri() {
         missing < 1_000_000 && (missing - 500) % 1000 == 0,
         "{message}"
     );
-    assert!(!cri.runtime.called().iter().any(|c| c == "RunPodSandbox"));
+    assert_sandboxes_run(cri, 0);
     stop(p).await;
 }
 
