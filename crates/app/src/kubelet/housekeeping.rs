@@ -47,7 +47,8 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
         if workers.contains_key(uid) {
             continue;
         }
-        if let Some(pod) = kl.pod_manager.get(uid) {
+        // Only admitted, active pods are restarted (a rejected pod stays rejected).
+        if let Some(pod) = kl.pod_manager.get(uid).filter(|p| !kl.is_pod_inactive(p)) {
             tracing::info!(uid = %uid, "Pod worker is gone for a desired pod, restarting it");
             kl.pod_workers
                 .update_pod(UpdatePodOptions::new(SyncPodType::Create, pod));

@@ -2,6 +2,7 @@
 //! `pkg/kubelet/kubelet.go`): start the container manager, the pod sources, the PLEG, the
 //! pod workers, the sync loop and the read-only server.
 
+mod admission;
 mod crash_loop;
 mod evented;
 mod host;
@@ -95,6 +96,8 @@ pub struct Kubelet {
     pub os: Arc<dyn kubelet_runtime::os::OsInterface>,
     /// Sync loop liveness.
     pub sync_loop_monitor: SyncLoopMonitor,
+    /// Pod admission (`canAdmitPod`).
+    pub admit_handlers: kubelet_admission::PodAdmitHandlers,
     /// Pod-level cgroups (with `cgroupsPerQOS`).
     pub pod_cgroups: Option<Arc<pod_cgroups::PodCgroups>>,
     registered_sources: BTreeSet<String>,
@@ -283,6 +286,8 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         root_dir: PathBuf::from(&server.flags.root_directory),
         os: Arc::new(kubelet_runtime::os::RealOs),
         sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
+        admit_handlers: admission::standalone_handlers(deps)
+            .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
         pod_cgroups,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),

@@ -88,12 +88,21 @@ fn creation_order(mut pods: Vec<Pod>) -> Vec<Pod> {
     pods
 }
 
-/// `HandlePodAdditions`: oldest first, each to the pod manager and its worker.
+/// `HandlePodAdditions`: oldest first, each to the pod manager, through admission
+/// (a rejected pod is recorded `Failed` and never started), then to its worker.
 pub fn handle_pod_additions(kl: &Kubelet, pods: Vec<Pod>) {
     for pod in creation_order(pods) {
         let pod = Arc::new(pod);
         kl.pod_manager.add_or_update(pod.clone());
         tracing::info!(pod = %full_name(&pod), uid = %pod_uid(&pod), "Pod added");
+        if kl.needs_admission(&pod) {
+            let result = kl.can_admit_pod(&pod);
+            if !result.admit {
+                kl.reject_pod(&pod, &result);
+                continue;
+            }
+            kl.preempt_pods(&result.preempt, &pod);
+        }
         kl.pod_workers
             .update_pod(UpdatePodOptions::new(SyncPodType::Create, pod));
     }

@@ -14,19 +14,7 @@ use crate::{Command, FakeFs, KubeletConfiguration, KubeletServer, load_unvalidat
 
 /// Proofs another branch provides (test name, branch). The meta-test accepts them while
 /// they are missing and fails once they exist, so the table then points at the real file.
-const PENDING_PROOFS: &[(&str, &str)] = &[
-    (
-        "too_many_pods_is_out_of_pods_with_upstreams_message",
-        "admission",
-    ),
-    ("pod_capacity_is_max_pods_or_pods_per_core", "admission"),
-    ("allowlist_admits_and_rejects_as_upstream", "admission"),
-    ("node_labels_override_the_defaults", "admission"),
-    (
-        "node_selector_and_affinity_match_the_standalone_node_labels",
-        "admission",
-    ),
-];
+const PENDING_PROOFS: &[(&str, &str)] = &[];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

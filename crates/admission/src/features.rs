@@ -1,0 +1,322 @@
+//! Pod fields kubelet-rs does not implement yet: a pod using one is rejected at admission
+//! (reason `UnsupportedPodFeature`, a message naming each field path) instead of being run
+//! differently from what it asks for.
+//!
+//! [`UNSUPPORTED_POD_FEATURES`] is the one list. It shrinks as features land; the
+//! `docs/pod-features.md` table is generated from it and a test keeps the two equal
+//! (regenerate with `KRS_UPDATE_DOCS=1 cargo test -p kubelet-admission --lib features`).
+//! Fields whose effect upstream also ignores on a standalone node (scheduler-only fields
+//! such as tolerations or topology spread constraints) are not listed.
+
+use k8s_openapi::api::core::v1::{Container, EmptyDirVolumeSource, PodSpec, Volume};
+
+use crate::{PodAdmitAttributes, PodAdmitHandler, PodAdmitResult};
+
+/// Reason of a pod rejected for a field kubelet-rs does not implement (ours; upstream has
+/// no such reason).
+pub const UNSUPPORTED_POD_FEATURE_REASON: &str = "UnsupportedPodFeature";
+
+/// One pod field kubelet-rs refuses.
+#[derive(Debug, Clone, Copy)]
+pub struct UnsupportedPodFeature {
+    /// The field path as documented (`[*]`: any index; `{initContainers,containers}`: both).
+    pub field: &'static str,
+    /// What the upstream kubelet does with it.
+    pub upstream: &'static str,
+    /// Appends the concrete paths of the pod that use the field.
+    find: fn(&PodSpec, &mut Vec<String>),
+}
+
+impl UnsupportedPodFeature {
+    /// The concrete paths of `spec` that use this field (empty: the pod does not use it).
+    pub fn find(&self, spec: &PodSpec) -> Vec<String> {
+        let mut out = Vec::new();
+        (self.find)(spec, &mut out);
+        out
+    }
+}
+
+/// Init containers then regular containers, with their paths.
+fn containers(spec: &PodSpec) -> impl Iterator<Item = (String, &Container)> {
+    let init = spec.init_containers.iter().flatten().enumerate();
+    let init = init.map(|(i, c)| (format!("spec.initContainers[{i}]"), c));
+    let regular = spec.containers.iter().enumerate();
+    init.chain(regular.map(|(i, c)| (format!("spec.containers[{i}]"), c)))
+}
+
+fn container_field(
+    spec: &PodSpec,
+    out: &mut Vec<String>,
+    name: &str,
+    uses: fn(&Container) -> bool,
+) {
+    out.extend(
+        containers(spec)
+            .filter(|(_, c)| uses(c))
+            .map(|(p, _)| format!("{p}.{name}")),
+    );
+}
+
+fn non_empty(s: Option<&str>) -> bool {
+    s.is_some_and(|s| !s.is_empty())
+}
+
+/// The volume source's field name (`configMap`, `nfs`, `image` ...), from its JSON form.
+fn volume_type(v: &Volume) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::Object(m)) => m
+            .keys()
+            .find(|k| k.as_str() != "name")
+            .cloned()
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+fn volumes(spec: &PodSpec) -> impl Iterator<Item = (String, &Volume)> {
+    let vols = spec.volumes.iter().flatten().enumerate();
+    vols.map(|(i, v)| (format!("spec.volumes[{i}]"), v))
+}
+
+fn empty_dir_field(
+    spec: &PodSpec,
+    out: &mut Vec<String>,
+    name: &str,
+    uses: fn(&EmptyDirVolumeSource) -> bool,
+) {
+    out.extend(
+        volumes(spec)
+            .filter(|(_, v)| v.empty_dir.as_ref().is_some_and(uses))
+            .map(|(p, _)| format!("{p}.emptyDir.{name}")),
+    );
+}
+
+/// Every pod field kubelet-rs refuses, in the order the rejection message names them.
+pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
+    UnsupportedPodFeature {
+        field: "spec.{initContainers,containers}[*].livenessProbe",
+        upstream: "runs the probe and restarts the container when it fails",
+        find: |s, out| container_field(s, out, "livenessProbe", |c| c.liveness_probe.is_some()),
+    },
+    UnsupportedPodFeature {
+        field: "spec.{initContainers,containers}[*].readinessProbe",
+        upstream: "runs the probe; the container is ready only while it succeeds",
+        find: |s, out| container_field(s, out, "readinessProbe", |c| c.readiness_probe.is_some()),
+    },
+    UnsupportedPodFeature {
+        field: "spec.{initContainers,containers}[*].startupProbe",
+        upstream: "runs the probe; liveness and readiness wait for it, and the container is restarted when it fails",
+        find: |s, out| container_field(s, out, "startupProbe", |c| c.startup_probe.is_some()),
+    },
+    UnsupportedPodFeature {
+        field: "spec.{initContainers,containers}[*].restartPolicy (other than the pod's; Always for sidecars is supported)",
+        upstream: "decides restarts and the pod phase by the container's own policy (ContainerRestartRules, on by default)",
+        find: |s, out| {
+            let pod_policy = s.restart_policy.as_deref().unwrap_or("Always");
+            for (p, c) in containers(s) {
+                let Some(policy) = c.restart_policy.as_deref().filter(|p| !p.is_empty()) else {
+                    continue;
+                };
+                let sidecar = p.starts_with("spec.initContainers") && policy == "Always";
+                let regular_same = p.starts_with("spec.containers") && policy == pod_policy;
+                if !sidecar && !regular_same {
+                    out.push(format!("{p}.restartPolicy"));
+                }
+            }
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.{initContainers,containers}[*].restartPolicyRules",
+        upstream: "restarts or keeps the container by its exit code (ContainerRestartRules, on by default)",
+        find: |s, out| {
+            container_field(s, out, "restartPolicyRules", |c| {
+                c.restart_policy_rules
+                    .as_ref()
+                    .is_some_and(|r| !r.is_empty())
+            })
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.{initContainers,containers}[*].env[*].valueFrom.fileKeyRef",
+        upstream: "reads the variable from a file an init container wrote into an emptyDir (EnvFiles, on by default)",
+        find: |s, out| {
+            for (p, c) in containers(s) {
+                let env = c.env.iter().flatten().enumerate();
+                out.extend(
+                    env.filter(|(_, e)| {
+                        e.value_from
+                            .as_ref()
+                            .is_some_and(|f| f.file_key_ref.is_some())
+                    })
+                    .map(|(i, _)| format!("{p}.env[{i}].valueFrom.fileKeyRef")),
+                );
+            }
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.{initContainers,containers}[*].resources.{requests,limits}.ephemeral-storage",
+        upstream: "admits the pod against allocatable ephemeral storage and evicts it when a container writes past its limit",
+        find: |s, out| {
+            for (p, c) in containers(s) {
+                let Some(r) = c.resources.as_ref() else {
+                    continue;
+                };
+                for (kind, list) in [("requests", &r.requests), ("limits", &r.limits)] {
+                    if list
+                        .as_ref()
+                        .is_some_and(|m| m.contains_key("ephemeral-storage"))
+                    {
+                        out.push(format!("{p}.resources.{kind}.ephemeral-storage"));
+                    }
+                }
+            }
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.{initContainers,containers}[*].resources.claims",
+        upstream: "gives the container the dynamic resources (DRA) it claims",
+        find: |s, out| {
+            container_field(s, out, "resources.claims", |c| {
+                c.resources
+                    .as_ref()
+                    .and_then(|r| r.claims.as_ref())
+                    .is_some_and(|cl| !cl.is_empty())
+            })
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.{initContainers,containers}[*].volumeDevices",
+        upstream: "maps raw block devices of persistent volumes into the container",
+        find: |s, out| {
+            container_field(s, out, "volumeDevices", |c| {
+                c.volume_devices.as_ref().is_some_and(|d| !d.is_empty())
+            })
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.hostUsers",
+        upstream: "with false, runs the pod in its own user namespace (UserNamespacesSupport, on by default)",
+        find: |s, out| {
+            if s.host_users == Some(false) {
+                out.push("spec.hostUsers".into());
+            }
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.runtimeClassName",
+        upstream: "runs the pod with the runtime handler of that RuntimeClass",
+        find: |s, out| {
+            if non_empty(s.runtime_class_name.as_deref()) {
+                out.push("spec.runtimeClassName".into());
+            }
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.activeDeadlineSeconds",
+        upstream: "fails the pod with reason DeadlineExceeded once it has been active that long",
+        find: |s, out| {
+            if s.active_deadline_seconds.is_some() {
+                out.push("spec.activeDeadlineSeconds".into());
+            }
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.hostnameOverride",
+        upstream: "sets the pod's hostname to this value (HostnameOverride, on by default)",
+        find: |s, out| {
+            if non_empty(s.hostname_override.as_deref()) {
+                out.push("spec.hostnameOverride".into());
+            }
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.securityContext.supplementalGroupsPolicy",
+        upstream: "with Strict, gives containers only the groups of the pod spec, not those of the image's /etc/group",
+        find: |s, out| {
+            let policy = s
+                .security_context
+                .as_ref()
+                .and_then(|sc| sc.supplemental_groups_policy.as_deref());
+            if policy == Some("Strict") {
+                out.push("spec.securityContext.supplementalGroupsPolicy".into());
+            }
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.securityContext.fsGroup (with emptyDir volumes)",
+        upstream: "makes emptyDir volumes owned by the group, with the setgid bit",
+        find: |s, out| {
+            let fs_group = s.security_context.as_ref().and_then(|sc| sc.fs_group);
+            if fs_group.is_some() && volumes(s).any(|(_, v)| v.empty_dir.is_some()) {
+                out.push("spec.securityContext.fsGroup".into());
+            }
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.volumes[*].emptyDir.medium",
+        upstream: "Memory: a tmpfs counted against the pod's memory; HugePages: a hugetlbfs",
+        find: |s, out| empty_dir_field(s, out, "medium", |e| non_empty(e.medium.as_deref())),
+    },
+    UnsupportedPodFeature {
+        field: "spec.volumes[*].emptyDir.sizeLimit",
+        upstream: "evicts the pod when the volume grows past the limit",
+        find: |s, out| empty_dir_field(s, out, "sizeLimit", |e| e.size_limit.is_some()),
+    },
+    UnsupportedPodFeature {
+        field: "spec.volumes[*] of any type but emptyDir and hostPath",
+        upstream: "sets the volume up with its volume plugin (downwardAPI, projected, image, nfs, iscsi, ...)",
+        find: |s, out| {
+            out.extend(
+                volumes(s)
+                    .filter(|(_, v)| v.empty_dir.is_none() && v.host_path.is_none())
+                    .map(|(p, v)| format!("{p}.{}", volume_type(v))),
+            );
+        },
+    },
+];
+
+/// The admit handler rejecting pods that use a field of [`UNSUPPORTED_POD_FEATURES`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UnsupportedPodFeatures;
+
+impl PodAdmitHandler for UnsupportedPodFeatures {
+    fn admit(&self, attrs: &PodAdmitAttributes<'_>) -> PodAdmitResult {
+        let Some(spec) = attrs.pod.spec.as_ref() else {
+            return PodAdmitResult::admit();
+        };
+        let used: Vec<String> = UNSUPPORTED_POD_FEATURES
+            .iter()
+            .flat_map(|f| f.find(spec))
+            .collect();
+        if used.is_empty() {
+            return PodAdmitResult::admit();
+        }
+        PodAdmitResult::reject(
+            UNSUPPORTED_POD_FEATURE_REASON,
+            format!("kubelet-rs does not support {} yet", used.join(", ")),
+        )
+    }
+}
+
+/// The Markdown page documenting [`UNSUPPORTED_POD_FEATURES`] (`docs/pod-features.md`).
+pub fn markdown() -> String {
+    let mut s = String::from(
+        "# Pod fields kubelet-rs does not support yet\n\n\
+         <!-- Generated from crates/admission/src/features.rs (UNSUPPORTED_POD_FEATURES); \
+         a test keeps this file equal to it. -->\n\n\
+         A pod that uses one of these fields is not run differently from what it asks for: \
+         it is rejected at admission, ends in phase `Failed` with reason \
+         `UnsupportedPodFeature`, and its message names each field path it uses \
+         (for example `Pod was rejected: kubelet-rs does not support \
+         spec.containers[0].livenessProbe yet`). Nothing of it reaches the container runtime.\n\n\
+         | Field | What upstream does with it |\n| --- | --- |\n",
+    );
+    for f in UNSUPPORTED_POD_FEATURES {
+        s.push_str(&format!("| `{}` | {} |\n", f.field, f.upstream));
+    }
+    s
+}
+
+#[cfg(test)]
+#[path = "features_tests.rs"]
+mod tests;

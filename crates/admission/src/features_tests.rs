@@ -1,0 +1,235 @@
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::{Value, json};
+
+use super::*;
+
+fn pod(spec: Value) -> Pod {
+    let v = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u"}, "spec": spec});
+    match serde_json::from_value(v) {
+        Ok(p) => p,
+        Err(e) => unreachable!("test pod must decode: {e}"),
+    }
+}
+
+fn admit(p: &Pod) -> PodAdmitResult {
+    UnsupportedPodFeatures.admit(&PodAdmitAttributes {
+        pod: p,
+        other_pods: &[],
+    })
+}
+
+fn c(extra: Value) -> Value {
+    let mut base = json!({"name": "c", "image": "busybox"});
+    if let (Value::Object(b), Value::Object(e)) = (&mut base, extra) {
+        b.extend(e);
+    }
+    base
+}
+
+fn probe() -> Value {
+    json!({"exec": {"command": ["true"]}})
+}
+
+/// One pod per table entry, with the paths the rejection must name.
+fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
+    vec![
+        (
+            "spec.{initContainers,containers}[*].livenessProbe",
+            json!({"initContainers": [c(json!({"name": "side", "restartPolicy": "Always", "livenessProbe": probe()}))],
+                   "containers": [c(json!({})), c(json!({"name": "d", "livenessProbe": probe()}))]}),
+            vec![
+                "spec.initContainers[0].livenessProbe",
+                "spec.containers[1].livenessProbe",
+            ],
+        ),
+        (
+            "spec.{initContainers,containers}[*].readinessProbe",
+            json!({"containers": [c(json!({"readinessProbe": probe()}))]}),
+            vec!["spec.containers[0].readinessProbe"],
+        ),
+        (
+            "spec.{initContainers,containers}[*].startupProbe",
+            json!({"initContainers": [c(json!({"name": "side", "restartPolicy": "Always", "startupProbe": probe()}))],
+                   "containers": [c(json!({}))]}),
+            vec!["spec.initContainers[0].startupProbe"],
+        ),
+        (
+            "spec.{initContainers,containers}[*].restartPolicy (other than the pod's; Always for sidecars is supported)",
+            json!({"restartPolicy": "OnFailure",
+                   "initContainers": [c(json!({"name": "i", "restartPolicy": "Never"})), c(json!({"name": "s", "restartPolicy": "Always"}))],
+                   "containers": [c(json!({"restartPolicy": "Never"})), c(json!({"name": "d", "restartPolicy": "OnFailure"}))]}),
+            vec![
+                "spec.initContainers[0].restartPolicy",
+                "spec.containers[0].restartPolicy",
+            ],
+        ),
+        (
+            "spec.{initContainers,containers}[*].restartPolicyRules",
+            json!({"containers": [c(json!({"restartPolicy": "Never", "restartPolicyRules": [
+                {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}]}))]}),
+            vec![
+                "spec.containers[0].restartPolicy",
+                "spec.containers[0].restartPolicyRules",
+            ],
+        ),
+        (
+            "spec.{initContainers,containers}[*].env[*].valueFrom.fileKeyRef",
+            json!({"containers": [c(json!({"env": [{"name": "A", "value": "a"}, {"name": "B", "valueFrom": {"fileKeyRef": {
+                "volumeName": "v", "path": "env", "key": "B"}}}]}))],
+                   "volumes": [{"name": "v", "emptyDir": {}}]}),
+            vec!["spec.containers[0].env[1].valueFrom.fileKeyRef"],
+        ),
+        (
+            "spec.{initContainers,containers}[*].resources.{requests,limits}.ephemeral-storage",
+            json!({"containers": [c(json!({"resources": {"limits": {"ephemeral-storage": "1Gi", "cpu": "1"}}}))]}),
+            vec!["spec.containers[0].resources.limits.ephemeral-storage"],
+        ),
+        (
+            "spec.{initContainers,containers}[*].resources.claims",
+            json!({"containers": [c(json!({"resources": {"claims": [{"name": "gpu"}]}}))]}),
+            vec!["spec.containers[0].resources.claims"],
+        ),
+        (
+            "spec.{initContainers,containers}[*].volumeDevices",
+            json!({"containers": [c(json!({"volumeDevices": [{"name": "v", "devicePath": "/dev/xvda"}]}))]}),
+            vec!["spec.containers[0].volumeDevices"],
+        ),
+        (
+            "spec.hostUsers",
+            json!({"hostUsers": false, "containers": [c(json!({}))]}),
+            vec!["spec.hostUsers"],
+        ),
+        (
+            "spec.runtimeClassName",
+            json!({"runtimeClassName": "gvisor", "containers": [c(json!({}))]}),
+            vec!["spec.runtimeClassName"],
+        ),
+        (
+            "spec.activeDeadlineSeconds",
+            json!({"activeDeadlineSeconds": 30, "containers": [c(json!({}))]}),
+            vec!["spec.activeDeadlineSeconds"],
+        ),
+        (
+            "spec.hostnameOverride",
+            json!({"hostnameOverride": "other", "containers": [c(json!({}))]}),
+            vec!["spec.hostnameOverride"],
+        ),
+        (
+            "spec.securityContext.supplementalGroupsPolicy",
+            json!({"securityContext": {"supplementalGroupsPolicy": "Strict"}, "containers": [c(json!({}))]}),
+            vec!["spec.securityContext.supplementalGroupsPolicy"],
+        ),
+        (
+            "spec.securityContext.fsGroup (with emptyDir volumes)",
+            json!({"securityContext": {"fsGroup": 2000}, "containers": [c(json!({}))],
+                   "volumes": [{"name": "v", "emptyDir": {}}]}),
+            vec!["spec.securityContext.fsGroup"],
+        ),
+        (
+            "spec.volumes[*].emptyDir.medium",
+            json!({"containers": [c(json!({}))], "volumes": [{"name": "v", "emptyDir": {"medium": "Memory"}}]}),
+            vec!["spec.volumes[0].emptyDir.medium"],
+        ),
+        (
+            "spec.volumes[*].emptyDir.sizeLimit",
+            json!({"containers": [c(json!({}))], "volumes": [{"name": "v", "emptyDir": {"sizeLimit": "1Gi"}}]}),
+            vec!["spec.volumes[0].emptyDir.sizeLimit"],
+        ),
+        (
+            "spec.volumes[*] of any type but emptyDir and hostPath",
+            json!({"containers": [c(json!({}))], "volumes": [
+                {"name": "h", "hostPath": {"path": "/tmp"}},
+                {"name": "d", "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
+                {"name": "i", "image": {"reference": "busybox"}},
+                {"name": "n", "nfs": {"server": "s", "path": "/"}}]}),
+            vec![
+                "spec.volumes[1].downwardAPI",
+                "spec.volumes[2].image",
+                "spec.volumes[3].nfs",
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn every_entry_rejects_a_pod_using_it_naming_each_path() {
+    let cases = cases();
+    for f in UNSUPPORTED_POD_FEATURES {
+        let case = cases.iter().find(|(field, _, _)| *field == f.field);
+        let Some((_, spec, want)) = case else {
+            unreachable!("no test case for table entry {:?}", f.field);
+        };
+        let p = pod(spec.clone());
+        let r = admit(&p);
+        assert!(!r.admit, "{}", f.field);
+        assert_eq!(r.reason, "UnsupportedPodFeature");
+        assert_eq!(
+            r.message,
+            format!("kubelet-rs does not support {} yet", want.join(", ")),
+            "{}",
+            f.field
+        );
+    }
+    for (field, _, _) in &cases {
+        assert!(
+            UNSUPPORTED_POD_FEATURES.iter().any(|f| f.field == *field),
+            "test case for {field:?} has no table entry"
+        );
+    }
+}
+
+#[test]
+fn implemented_features_are_admitted() {
+    let p = pod(json!({
+        "securityContext": {"supplementalGroupsPolicy": "Merge", "fsGroup": 2000, "sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"}]},
+        "hostUsers": true,
+        "runtimeClassName": "",
+        "initContainers": [c(json!({"name": "init"})), c(json!({"name": "side", "restartPolicy": "Always"}))],
+        "containers": [c(json!({
+            "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
+            "lifecycle": {"postStart": {"exec": {"command": ["true"]}}},
+            "volumeMounts": [{"name": "h", "mountPath": "/h"}]
+        }))],
+        "volumes": [{"name": "h", "hostPath": {"path": "/tmp"}}]
+    }));
+    assert_eq!(admit(&p), PodAdmitResult::admit());
+    let with_empty_dir =
+        pod(json!({"containers": [c(json!({}))], "volumes": [{"name": "e", "emptyDir": {}}]}));
+    assert_eq!(admit(&with_empty_dir), PodAdmitResult::admit());
+    assert!(admit(&Pod::default()).admit);
+}
+
+fn docs_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/pod-features.md")
+}
+
+/// `docs/pod-features.md` is generated from the table; `KRS_UPDATE_DOCS=1` rewrites it.
+#[test]
+fn docs_page_matches_the_table() {
+    let want = markdown();
+    let path = docs_path();
+    if std::env::var_os("KRS_UPDATE_DOCS").is_some() {
+        if let Err(e) = std::fs::write(&path, &want) {
+            unreachable!("write {}: {e}", path.display());
+        }
+        return;
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{} is out of date with UNSUPPORTED_POD_FEATURES; regenerate it with \
+         KRS_UPDATE_DOCS=1 cargo test -p kubelet-admission --lib features",
+        path.display()
+    );
+}
+
+#[test]
+fn readme_points_at_the_docs_page() {
+    let readme = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let text = std::fs::read_to_string(readme).unwrap_or_default();
+    assert!(
+        text.contains("docs/pod-features.md"),
+        "README must link docs/pod-features.md"
+    );
+}

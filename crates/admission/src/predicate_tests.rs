@@ -1,0 +1,319 @@
+//! Cases of upstream `predicate_test.go` (`TestGeneralPredicates` with its node of
+//! 10 millicores and 20 bytes, the OS tests) and the pod count (`maxPods`).
+
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::{Value, json};
+
+use super::*;
+
+fn pod(v: Value) -> Pod {
+    let mut base = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}});
+    if let (Value::Object(b), Value::Object(e)) = (&mut base, v) {
+        b.extend(e);
+    }
+    match serde_json::from_value(base) {
+        Ok(p) => p,
+        Err(e) => unreachable!("test pod must decode: {e}"),
+    }
+}
+
+fn pod_with_port(port: i32) -> Pod {
+    pod(
+        json!({"spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": port}]}]}}),
+    )
+}
+
+fn alloc(pods: i64) -> Allocatable {
+    Allocatable {
+        pods,
+        milli_cpu: 10,
+        memory: 20,
+    }
+}
+
+fn node(pods: i64) -> NodeInfo {
+    NodeInfo::standalone("machine1", "machine1", &BTreeMap::new(), alloc(pods))
+}
+
+fn resource_pod(cpu_milli: i64, memory: i64) -> Pod {
+    pod(
+        json!({"spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {
+        "cpu": format!("{cpu_milli}m"), "memory": memory.to_string()}}}]}}),
+    )
+}
+
+fn admit(node: NodeInfo, p: &Pod, others: &[&Pod]) -> PodAdmitResult {
+    PredicateAdmitHandler::new(node).admit(&PodAdmitAttributes {
+        pod: p,
+        other_pods: others,
+    })
+}
+
+#[test]
+fn no_resources_port_or_host_requested_always_fits() {
+    let other = pod(json!({}));
+    assert_eq!(
+        admit(node(110), &pod(json!({})), &[&other]),
+        PodAdmitResult::admit()
+    );
+}
+
+#[test]
+fn too_many_pods_is_out_of_pods_with_upstreams_message() {
+    let a = pod(json!({}));
+    let b = pod(json!({}));
+    let r = admit(node(2), &pod(json!({})), &[&a, &b]);
+    assert_eq!(
+        r,
+        PodAdmitResult::reject(
+            "OutOfpods",
+            "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"
+        )
+    );
+    assert!(admit(node(3), &pod(json!({})), &[&a, &b]).admit);
+    let r = admit(node(0), &pod(json!({})), &[]);
+    assert_eq!(
+        r.message,
+        "Node didn't have enough resource: pods, requested: 1, used: 0, capacity: 0"
+    );
+}
+
+#[test]
+fn not_enough_cpu_and_memory_resource() {
+    let other = resource_pod(5, 19);
+    let handler = PredicateAdmitHandler::new(node(110));
+    let p = resource_pod(8, 10);
+    assert_eq!(
+        handler.general_filter(&p, &[&other]),
+        vec![
+            PredicateFailure::InsufficientResource {
+                resource: "cpu",
+                requested: 8,
+                used: 5,
+                capacity: 10
+            },
+            PredicateFailure::InsufficientResource {
+                resource: "memory",
+                requested: 10,
+                used: 19,
+                capacity: 20
+            },
+        ]
+    );
+    assert_eq!(
+        admit(node(110), &p, &[&other]),
+        PodAdmitResult::reject(
+            "OutOfcpu",
+            "Node didn't have enough resource: cpu, requested: 8, used: 5, capacity: 10"
+        )
+    );
+    let r = admit(node(110), &resource_pod(1, 10), &[&other]);
+    assert_eq!(r.reason, "OutOfmemory");
+    assert_eq!(
+        r.message,
+        "Node didn't have enough resource: memory, requested: 10, used: 19, capacity: 20"
+    );
+    assert!(admit(node(110), &resource_pod(5, 1), &[&other]).admit);
+    // A pod requesting nothing fits even on a full node.
+    assert!(admit(node(110), &pod(json!({})), &[&resource_pod(10, 20)]).admit);
+}
+
+#[test]
+fn pod_capacity_is_max_pods_or_pods_per_core() {
+    assert_eq!(pod_capacity(110, 0, 2), 110);
+    assert_eq!(pod_capacity(110, 10, 2), 20);
+    assert_eq!(pod_capacity(10, 100, 2), 10);
+}
+
+#[test]
+fn host_not_match() {
+    let r = admit(
+        node(110),
+        &pod(
+            json!({"spec": {"nodeName": "machine2", "containers": [{"name": "c", "image": "i"}]}}),
+        ),
+        &[],
+    );
+    assert_eq!(
+        r,
+        PodAdmitResult::reject(
+            "NodeName",
+            "Predicate NodeName failed: node(s) didn't match the requested node name"
+        )
+    );
+    let same =
+        pod(json!({"spec": {"nodeName": "machine1", "containers": [{"name": "c", "image": "i"}]}}));
+    assert!(admit(node(110), &same, &[]).admit);
+}
+
+#[test]
+fn hostport_conflict() {
+    let other = pod_with_port(123);
+    let r = admit(node(110), &pod_with_port(123), &[&other]);
+    assert_eq!(
+        r,
+        PodAdmitResult::reject(
+            "NodePorts",
+            "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+        )
+    );
+    assert!(admit(node(110), &pod_with_port(124), &[&other]).admit);
+    let udp = pod(
+        json!({"spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 123, "protocol": "UDP"}]}]}}),
+    );
+    assert!(admit(node(110), &udp, &[&other]).admit);
+    let on_ip = |ip: &str| {
+        pod(
+            json!({"spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 9, "hostIP": ip}]}]}}),
+        )
+    };
+    let (a, b) = (on_ip("127.0.0.1"), on_ip("127.0.0.2"));
+    assert!(admit(node(110), &a, &[&b]).admit);
+    assert!(!admit(node(110), &on_ip("0.0.0.0"), &[&b]).admit);
+    assert!(!admit(node(110), &a, &[&on_ip("0.0.0.0")]).admit);
+}
+
+#[test]
+fn the_first_failure_is_reported() {
+    let other = pod_with_port(123);
+    let mut p = pod_with_port(123);
+    if let Some(s) = p.spec.as_mut() {
+        s.node_name = Some("machine2".into());
+    }
+    let reasons = PredicateAdmitHandler::new(node(1)).general_filter(&p, &[&other]);
+    assert_eq!(reasons.len(), 3);
+    assert_eq!(admit(node(1), &p, &[&other]).reason, "OutOfpods");
+}
+
+#[test]
+fn node_selector_and_affinity_match_the_standalone_node_labels() {
+    let mut extra = BTreeMap::new();
+    extra.insert("disk".to_string(), "ssd".to_string());
+    extra.insert("gen".to_string(), "5".to_string());
+    let n = || NodeInfo::standalone("machine1", "host1", &extra, alloc(110));
+    let rejected = PodAdmitResult::reject(
+        "NodeAffinity",
+        "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    );
+    let sel = |s: Value| {
+        pod(json!({"spec": {"nodeSelector": s, "containers": [{"name": "c", "image": "i"}]}}))
+    };
+    assert!(
+        admit(
+            n(),
+            &sel(json!({"kubernetes.io/hostname": "host1", "disk": "ssd"})),
+            &[]
+        )
+        .admit
+    );
+    assert!(admit(n(), &sel(json!({"kubernetes.io/os": "linux"})), &[]).admit);
+    assert_eq!(admit(n(), &sel(json!({"disk": "hdd"})), &[]), rejected);
+
+    let aff = |terms: Value| {
+        pod(
+            json!({"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}},
+                            "containers": [{"name": "c", "image": "i"}]}}),
+        )
+    };
+    let expr = |key: &str, op: &str, values: Value| json!({"matchExpressions": [{"key": key, "operator": op, "values": values}]});
+    assert!(
+        admit(
+            n(),
+            &aff(json!([expr("disk", "In", json!(["hdd", "ssd"]))])),
+            &[]
+        )
+        .admit
+    );
+    assert_eq!(
+        admit(
+            n(),
+            &aff(json!([expr("disk", "NotIn", json!(["ssd"]))])),
+            &[]
+        ),
+        rejected
+    );
+    assert!(
+        admit(
+            n(),
+            &aff(json!([
+                expr("disk", "NotIn", json!(["ssd"])),
+                expr("gen", "Gt", json!(["4"]))
+            ])),
+            &[]
+        )
+        .admit
+    );
+    assert_eq!(
+        admit(n(), &aff(json!([expr("gen", "Lt", json!(["5"]))])), &[]),
+        rejected
+    );
+    assert!(
+        admit(
+            n(),
+            &aff(json!([expr("gpu", "DoesNotExist", json!(null))])),
+            &[]
+        )
+        .admit
+    );
+    assert_eq!(
+        admit(n(), &aff(json!([expr("gpu", "Exists", json!(null))])), &[]),
+        rejected
+    );
+    let by_name = |name: &str| json!([{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}]);
+    assert!(admit(n(), &aff(by_name("machine1")), &[]).admit);
+    assert_eq!(admit(n(), &aff(by_name("machine2")), &[]), rejected);
+    assert_eq!(admit(n(), &aff(json!([{}])), &[]), rejected);
+    assert_eq!(admit(n(), &aff(json!([])), &[]), rejected);
+}
+
+#[test]
+fn node_labels_override_the_defaults() {
+    let mut extra = BTreeMap::new();
+    extra.insert("kubernetes.io/hostname".to_string(), "custom".to_string());
+    let n = NodeInfo::standalone("machine1", "host1", &extra, alloc(110));
+    assert_eq!(
+        n.labels.get("kubernetes.io/hostname").map(String::as_str),
+        Some("custom")
+    );
+    assert_eq!(
+        n.labels.get("kubernetes.io/os").map(String::as_str),
+        Some("linux")
+    );
+    assert_eq!(
+        n.labels.get("beta.kubernetes.io/arch").map(String::as_str),
+        Some(go_arch())
+    );
+}
+
+// Upstream `TestRejectPodAdmissionBasedOnOSSelector` / `...OSField`.
+#[test]
+fn os_label_and_field() {
+    let labelled =
+        |os: &str| pod(json!({"metadata": {"name": "p", "labels": {"kubernetes.io/os": os}}}));
+    let mut dummy_node = node(110);
+    dummy_node
+        .labels
+        .insert(LABEL_OS_STABLE.into(), "dummyOS".into());
+    assert!(admit(node(110), &labelled("linux"), &[]).admit);
+    assert!(admit(dummy_node.clone(), &labelled("linux"), &[]).admit);
+    assert_eq!(
+        admit(dummy_node.clone(), &labelled("dummyOS"), &[]),
+        PodAdmitResult::reject(
+            "PodOSSelectorNodeLabelDoesNotMatch",
+            "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"
+        )
+    );
+    assert!(admit(dummy_node, &pod(json!({})), &[]).admit);
+
+    let with_os = |os: &str| {
+        pod(json!({"spec": {"os": {"name": os}, "containers": [{"name": "c", "image": "i"}]}}))
+    };
+    assert!(admit(node(110), &with_os("linux"), &[]).admit);
+    assert_eq!(
+        admit(node(110), &with_os("windows"), &[]),
+        PodAdmitResult::reject(
+            "PodOSNotSupported",
+            "Failed to admit pod as the OS field doesn't match node OS"
+        )
+    );
+}

@@ -1,0 +1,159 @@
+//! The kubelet's side of pod admission (`pkg/kubelet/kubelet.go` `HandlePodAdditions` →
+//! `allocationManager.AddPod` → `canAdmitPod`, `rejectPod`; `kubelet_pods.go`
+//! `GetActivePods`, `isPodInactive`, `isAdmittedPodTerminal`). The handlers themselves
+//! live in `kubelet-admission`.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
+use kubelet_admission::preemption;
+use kubelet_admission::{
+    AdmissionError, Allocatable, NodeInfo, PodAdmitAttributes, PodAdmitHandlers, PodAdmitResult,
+    StandaloneAdmission, predicate::pod_capacity, rejection_message,
+};
+use kubelet_apimachinery::eviction::Signal;
+use kubelet_apimachinery::{Format, Quantity};
+use kubelet_container::SyncPodType;
+use kubelet_podworkers::{KillPodOptions, PodStatusFn, UpdatePodOptions};
+use kubelet_status::reasons::{condition, phase};
+
+use super::pod_manager::pod_uid;
+use super::sync_loop::full_name;
+use super::{Kubelet, KubeletDeps};
+
+/// The admit handlers of a standalone kubelet (upstream `NewMainKubelet`); an invalid
+/// `allowedUnsafeSysctls` stops the start, as upstream's `NewAllowlist` error does.
+pub fn standalone_handlers(deps: &KubeletDeps<'_>) -> Result<PodAdmitHandlers, AdmissionError> {
+    let c = &deps.server.config;
+    PodAdmitHandlers::standalone(StandaloneAdmission {
+        allowed_unsafe_sysctls: &c.allowed_unsafe_sysctls,
+        kernel_version: &deps.machine.kernel_version,
+        node: NodeInfo::standalone(
+            &deps.node_name,
+            &deps.node_name,
+            &deps.server.flags.node_labels,
+            allocatable(deps),
+        ),
+    })
+}
+
+/// The node's allocatable pods, CPU and memory (upstream node status setters:
+/// capacity minus `GetNodeAllocatableReservation`, never below zero).
+fn allocatable(deps: &KubeletDeps<'_>) -> Allocatable {
+    let c = &deps.server.config;
+    let machine = &deps.machine;
+    let (milli_cpu, memory_unreserved) = deps.node_config.pods_cgroup_limits(machine);
+    let capacity = Quantity::from_int(
+        i64::try_from(machine.memory_capacity).unwrap_or(i64::MAX),
+        Format::BinarySI,
+    );
+    let eviction: i64 = deps
+        .node_config
+        .hard_eviction_thresholds
+        .iter()
+        .filter(|t| t.signal == Signal::MemoryAvailable)
+        .map(|t| t.value.quantity_for_capacity(&capacity).value())
+        .sum();
+    Allocatable {
+        pods: pod_capacity(c.max_pods, c.pods_per_core, machine.num_cores()),
+        milli_cpu,
+        memory: memory_unreserved.saturating_sub(eviction).max(0),
+    }
+}
+
+fn is_terminal(status: Option<&PodStatus>) -> bool {
+    status
+        .and_then(|s| s.phase.as_deref())
+        .is_some_and(phase::is_terminal)
+}
+
+impl Kubelet {
+    /// The pod's source or the kubelet has recorded a terminal phase: it never runs again
+    /// (upstream `isAdmittedPodTerminal`; a rejected pod is one).
+    pub fn is_admitted_pod_terminal(&self, pod: &Pod) -> bool {
+        is_terminal(pod.status.as_ref())
+            || is_terminal(self.status_manager.get_pod_status(pod_uid(pod)).as_ref())
+    }
+
+    /// Upstream `isPodInactive`: fully terminated, or terminal and not terminating.
+    pub fn is_pod_inactive(&self, pod: &Pod) -> bool {
+        let uid = pod_uid(pod);
+        self.pod_workers.is_pod_known_terminated(uid)
+            || (self.is_admitted_pod_terminal(pod)
+                && !self.pod_workers.is_pod_termination_requested(uid))
+    }
+
+    /// Whether `pod` must go through admission: not already asked to terminate and not in
+    /// a terminal phase (upstream `HandlePodAdditions`).
+    pub fn needs_admission(&self, pod: &Pod) -> bool {
+        !self.pod_workers.is_pod_termination_requested(pod_uid(pod))
+            && !is_terminal(pod.status.as_ref())
+    }
+
+    /// Runs the admit handlers against the active pods (upstream `canAdmitPod` with
+    /// `GetActivePods`, the pod itself left out).
+    pub fn can_admit_pod(&self, pod: &Pod) -> PodAdmitResult {
+        let uid = pod_uid(pod);
+        let all = self.pod_manager.pods();
+        let others: Vec<&Pod> = all
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|p| pod_uid(p) != uid && !self.is_pod_inactive(p))
+            .collect();
+        let result = self.admit_handlers.can_admit_pod(&PodAdmitAttributes {
+            pod,
+            other_pods: &others,
+        });
+        if !result.admit {
+            tracing::info!(pod_uid = %uid, pod = %full_name(pod), reason = %result.reason, detail = %result.message, "Pod admission denied");
+        }
+        result
+    }
+
+    /// Kills the pods admission chose to preempt for `for_pod`, marking them `Failed` with
+    /// reason `Preempting` (upstream `evictPodsToFreeRequests` through `killPodNow`; upstream
+    /// waits for the kills before it starts the new pod, kubelet-rs does not wait).
+    pub fn preempt_pods(&self, uids: &[String], for_pod: &Pod) {
+        for uid in uids {
+            let Some(victim) = self.pod_manager.get(uid) else {
+                continue;
+            };
+            tracing::info!(pod = %full_name(&victim), pod_uid = %uid, requesting_pod = %full_name(for_pod), "Preempting pod to free up resources");
+            let generation = victim.metadata.generation;
+            let status_fn: PodStatusFn = Arc::new(move |s: &mut PodStatus| {
+                s.phase = Some(phase::FAILED.to_string());
+                s.reason = Some(preemption::PREEMPTING_REASON.to_string());
+                s.message = Some(preemption::PREEMPTING_MESSAGE.to_string());
+                let conditions = s.conditions.get_or_insert_with(Vec::new);
+                conditions.retain(|c| c.type_ != condition::DISRUPTION_TARGET);
+                conditions.push(PodCondition {
+                    type_: condition::DISRUPTION_TARGET.to_string(),
+                    status: "True".to_string(),
+                    reason: Some("TerminationByKubelet".to_string()),
+                    message: Some(preemption::PREEMPTED_CONDITION_MESSAGE.to_string()),
+                    observed_generation: generation,
+                    ..PodCondition::default()
+                });
+            });
+            let mut opts = UpdatePodOptions::new(SyncPodType::Kill, victim);
+            opts.kill_pod_options = Some(KillPodOptions {
+                evict: true,
+                pod_status_fn: Some(status_fn),
+                ..KillPodOptions::default()
+            });
+            self.pod_workers.update_pod(opts);
+        }
+    }
+
+    /// Records a rejected pod as `Failed` (upstream `rejectPod`); it is never started.
+    pub fn reject_pod(&self, pod: &Pod, result: &PodAdmitResult) {
+        let status = PodStatus {
+            qos_class: Some(kubelet_container::get_pod_qos(pod).as_str().to_string()),
+            phase: Some(phase::FAILED.to_string()),
+            reason: Some(result.reason.clone()),
+            message: Some(rejection_message(&result.message)),
+            ..PodStatus::default()
+        };
+        self.status_manager.set_pod_status(pod, status);
+    }
+}
