@@ -1,45 +1,33 @@
 //! The secure server on `address:port` (10250) when `enableServer` is true
 //! (`startKubelet` → `ListenAndServe`, TLS from `InitializeTLS`, auth from `BuildAuth`).
+//! The TLS inputs were checked before the start (`crate::startable`).
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use kubelet_config::KubeletServer;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::Kubelet;
+use super::{Kubelet, KubeletDeps};
 use crate::startup::RunError;
 
-fn path(s: &str) -> Option<PathBuf> {
-    (!s.is_empty()).then(|| PathBuf::from(s))
-}
-
-/// The secure server's settings from flags and configuration.
+/// The secure server's settings from flags, configuration and the checked TLS.
 pub fn secure_server_config(
-    server: &KubeletServer,
-    node_name: &str,
+    deps: &KubeletDeps<'_>,
+    prepared_tls: kubelet_server::PreparedTls,
 ) -> Result<kubelet_server::SecureServerConfig, RunError> {
+    let server = deps.server;
     let c = &server.config;
     let port = u16::try_from(c.port)
         .map_err(|_| RunError::Kubelet(format!("invalid port (--port) {}", c.port)))?;
-    let mut ips: Vec<IpAddr> = super::node_ips(server);
-    ips.push(Ipv4Addr::LOCALHOST.into());
+    let ca = &c.authentication.x509.client_ca_file;
     Ok(kubelet_server::SecureServerConfig {
         address: c.address.clone(),
         port,
-        node_name: node_name.to_string(),
-        tls: kubelet_server::TlsSettings {
-            cert_file: path(&c.tls_cert_file),
-            key_file: path(&c.tls_private_key_file),
-            cert_dir: PathBuf::from(&server.flags.cert_directory),
-            hostname: node_name.to_string(),
-            ips,
-            min_version: c.tls_min_version.clone(),
-            cipher_suites: c.tls_cipher_suites.clone(),
-        },
-        client_ca_file: path(&c.authentication.x509.client_ca_file),
+        node_name: deps.node_name.clone(),
+        tls: crate::startable::tls_settings(server, &deps.node_name, &deps.node_ips),
+        prepared_tls: Some(prepared_tls),
+        client_ca_file: (!ca.is_empty()).then(|| PathBuf::from(ca)),
         anonymous: c.authentication.anonymous.enabled.unwrap_or(false),
         authorizer: Arc::new(kubelet_server::AlwaysAllow),
         fine_grained_authz: server
@@ -51,22 +39,16 @@ pub fn secure_server_config(
 
 /// Starts the secure server (binding before returning, so errors stop the start-up).
 pub async fn start_secure_server(
-    server: &KubeletServer,
-    node_name: &str,
+    deps: &KubeletDeps<'_>,
     kubelet: &Arc<Kubelet>,
     configz: serde_json::Value,
     cancel: &CancellationToken,
     tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
-    if !server.config.enable_server.unwrap_or(true) {
+    let Some(prepared_tls) = deps.serving_tls.clone() else {
         return Ok(());
-    }
-    if server.config.server_tls_bootstrap {
-        return Err(RunError::Kubelet(
-            "serverTLSBootstrap (--rotate-server-certificates) needs an API server client (--kubeconfig) to request a serving certificate".into(),
-        ));
-    }
-    let cfg = secure_server_config(server, node_name)?;
+    };
+    let cfg = secure_server_config(deps, prepared_tls)?;
     let srv =
         kubelet_server::start_secure_server(cfg, kubelet.clone(), configz, cancel.clone()).await?;
     tracing::info!(address = %srv.local_addr, "Started the kubelet's secure server");
