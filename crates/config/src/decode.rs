@@ -4,6 +4,7 @@
 use serde_json::Value;
 use serde_saphyr::DuplicateKeyPolicy;
 
+use crate::decode_error::go_decode_error;
 use crate::types::{API_VERSION, KIND, KubeletConfiguration};
 
 /// A decoded document plus the strict-decoding complaints that made us fall back.
@@ -43,7 +44,8 @@ pub(crate) fn strip_nulls(v: &mut Value) {
 }
 
 /// The typed struct from a JSON object without `kind`/`apiVersion`; unknown fields are
-/// ignored and reported by their JSON path.
+/// ignored and reported by their JSON path; a value of the wrong type is an error naming
+/// its field as Go's `encoding/json` does ([`go_decode_error`]).
 pub(crate) fn from_json(mut v: Value) -> Result<(KubeletConfiguration, Vec<String>), String> {
     if let Value::Object(m) = &mut v {
         m.remove("kind");
@@ -51,8 +53,10 @@ pub(crate) fn from_json(mut v: Value) -> Result<(KubeletConfiguration, Vec<Strin
     }
     strip_nulls(&mut v);
     let mut unknown = Vec::new();
-    let cfg = serde_ignored::deserialize(v, |path| unknown.push(path.to_string()))
-        .map_err(|e| e.to_string())?;
+    let mut record = |path: serde_ignored::Path<'_>| unknown.push(path.to_string());
+    let de = serde_ignored::Deserializer::new(v, &mut record);
+    let cfg = serde_path_to_error::deserialize(de)
+        .map_err(|e| go_decode_error(e.path(), &e.inner().to_string()))?;
     Ok((cfg, unknown))
 }
 
