@@ -116,6 +116,10 @@ pub fn check_startable(
     let tls = serving_tls(s, &node_name, &node_ips)?;
     let cluster_dns = cluster_dns(s, &mut warnings);
     let container_log_max_size = container_log_max_size(&s.config.container_log_max_size)?;
+    check_log_rotate_policy(
+        container_log_max_size,
+        s.config.container_log_max_files.unwrap_or(5),
+    )?;
     Ok(Startable {
         node_name,
         auth,
@@ -169,6 +173,14 @@ fn container_log_max_size(size: &str) -> Result<i64, RunError> {
     };
     let q = kubelet_apimachinery::Quantity::parse(size).map_err(|e| fail(e.to_string()))?;
     Ok(q.value())
+}
+
+/// `NewContainerLogManager`'s policy checks (`containerLogMaxFiles` > 1, and kubelet-rs
+/// refuses a size that is not positive).
+fn check_log_rotate_policy(max_size: i64, max_files: i32) -> Result<(), RunError> {
+    kubelet_runtime::logs::LogRotatePolicy::new(max_size, max_files)
+        .map(|_| ())
+        .map_err(|e| RunError::Kubelet(format!("failed to initialize container log manager: {e}")))
 }
 
 /// `InitializeTLS` without writing, for the secure server (when `enableServer`).
@@ -227,6 +239,9 @@ mod tests {
             ),
             "{err}"
         );
+        let err = check_log_rotate_policy(0, 5).unwrap_err().to_string();
+        assert!(err.contains("containerLogMaxSize 0"), "{err}");
+        check_log_rotate_policy(1, 2).unwrap();
     }
 
     #[test]
