@@ -20,14 +20,19 @@ fn print_config(args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
     )
 }
 
+/// `k.yaml` in `dir`: the standalone config (a runtime endpoint that is never dialled) plus `extra`.
+fn config_in(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
+    write(
+        dir,
+        "k.yaml",
+        &standalone_config("unix:///run/x.sock", 10248, extra),
+    )
+}
+
 #[test]
 fn config_file_regime_uses_v1beta1_defaults() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = write(
-        dir.path(),
-        "k.yaml",
-        &standalone_config("unix:///run/x.sock", 10248, "staticPodPath: manifests\n"),
-    );
+    let cfg = config_in(dir.path(), "staticPodPath: manifests\n");
     let (code, j, err) = print_config(&["--config", cfg.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(j["kind"], "KubeletConfiguration");
@@ -68,11 +73,7 @@ fn legacy_regime_without_config_file() {
 #[test]
 fn flags_override_file_and_dropins() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = write(
-        dir.path(),
-        "k.yaml",
-        &standalone_config("unix:///run/x.sock", 10248, "maxPods: 50\n"),
-    );
+    let cfg = config_in(dir.path(), "maxPods: 50\n");
     let dropins = dir.path().join("conf.d");
     std::fs::create_dir(&dropins).unwrap();
     write(
@@ -96,15 +97,7 @@ fn flags_override_file_and_dropins() {
 #[test]
 fn invalid_config_prints_errors_and_exits_1() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = write(
-        dir.path(),
-        "k.yaml",
-        &standalone_config(
-            "unix:///run/x.sock",
-            10248,
-            "maxPods: -3\nregistryBurst: -1\n",
-        ),
-    );
+    let cfg = config_in(dir.path(), "maxPods: -3\nregistryBurst: -1\n");
     let (code, j, err) = print_config(&["--config", cfg.to_str().unwrap()]);
     assert_eq!(code, Some(1));
     assert_eq!(j, serde_json::Value::Null, "nothing on stdout");
@@ -139,11 +132,7 @@ fn refuses_every_configuration_a_start_refuses() {
     // The same table `process.rs` starts the binary with (`start_refuses_...`).
     let dir = tempfile::tempdir().unwrap();
     for (extra, needle) in UNSTARTABLE {
-        let cfg = write(
-            dir.path(),
-            "k.yaml",
-            &standalone_config("unix:///run/x.sock", 10248, extra),
-        );
+        let cfg = config_in(dir.path(), extra);
         let (code, j, err) = print_config(&["--config", cfg.to_str().unwrap()]);
         assert_eq!(code, Some(1), "{extra}: {err}");
         assert_eq!(j, serde_json::Value::Null, "{extra}: nothing on stdout");
@@ -154,11 +143,7 @@ fn refuses_every_configuration_a_start_refuses() {
 #[test]
 fn kubeconfig_and_bad_node_ip_lists_are_refused_as_a_start_refuses_them() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = write(
-        dir.path(),
-        "k.yaml",
-        &standalone_config("unix:///run/x.sock", 10248, ""),
-    );
+    let cfg = config_in(dir.path(), "");
     let cfg = cfg.to_str().unwrap();
     let (code, _, err) = print_config(&["--config", cfg, "--kubeconfig", "/etc/k.conf"]);
     assert_eq!(code, Some(1));
@@ -177,15 +162,7 @@ fn kubeconfig_and_bad_node_ip_lists_are_refused_as_a_start_refuses_them() {
 #[test]
 fn unparsable_node_ip_and_cluster_dns_entries_are_warned_about_and_ignored() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = write(
-        dir.path(),
-        "k.yaml",
-        &standalone_config(
-            "unix:///run/x.sock",
-            10248,
-            "clusterDNS: [10.96.0.10, not-an-ip]\n",
-        ),
-    );
+    let cfg = config_in(dir.path(), "clusterDNS: [10.96.0.10, not-an-ip]\n");
     let (code, j, err) = print_config(&["--config", cfg.to_str().unwrap(), "--node-ip=garbage"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
@@ -207,11 +184,7 @@ fn unparsable_node_ip_and_cluster_dns_entries_are_warned_about_and_ignored() {
 fn serving_pair_is_checked_without_writing_and_shown_as_upstream_shows_it() {
     let dir = tempfile::tempdir().unwrap();
     let certs = dir.path().join("pki");
-    let cfg = write(
-        dir.path(),
-        "k.yaml",
-        &standalone_config("unix:///run/x.sock", 10248, ""),
-    );
+    let cfg = config_in(dir.path(), "");
     let cfg = cfg.to_str().unwrap();
     let (code, j, err) = print_config(&["--config", cfg, "--cert-dir", certs.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
