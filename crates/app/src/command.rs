@@ -96,12 +96,17 @@ fn print_effective_config(server: &KubeletServer, host: kubelet_config::HostInfo
     for w in &server.warnings {
         eprintln!("W {w}");
     }
+    // The start's own warnings (ignored --node-ip or clusterDNS entries, TLS suites not
+    // offered...), in the configured log format.
+    if let Ok(format) = server.config.logging.format.parse() {
+        let _ = kubelet_klog::init_warnings_only(format);
+    }
     let checked = match check_startable(server, host, &RealHostFs) {
         Ok(c) => c,
         Err(e) => return fail_early(&e.to_string()),
     };
     for w in &checked.warnings {
-        eprintln!("W {w}");
+        w.log();
     }
     let json = configz::effective_config(&server.config, &server.flags).to_versioned_json();
     match serde_json::to_string_pretty(&json) {

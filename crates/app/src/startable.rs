@@ -25,8 +25,8 @@ use kubelet_server::{PreparedTls, TlsSettings};
 use crate::auth::AuthSettings;
 use crate::startup::{self, RunError};
 
-/// A warning a start logs (and `--print-config` prints) about input it ignores, in
-/// upstream's words.
+/// A warning a start logs (and `--print-config` prints, in the same log format) about input
+/// it ignores, in upstream's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StartWarning {
     /// `--node-ip` entries that are not IPs (`RunKubelet`).
@@ -45,22 +45,6 @@ impl StartWarning {
             }
             StartWarning::InvalidClusterDns(ip) => {
                 tracing::warn!(IP = %ip, "Invalid clusterDNS IP");
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for StartWarning {
-    /// klog's text form of the message and its key/value pairs.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StartWarning::InvalidNodeIps(ips) => write!(
-                f,
-                "\"Could not parse some node IP(s), ignoring them\" IPs={}",
-                go_string_slice(ips)
-            ),
-            StartWarning::InvalidClusterDns(ip) => {
-                write!(f, "\"Invalid clusterDNS IP\" IP={ip:?}")
             }
         }
     }
@@ -242,17 +226,5 @@ mod tests {
         let err = check_log_rotate_policy(0, 5).unwrap_err().to_string();
         assert!(err.contains("containerLogMaxSize 0"), "{err}");
         check_log_rotate_policy(1, 2).unwrap();
-    }
-
-    #[test]
-    fn warnings_print_as_klog_key_values() {
-        assert_eq!(
-            StartWarning::InvalidNodeIps(vec!["garbage".into(), "a".into()]).to_string(),
-            "\"Could not parse some node IP(s), ignoring them\" IPs=[garbage a]"
-        );
-        assert_eq!(
-            StartWarning::InvalidClusterDns("x".into()).to_string(),
-            "\"Invalid clusterDNS IP\" IP=\"x\""
-        );
     }
 }

@@ -82,11 +82,25 @@ pub fn enabled(target: &str, level: &tracing::Level, verbosity: u32) -> bool {
 
 /// Installs the global subscriber writing to stderr, as klog does.
 pub fn init(format: Format, verbosity: u32) -> Result<(), LogError> {
+    init_filtered(format, move |target, level| {
+        enabled(target, level, verbosity)
+    })
+}
+
+/// Like [`init`], but only warnings and errors are written (kubelet-rs's `--print-config`
+/// shows the warnings a start would log, and nothing else).
+pub fn init_warnings_only(format: Format) -> Result<(), LogError> {
+    init_filtered(format, |_, level| *level <= tracing::Level::WARN)
+}
+
+fn init_filtered(
+    format: Format,
+    keep: impl Fn(&str, &tracing::Level) -> bool + Send + Sync + 'static,
+) -> Result<(), LogError> {
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
-    let filter = tracing_subscriber::filter::filter_fn(move |meta| {
-        enabled(meta.target(), meta.level(), verbosity)
-    });
+    let filter =
+        tracing_subscriber::filter::filter_fn(move |meta| keep(meta.target(), meta.level()));
     let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let registry = tracing_subscriber::registry().with(filter);
     let result = match format {

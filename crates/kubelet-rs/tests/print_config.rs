@@ -166,13 +166,15 @@ fn unparsable_node_ip_and_cluster_dns_entries_are_warned_about_and_ignored() {
     let (code, j, err) = print_config(&["--config", cfg.to_str().unwrap(), "--node-ip=garbage"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        err.contains("\"Could not parse some node IP(s), ignoring them\" IPs=[garbage]"),
+        err.contains("] \"Could not parse some node IP(s), ignoring them\" IPs=\"[garbage]\""),
         "{err}"
     );
     assert!(
-        err.contains("\"Invalid clusterDNS IP\" IP=\"not-an-ip\""),
+        err.contains("] \"Invalid clusterDNS IP\" IP=\"not-an-ip\""),
         "{err}"
     );
+    // the start's warnings, in klog's format, and nothing else (no info lines)
+    assert!(err.lines().all(|l| l.starts_with('W')), "{err}");
     // the configuration itself is printed as given
     assert_eq!(
         j["clusterDNS"],
