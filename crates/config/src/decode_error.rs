@@ -138,6 +138,13 @@ fn go_type(expected: &str, field: &str) -> String {
     }
 }
 
+/// A plain type mismatch (Go's decoder notes it and goes on), as opposed to an error of a
+/// type with its own decoder (a duration, a quantity: Go stops there).
+pub(crate) fn is_type_mismatch(inner: &str) -> bool {
+    let std_kind = inner.starts_with("invalid type: ") || inner.starts_with("invalid value: ");
+    std_kind && !inner.contains("Go duration") && !inner.contains("quantity")
+}
+
 /// Renders a typed decode error at `path` as Go's `encoding/json` does; other errors
 /// (a bad duration text, an unknown enum value) name the same field.
 pub(crate) fn go_decode_error(path: &Path, inner: &str) -> String {
@@ -205,6 +212,25 @@ mod tests {
     }
 
     #[test]
+    fn which_error_wins_is_gos_choice() {
+        // Checked against the upstream kubelet: fields in sorted order, the first type
+        // mismatch is reported...
+        assert_eq!(
+            err(serde_json::json!({"syncFrequency": "1s", "maxPods": "x", "clusterDNS": 5})),
+            "json: cannot unmarshal number into Go struct field KubeletConfiguration.clusterDNS of type []string"
+        );
+        // ... unless a type with its own decoder fails later, which stops decoding.
+        assert_eq!(
+            err(serde_json::json!({"evictionHard": {"memory.available": 5}, "syncFrequency": 7})),
+            "json: cannot unmarshal number into Go struct field KubeletConfiguration.syncFrequency of type string"
+        );
+        assert!(
+            err(serde_json::json!({"maxPods": "x", "syncFrequency": "soon"}))
+                .ends_with("time: invalid duration \"soon\"")
+        );
+    }
+
+    #[test]
     fn nested_lists_structs_and_ranges() {
         assert_eq!(
             err(serde_json::json!({"reservedMemory": [{"numaNode": "x"}]})),
@@ -223,6 +249,10 @@ mod tests {
             "json: cannot unmarshal number 5000000000 into Go struct field KubeletConfiguration.maxPods of type int32"
         );
         let bad_duration = err(serde_json::json!({"syncFrequency": "soon"}));
+        assert!(
+            bad_duration.ends_with("time: invalid duration \"soon\""),
+            "{bad_duration}"
+        );
         assert!(
             bad_duration.starts_with("json: Go struct field KubeletConfiguration.syncFrequency: "),
             "{bad_duration}"
