@@ -36,6 +36,8 @@ struct Case {
     config: Option<&'static str>,
     dropins: &'static [(&'static str, &'static str)],
     flags: &'static [&'static str],
+    /// Messages both kubelets must log.
+    logged: &'static [&'static str],
 }
 
 const CASES: &[Case] = &[
@@ -44,6 +46,7 @@ const CASES: &[Case] = &[
         config: None,
         dropins: &[],
         flags: &[],
+        logged: &[],
     },
     Case {
         name: "no config file, settings as flags",
@@ -51,10 +54,16 @@ const CASES: &[Case] = &[
         dropins: &[],
         flags: &[
             "--max-pods=40",
-            "--cluster-dns=10.96.0.10",
+            "--cluster-dns=10.96.0.10,not-an-ip",
             "--cluster-domain=flags.local",
             "--v=2",
             "--eviction-hard=memory.available<300Mi",
+            "--node-ip=garbage",
+        ],
+        // Unparsable entries are ignored with a message, not refused.
+        logged: &[
+            "\"Could not parse some node IP(s), ignoring them\"",
+            "\"Invalid clusterDNS IP\" IP=\"not-an-ip\"",
         ],
     },
     Case {
@@ -62,6 +71,7 @@ const CASES: &[Case] = &[
         config: Some(""),
         dropins: &[],
         flags: &[],
+        logged: &[],
     },
     Case {
         name: "kubeadm-style",
@@ -114,6 +124,7 @@ volumeStatsAggPeriod: 0s
         ),
         dropins: &[],
         flags: &[],
+        logged: &[],
     },
     Case {
         name: "EKS-style",
@@ -159,6 +170,7 @@ containerLogMaxSize: 50Mi
         ),
         dropins: &[],
         flags: &[],
+        logged: &[],
     },
     Case {
         name: "drop-ins over the config file",
@@ -172,12 +184,14 @@ containerLogMaxSize: 50Mi
             ("30-ignored.yaml", "maxPods: 99\n"),
         ],
         flags: &[],
+        logged: &[],
     },
     Case {
         name: "flags over drop-ins over the config file",
         config: Some("maxPods: 50\nclusterDomain: file.local\n"),
         dropins: &[("10-a.conf", "maxPods: 60\nclusterDomain: drop.in\n")],
         flags: &["--max-pods=70", "--sync-frequency=30s"],
+        logged: &[],
     },
     Case {
         name: "evictionHard merged with the defaults",
@@ -186,6 +200,7 @@ containerLogMaxSize: 50Mi
         ),
         dropins: &[],
         flags: &[],
+        logged: &[],
     },
     Case {
         name: "YAML anchors and aliases",
@@ -201,12 +216,14 @@ evictionMinimumReclaim: *soft
         ),
         dropins: &[],
         flags: &[],
+        logged: &[],
     },
     Case {
         name: "lenient decoding of unknown fields",
         config: Some("noSuchField: true\nmaxPods: 33\n"),
         dropins: &[],
         flags: &[],
+        logged: &[],
     },
 ];
 
@@ -313,13 +330,18 @@ fn get_configz(port: u16) -> Option<Value> {
     serde_json::from_slice(&out.stdout).ok()
 }
 
-/// Runs one kubelet until `/configz` answers; returns the `kubeletconfig` object.
-fn configz_of(bin: &Path, args: &[String], port: u16, log: PathBuf) -> Result<Value, String> {
+/// Runs one kubelet until `/configz` answers; returns the `kubeletconfig` object and the log.
+fn configz_of(
+    bin: &Path,
+    args: &[String],
+    port: u16,
+    log: PathBuf,
+) -> Result<(Value, String), String> {
     let mut k = spawn(bin, args, log);
     let deadline = Instant::now() + Duration::from_secs(60);
     let got = loop {
         if let Some(v) = get_configz(port) {
-            break Ok(v["kubeletconfig"].clone());
+            break Ok((v["kubeletconfig"].clone(), k.log()));
         }
         if let Some(status) = k.child.try_wait().unwrap() {
             break Err(format!("{} exited ({status}):\n{}", bin.display(), k.log()));
@@ -422,7 +444,14 @@ fn configz_matches_the_upstream_kubelet() {
         let u = run(&upstream, "upstream");
         let o = run(&ours, "kubelet-rs");
         match (u, o) {
-            (Ok(u), Ok(o)) => {
+            (Ok((u, u_log)), Ok((o, o_log))) => {
+                for msg in case.logged {
+                    for (who, log) in [("upstream", &u_log), ("kubelet-rs", &o_log)] {
+                        if !log.contains(msg) {
+                            failures.push(format!("{}: {who} did not log {msg}", case.name));
+                        }
+                    }
+                }
                 let mut leaves = BTreeMap::new();
                 flatten("", &u, &mut leaves);
                 assert!(
