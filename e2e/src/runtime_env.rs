@@ -1,16 +1,35 @@
 //! The private containerd test runtime (`hack/runtime-up.sh`), started once per test run.
 //!
 //! [`ensure`] runs `hack/runtime-up.sh` once per test process (the script itself is
-//! idempotent and serialised with `flock`, so parallel test binaries are safe) and
-//! returns where the runtime is. Tests that need it call [`ensure_or_skip`]: it skips
-//! only when `KRS_SKIP_RUNTIME_TESTS=1` is set; otherwise a missing runtime is an error.
+//! idempotent and serialised with `flock`, so parallel test binaries are safe), checks that
+//! the runtime's socket answers, and returns where the runtime is. With
+//! `KRS_TEST_RUNTIME_ENDPOINT` set it uses that runtime instead of running the script.
+//! A runtime that cannot be brought up or reached is an error, and the test fails.
+//!
+//! Skipping is decided at build time, so the test runner counts a skipped test as
+//! *ignored*, never as passed: with `KRS_SKIP_RUNTIME_TESTS=1` in the environment of
+//! `cargo test`, the crate's `build.rs` sets the cfg `krs_skip_runtime`, and every test
+//! that needs the runtime carries
+//! `#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// Set to `1` to skip tests that need the real runtime (they print a loud message).
+/// Set to `1` when building the tests to have the runner ignore the tests that need the
+/// real runtime (see the module doc).
 pub const SKIP_ENV: &str = "KRS_SKIP_RUNTIME_TESTS";
+
+/// Set to a CRI endpoint (`unix:///path`) to test against a runtime that is already up
+/// instead of running `hack/runtime-up.sh`; it must have the images of
+/// `hack/lib/runtime-images.sh` ([`PAUSE_IMAGE`], [`BUSYBOX_IMAGE`]).
+pub const ENDPOINT_ENV: &str = "KRS_TEST_RUNTIME_ENDPOINT";
+
+/// The pause image `hack/runtime-up.sh` builds (`KRS_PAUSE_IMAGE`).
+pub const PAUSE_IMAGE: &str = "registry.k8s.io/pause:3.10";
+
+/// The busybox image `hack/runtime-up.sh` builds (`KRS_BUSYBOX_IMAGE`).
+pub const BUSYBOX_IMAGE: &str = "docker.io/library/busybox:1.36";
 
 /// The line `hack/runtime-up.sh` prints last.
 const ENDPOINT_KEY: &str = "CONTAINER_RUNTIME_ENDPOINT";
@@ -66,6 +85,15 @@ pub enum RuntimeEnvError {
         "last line of hack/runtime-up.sh output is not `{ENDPOINT_KEY}=unix://<socket>`: {line:?}"
     )]
     BadEndpoint { line: String },
+    /// `KRS_TEST_RUNTIME_ENDPOINT` is not `unix://<absolute path>`.
+    #[error("{ENDPOINT_ENV}={endpoint:?} is not unix://<absolute socket path>")]
+    BadEndpointEnv { endpoint: String },
+    /// Nothing answers on the runtime's socket.
+    #[error(
+        "the test runtime at {endpoint} does not answer: {reason}; set {SKIP_ENV}=1 to skip \
+         runtime tests on purpose"
+    )]
+    Unreachable { endpoint: String, reason: String },
 }
 
 /// The repository root (the parent of the `e2e` crate).
@@ -81,27 +109,50 @@ pub fn up_script() -> PathBuf {
     repo_root().join("hack/runtime-up.sh")
 }
 
-/// Bring the runtime up (once per process) and return where it is.
+/// Bring the runtime up (once per process), check that it answers, and return where it is.
 pub fn ensure() -> Result<RuntimeEnv, RuntimeEnvError> {
     static ENV: OnceLock<Result<RuntimeEnv, RuntimeEnvError>> = OnceLock::new();
-    ENV.get_or_init(run_up_script).clone()
+    ENV.get_or_init(|| {
+        let env = match std::env::var(ENDPOINT_ENV) {
+            Ok(endpoint) if !endpoint.is_empty() => from_endpoint(&endpoint)?,
+            _ => run_up_script()?,
+        };
+        check_answers(&env)?;
+        Ok(env)
+    })
+    .clone()
 }
 
-/// Like [`ensure`], but `Ok(None)` (after a loud message naming `test`) when
-/// `KRS_SKIP_RUNTIME_TESTS=1` is set.
-pub fn ensure_or_skip(test: &str) -> Result<Option<RuntimeEnv>, RuntimeEnvError> {
-    if skip_requested() {
-        eprintln!(
-            "\n!!!!! SKIPPED {test}: {SKIP_ENV}=1 is set, the real containerd runtime is NOT tested !!!!!\n"
-        );
-        return Ok(None);
-    }
-    ensure().map(Some)
+/// The runtime at `endpoint` (`KRS_TEST_RUNTIME_ENDPOINT`), with the images of
+/// `hack/runtime-up.sh` and its state directory taken to be the socket's directory.
+pub fn from_endpoint(endpoint: &str) -> Result<RuntimeEnv, RuntimeEnvError> {
+    let socket = endpoint
+        .strip_prefix("unix://")
+        .filter(|path| path.starts_with('/'))
+        .map(PathBuf::from)
+        .ok_or_else(|| RuntimeEnvError::BadEndpointEnv {
+            endpoint: endpoint.to_string(),
+        })?;
+    Ok(RuntimeEnv {
+        endpoint: endpoint.to_string(),
+        state_dir: socket
+            .parent()
+            .map_or_else(|| PathBuf::from("/"), Path::to_path_buf),
+        socket,
+        pause_image: PAUSE_IMAGE.to_string(),
+        busybox_image: BUSYBOX_IMAGE.to_string(),
+        snapshotter: std::env::var("KRS_SNAPSHOTTER").unwrap_or_else(|_| "overlayfs".into()),
+    })
 }
 
-/// True when `KRS_SKIP_RUNTIME_TESTS=1`.
-pub fn skip_requested() -> bool {
-    std::env::var(SKIP_ENV).is_ok_and(|v| v == "1")
+/// Connects to the runtime's socket once: something must be listening.
+pub fn check_answers(env: &RuntimeEnv) -> Result<(), RuntimeEnvError> {
+    std::os::unix::net::UnixStream::connect(&env.socket)
+        .map(drop)
+        .map_err(|e| RuntimeEnvError::Unreachable {
+            endpoint: env.endpoint.clone(),
+            reason: e.to_string(),
+        })
 }
 
 /// Run `hack/runtime-up.sh` and parse its output.
@@ -185,6 +236,7 @@ impl RuntimeEnv {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -235,6 +287,50 @@ mod tests {
                 key: "KRS_PAUSE_IMAGE",
                 stdout: no_pause.clone(),
             })
+        );
+    }
+
+    #[test]
+    fn endpoint_env_must_be_an_absolute_unix_socket() {
+        for bad in ["/run/x.sock", "unix://run/x.sock", "tcp://127.0.0.1:1"] {
+            assert_eq!(
+                from_endpoint(bad),
+                Err(RuntimeEnvError::BadEndpointEnv {
+                    endpoint: bad.into()
+                })
+            );
+        }
+        let env = from_endpoint("unix:///run/krs/c.sock").unwrap();
+        assert_eq!(env.socket, PathBuf::from("/run/krs/c.sock"));
+        assert_eq!(env.state_dir, PathBuf::from("/run/krs"));
+    }
+
+    #[test]
+    fn a_socket_nobody_listens_on_is_unreachable_and_names_the_skip_variable() {
+        let dir = std::env::temp_dir().join(format!("krs-e2e-unreachable-{}", std::process::id()));
+        let env = from_endpoint(&format!("unix://{}/none.sock", dir.display())).unwrap();
+        let err = check_answers(&env).unwrap_err();
+        assert!(
+            matches!(err, RuntimeEnvError::Unreachable { .. }),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string().contains("KRS_SKIP_RUNTIME_TESTS=1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn image_names_are_those_runtime_up_builds() {
+        let script =
+            std::fs::read_to_string(repo_root().join("hack/lib/runtime-images.sh")).unwrap();
+        assert!(
+            script.contains(&format!("KRS_PAUSE_IMAGE=\"{PAUSE_IMAGE}\"")),
+            "{PAUSE_IMAGE}"
+        );
+        assert!(
+            script.contains(&format!("KRS_BUSYBOX_IMAGE=\"{BUSYBOX_IMAGE}\"")),
+            "{BUSYBOX_IMAGE}"
         );
     }
 

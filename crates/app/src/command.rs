@@ -105,6 +105,9 @@ fn print_effective_config(server: &KubeletServer, host: kubelet_config::HostInfo
         Ok(c) => c,
         Err(e) => return fail_early(&e.to_string()),
     };
+    for w in kubelet_config::support::warnings(server) {
+        eprintln!("W {w}");
+    }
     for w in &checked.warnings {
         w.log();
     }

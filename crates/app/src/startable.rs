@@ -118,7 +118,10 @@ pub fn check_startable(
 }
 
 /// `RunKubelet`: `nodeutil.ParseNodeIPArgument(--node-ip, --cloud-provider)`.
-fn node_ips(s: &KubeletServer, warnings: &mut Vec<StartWarning>) -> Result<Vec<IpAddr>, RunError> {
+pub(crate) fn node_ips(
+    s: &KubeletServer,
+    warnings: &mut Vec<StartWarning>,
+) -> Result<Vec<IpAddr>, RunError> {
     let node_ip = &s.flags.node_ip;
     let (ips, invalid) =
         kubelet_apimachinery::parse_node_ip_argument(node_ip, &s.flags.cloud_provider).map_err(
@@ -136,7 +139,7 @@ fn node_ips(s: &KubeletServer, warnings: &mut Vec<StartWarning>) -> Result<Vec<I
 }
 
 /// `NewMainKubelet`: the `clusterDNS` entries that parse; the others are logged and ignored.
-fn cluster_dns(s: &KubeletServer, warnings: &mut Vec<StartWarning>) -> Vec<IpAddr> {
+pub(crate) fn cluster_dns(s: &KubeletServer, warnings: &mut Vec<StartWarning>) -> Vec<IpAddr> {
     let mut ips = Vec::new();
     for entry in &s.config.cluster_dns {
         match kubelet_apimachinery::parse_ip_sloppy(entry) {
@@ -148,7 +151,7 @@ fn cluster_dns(s: &KubeletServer, warnings: &mut Vec<StartWarning>) -> Vec<IpAdd
 }
 
 /// `NewContainerLogManager`'s `parseMaxSize`.
-fn container_log_max_size(size: &str) -> Result<i64, RunError> {
+pub(crate) fn container_log_max_size(size: &str) -> Result<i64, RunError> {
     let fail = |e: String| {
         RunError::Kubelet(format!(
             "failed to initialize container log manager: failed to parse container log max size {}: {e}",
@@ -174,13 +177,8 @@ fn serving_tls(
     node_ips: &[IpAddr],
 ) -> Result<Option<PreparedTls>, RunError> {
     let c = &s.config;
-    if !c.enable_server.unwrap_or(true) {
+    if !crate::kubelet::secure_server_wanted(s)? {
         return Ok(None);
-    }
-    if c.server_tls_bootstrap {
-        return Err(RunError::Kubelet(
-            "serverTLSBootstrap (--rotate-server-certificates) needs an API server client (--kubeconfig) to request a serving certificate".into(),
-        ));
     }
     let path = |p: &str| (!p.is_empty()).then(|| PathBuf::from(p));
     let settings = tls_settings(s, node_name, node_ips);

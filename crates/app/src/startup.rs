@@ -383,6 +383,9 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     set_feature_gates(&s);
     let fs = RealHostFs;
     let checked = check_startable(&s, host, &fs)?;
+    for w in kubelet_config::support::warnings(&s) {
+        tracing::warn!("{w}");
+    }
     for w in &checked.warnings {
         w.log();
     }

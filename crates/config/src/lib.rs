@@ -21,6 +21,7 @@ mod flagvalue;
 pub mod fs;
 mod help;
 mod load;
+pub mod support;
 pub mod types;
 pub mod validation;
 mod versioned;

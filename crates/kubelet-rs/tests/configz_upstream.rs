@@ -13,8 +13,8 @@
 //! --test configz_upstream`.
 //!
 //! The upstream binary is `$KRS_CLUSTER_BIN/kubelet` (or `_output/bin/kubelet`, built by
-//! `hack/lib/cluster-build.sh`); when it is missing the test fails, unless
-//! `KRS_SKIP_CLUSTER_TESTS=1` (or `KRS_SKIP_RUNTIME_TESTS=1`: it needs the runtime too).
+//! `hack/lib/cluster-build.sh`); when it is missing the test fails. With
+//! `KRS_SKIP_CLUSTER_TESTS=1` or `KRS_SKIP_RUNTIME_TESTS=1` it is built as ignored.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -254,14 +254,8 @@ authorization:
     )
 }
 
-/// The upstream kubelet binary, or `None` when the cluster tests are skipped on purpose.
-fn upstream_kubelet() -> Option<PathBuf> {
-    if kubelet_e2e::cluster::skip_requested() {
-        eprintln!(
-            "\n!!!!! SKIPPED configz_upstream: KRS_SKIP_CLUSTER_TESTS=1 is set, /configz is NOT compared with the upstream kubelet !!!!!\n"
-        );
-        return None;
-    }
+/// The upstream kubelet binary (the test fails when it is missing).
+fn upstream_kubelet() -> PathBuf {
     let dir = std::env::var_os("KRS_CLUSTER_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| kubelet_e2e::runtime_env::repo_root().join("_output/bin"));
@@ -271,7 +265,7 @@ fn upstream_kubelet() -> Option<PathBuf> {
         "the upstream kubelet {} is missing: build it with hack/lib/cluster-build.sh or set KRS_CLUSTER_BIN (KRS_SKIP_CLUSTER_TESTS=1 skips this test)",
         bin.display()
     );
-    Some(bin)
+    bin
 }
 
 /// A kubelet process; killed (and reaped) when dropped.
@@ -401,15 +395,11 @@ fn diff(upstream: &Value, ours: &Value) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
+#[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
 fn configz_matches_the_upstream_kubelet() {
-    let Some(upstream) = upstream_kubelet() else {
-        return;
-    };
-    let Some(env) =
-        kubelet_e2e::runtime_env::ensure_or_skip("configz_upstream").expect("hack/runtime-up.sh")
-    else {
-        return;
-    };
+    let upstream = upstream_kubelet();
+    let env = kubelet_e2e::runtime_env::ensure().expect("hack/runtime-up.sh");
     let ours = PathBuf::from(BIN);
     let mut failures = Vec::new();
     for case in CASES {

@@ -12,7 +12,13 @@ fn print_config(args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
         .output()
         .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
-    let json = serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null);
+    // Nothing on stdout (a refused configuration) is Null; anything else must be JSON.
+    let json = if stdout.trim().is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("--print-config printed no JSON ({e}):\n{stdout}"))
+    };
     (
         out.status.code(),
         json,

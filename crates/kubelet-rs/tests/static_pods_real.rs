@@ -12,6 +12,7 @@ use nix::sys::signal::Signal;
 
 const T: Duration = Duration::from_secs(60);
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn static_pod_reaches_running_and_logs_are_written() {
     let _g = runtime_lock().await;
@@ -66,6 +67,7 @@ async fn static_pod_reaches_running_and_logs_are_written() {
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_container_is_restarted_with_backoff_and_restart_count() {
     let _g = runtime_lock().await;
@@ -115,6 +117,7 @@ async fn killed_container_is_restarted_with_backoff_and_restart_count() {
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn removed_manifest_stops_containers_and_removes_sandbox() {
     let _g = runtime_lock().await;
@@ -149,6 +152,7 @@ async fn removed_manifest_stops_containers_and_removes_sandbox() {
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn changed_manifest_recreates_the_pod() {
     let _g = runtime_lock().await;
@@ -190,6 +194,7 @@ async fn changed_manifest_recreates_the_pod() {
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_manifests_never_stop_the_valid_pods() {
     let _g = runtime_lock().await;
@@ -244,6 +249,7 @@ async fn malformed_manifests_never_stop_the_valid_pods() {
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn restarted_kubelet_adopts_running_containers() {
     let _g = runtime_lock().await;
@@ -283,6 +289,7 @@ async fn restarted_kubelet_adopts_running_containers() {
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn failing_init_container_with_restart_never_fails_the_pod() {
     let _g = runtime_lock().await;
@@ -326,6 +333,7 @@ spec:
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn job_like_pod_succeeds() {
     let _g = runtime_lock().await;
@@ -347,6 +355,7 @@ async fn job_like_pod_succeeds() {
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn container_logs_are_rotated_by_size() {
     let _g = runtime_lock().await;
@@ -401,6 +410,7 @@ async fn container_logs_are_rotated_by_size() {
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn pods_from_static_pod_url_run() {
     let _g = runtime_lock().await;
@@ -447,6 +457,7 @@ async fn pods_from_static_pod_url_run() {
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn missing_image_with_pull_policy_never_reports_err_image_never_pull() {
     let _g = runtime_lock().await;
@@ -471,6 +482,7 @@ async fn missing_image_with_pull_policy_never_reports_err_image_never_pull() {
     node.cleanup().await;
 }
 
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
 #[tokio::test(flavor = "multi_thread")]
 async fn dead_containers_are_garbage_collected() {
     let _g = runtime_lock().await;

@@ -565,3 +565,27 @@ async fn fake_pod_workers_match_real_contract() {
         assert_eq!(s.triggered_deletion, ["a"]);
     });
 }
+
+/// `syncFrequency` (the support table's proof): the resync interval decides when a synced
+/// pod is due again.
+#[tokio::test(start_paused = true)]
+async fn resync_interval_decides_when_a_synced_pod_is_due_again() {
+    let syncer = Arc::new(FakePodSyncer::new());
+    let cache = Arc::new(Cache::new());
+    cache.update_time(Instant::now());
+    let queue = Arc::new(WorkQueue::new());
+    let config = PodWorkersConfig {
+        resync_interval: Duration::from_secs(7),
+        jitter: false,
+        ..PodWorkersConfig::default()
+    };
+    let workers = PodWorkers::new(syncer.clone(), cache, queue.clone(), config);
+    workers.update_pod(update(SyncPodType::Create, &pod("a", 1)));
+    settle().await;
+    assert_eq!(syncer.calls(), [sync_call("a", SyncPodType::Create, 1)]);
+    let due = queue.due_at("a").unwrap() - Instant::now();
+    assert!(
+        due > Duration::from_secs(6) && due <= Duration::from_secs(7),
+        "{due:?}"
+    );
+}

@@ -9,6 +9,8 @@ mod pod_manager;
 mod pod_state;
 mod runtime_setup;
 mod secure;
+#[cfg(test)]
+mod support_proofs;
 mod sync_loop;
 mod syncer;
 
@@ -29,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use host::{SyncLoopMonitor, sync_loop_timeout};
 pub use pod_manager::PodManager;
+pub(crate) use secure::secure_server_wanted;
 
 use crate::configz::Configz;
 use crate::startup::{PreInitRuntime, RunError};

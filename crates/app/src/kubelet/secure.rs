@@ -5,28 +5,30 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use kubelet_config::KubeletServer;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{Kubelet, KubeletDeps};
 use crate::startup::RunError;
 
-/// The secure server's settings from flags, configuration and the checked TLS.
+/// The secure server's settings from flags and configuration (the TLS not yet checked:
+/// `prepared_tls` is `None`).
 pub fn secure_server_config(
-    deps: &KubeletDeps<'_>,
-    prepared_tls: kubelet_server::PreparedTls,
+    server: &KubeletServer,
+    node_name: &str,
 ) -> Result<kubelet_server::SecureServerConfig, RunError> {
-    let server = deps.server;
     let c = &server.config;
     let port = u16::try_from(c.port)
         .map_err(|_| RunError::Kubelet(format!("invalid port (--port) {}", c.port)))?;
+    let node_ips = crate::startable::node_ips(server, &mut Vec::new())?;
     let ca = &c.authentication.x509.client_ca_file;
     Ok(kubelet_server::SecureServerConfig {
         address: c.address.clone(),
         port,
-        node_name: deps.node_name.clone(),
-        tls: crate::startable::tls_settings(server, &deps.node_name, &deps.node_ips),
-        prepared_tls: Some(prepared_tls),
+        node_name: node_name.to_string(),
+        tls: crate::startable::tls_settings(server, node_name, &node_ips),
+        prepared_tls: None,
         client_ca_file: (!ca.is_empty()).then(|| PathBuf::from(ca)),
         anonymous: c.authentication.anonymous.enabled.unwrap_or(false),
         authorizer: Arc::new(kubelet_server::AlwaysAllow),
@@ -37,7 +39,22 @@ pub fn secure_server_config(
     })
 }
 
-/// Starts the secure server (binding before returning, so errors stop the start-up).
+/// Whether the secure server runs (`enableServer`); `serverTLSBootstrap` is refused, since
+/// requesting a serving certificate needs an API server client.
+pub fn secure_server_wanted(server: &KubeletServer) -> Result<bool, RunError> {
+    if !server.config.enable_server.unwrap_or(true) {
+        return Ok(false);
+    }
+    if server.config.server_tls_bootstrap {
+        return Err(RunError::Kubelet(
+            "serverTLSBootstrap (--rotate-server-certificates) needs an API server client (--kubeconfig) to request a serving certificate".into(),
+        ));
+    }
+    Ok(true)
+}
+
+/// Starts the secure server (binding before returning, so errors stop the start-up) with
+/// the TLS `check_startable` prepared (`None`: no secure server).
 pub async fn start_secure_server(
     deps: &KubeletDeps<'_>,
     kubelet: &Arc<Kubelet>,
@@ -48,7 +65,8 @@ pub async fn start_secure_server(
     let Some(prepared_tls) = deps.serving_tls.clone() else {
         return Ok(());
     };
-    let cfg = secure_server_config(deps, prepared_tls)?;
+    let mut cfg = secure_server_config(deps.server, &deps.node_name)?;
+    cfg.prepared_tls = Some(prepared_tls);
     let srv =
         kubelet_server::start_secure_server(cfg, kubelet.clone(), configz, cancel.clone()).await?;
     tracing::info!(address = %srv.local_addr, "Started the kubelet's secure server");

@@ -235,10 +235,11 @@ impl RuntimeService for FakeRuntimeService {
         Ok(())
     }
 
-    async fn stop_container(&self, id: &str, _timeout_seconds: i64) -> CriResult<()> {
+    async fn stop_container(&self, id: &str, timeout_seconds: i64) -> CriResult<()> {
         const M: &str = "StopContainer";
         self.begin(M).await?;
         let mut st = self.lock();
+        st.stop_timeouts.push((id.to_owned(), timeout_seconds));
         let c = st.container_mut(M, id)?;
         // Stopping a created or exited container is a no-op, as in containerd.
         if c.is(ContainerState::ContainerRunning) {

@@ -84,6 +84,8 @@ pub struct FakeRuntimeState {
     pub checkpoints: Vec<CheckpointContainerRequest>,
     /// Every ReopenContainerLog container ID.
     pub reopened_logs: Vec<String>,
+    /// Every StopContainer request: container ID and timeout in seconds (the grace period).
+    pub stop_timeouts: Vec<(String, i64)>,
 }
 
 impl FakeRuntimeState {

@@ -129,16 +129,34 @@ impl Drop for Proc {
     }
 }
 
-/// A plain HTTP/1.0 GET; `None` when nothing listens.
+/// A plain HTTP/1.0 GET: `None` only when nothing listens (connection refused); any other
+/// failure (a reset, a timeout, an answer that is not HTTP) fails the test.
 pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut s = match TcpStream::connect(("127.0.0.1", port)) {
+        Ok(s) => s,
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return None,
+        Err(e) => panic!("connect to 127.0.0.1:{port}: {e}"),
+    };
+    let fail = |e: std::io::Error| -> ! { panic!("GET {path} on 127.0.0.1:{port}: {e}") };
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap_or_else(|e| fail(e));
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap_or_else(|e| fail(e));
     let mut buf = String::new();
-    s.read_to_string(&mut buf).ok()?;
-    let status = buf.split_whitespace().nth(1)?.parse().ok()?;
-    let body = buf.split_once("\r\n\r\n").map(|(_, b)| b.to_string())?;
-    Some((status, body))
+    s.read_to_string(&mut buf).unwrap_or_else(|e| fail(e));
+    Some(parse_http_response(&buf))
+}
+
+/// `(status, body)` of a whole HTTP/1.x response; anything else fails the test.
+pub fn parse_http_response(text: &str) -> (u16, String) {
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
+    let Some((_, body)) = text.split_once("\r\n\r\n") else {
+        panic!("HTTP response without the end of its header: {text:?}");
+    };
+    (status, body.to_string())
 }
 
 /// Polls `/healthz` until it answers or the process exits or `timeout` passes.

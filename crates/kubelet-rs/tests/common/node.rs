@@ -38,7 +38,7 @@ impl Node {
 
     /// A node whose KubeletConfiguration has `extra` appended.
     pub async fn with_config(name: &str, extra: &str) -> Node {
-        let env = kubelet_e2e::runtime_env::ensure().expect("hack/runtime-up.sh");
+        let env = kubelet_e2e::runtime_env::ensure().unwrap_or_else(|e| panic!("{e}"));
         let dir = tempfile::tempdir().unwrap();
         let manifests = dir.path().join("manifests");
         let logs = dir.path().join("pods");
@@ -118,7 +118,11 @@ impl Node {
                     }),
                     ..Default::default()
                 };
-                let list = self.cri.list_containers(Some(&running)).await.ok()?;
+                let list = self
+                    .cri
+                    .list_containers(Some(&running))
+                    .await
+                    .unwrap_or_else(|e| panic!("ListContainers on the test runtime: {e}"));
                 let leftovers = list.iter().any(|c| {
                     c.labels
                         .get("io.kubernetes.pod.name")
@@ -149,13 +153,23 @@ impl Node {
         std::fs::remove_file(self.manifests.join(file)).unwrap();
     }
 
-    /// `/pods` of the read-only server.
+    /// `/pods` of the read-only server. Anything but a `200` with a `PodList` fails the
+    /// test: an unreachable server is not "no pods".
     pub fn pods(&self) -> Vec<serde_json::Value> {
-        let Some((200, body)) = http_get(self.ro_port, "/pods") else {
-            return Vec::new();
+        let answer = http_get(self.ro_port, "/pods");
+        let Some((200, body)) = answer else {
+            panic!(
+                "GET /pods on the read-only port {}: {answer:?}; kubelet log:\n{}",
+                self.ro_port,
+                self.log()
+            );
         };
-        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-        v["items"].as_array().cloned().unwrap_or_default()
+        let v: serde_json::Value = serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("/pods is not JSON ({e}): {body}"));
+        match v["items"].as_array() {
+            Some(items) => items.clone(),
+            None => panic!("/pods is not a PodList: {body}"),
+        }
     }
 
     /// The pod named `<name>-<node>` in `/pods`.
@@ -227,7 +241,7 @@ impl Node {
     /// Removes every manifest and waits until the runtime has none of this node's pods.
     pub async fn cleanup(&mut self) {
         for e in std::fs::read_dir(&self.manifests).unwrap().flatten() {
-            let _ = std::fs::remove_file(e.path());
+            std::fs::remove_file(e.path()).unwrap();
         }
         if self.proc.is_some() {
             let start = Instant::now();

@@ -1,0 +1,924 @@
+//! Every `KubeletConfiguration` v1beta1 field, in upstream's order, with the flag that sets it
+//! and its [`Support`]. Proofs are `path/from/workspace/root.rs::test_fn`.
+
+use serde_json::Value;
+
+use super::{FieldSupport, Support, as_upstream, done, ignored, ignored_even_default, refused};
+
+/// Shorthand for the fields API server mode uses and a standalone upstream kubelet ignores.
+const API_ONLY: &str = "used only in API server mode (`--kubeconfig`, refused by kubelet-rs); upstream's standalone kubelet ignores it too";
+const API_ONLY_REFUSED: &str = "needs an API server client (`--kubeconfig`), which kubelet-rs refuses; upstream's `BuildAuth` refuses it in standalone mode too";
+
+// Proofs shared by several fields.
+const RUNTIME_SETTINGS: &str =
+    "crates/app/src/kubelet/support_proofs.rs::runtime_settings_follow_the_configuration";
+const SECURE_SETTINGS: &str =
+    "crates/app/src/kubelet/support_proofs.rs::secure_server_settings_follow_the_configuration";
+const RESOURCE_MANAGERS_REFUSED: &str =
+    "crates/kubelet-rs/tests/process.rs::unimplemented_resource_manager_policies_are_refused";
+const QOS_CGROUP_LIMITS: &str =
+    "crates/cm/src/qos.rs::v1_creates_hierarchy_in_mounted_controllers_and_sets_limits";
+
+const fn f(field: &'static str, flag: Option<&'static str>, support: Support) -> FieldSupport {
+    FieldSupport {
+        field,
+        flag,
+        support,
+    }
+}
+
+fn is_true(v: &Value) -> bool {
+    v.as_bool() == Some(true)
+}
+
+fn is_false(v: &Value) -> bool {
+    v.as_bool() == Some(false)
+}
+
+fn enforces_beyond_pods(v: &Value) -> bool {
+    v.as_array().is_some_and(|a| {
+        a.iter()
+            .any(|e| !matches!(e.as_str(), Some("pods" | "none")))
+    })
+}
+
+fn reserves_beyond_cpu_memory(v: &Value) -> bool {
+    v.as_object()
+        .is_some_and(|m| m.keys().any(|k| k != "cpu" && k != "memory"))
+}
+
+fn is_limited_swap(v: &Value) -> bool {
+    v.as_str() == Some("LimitedSwap")
+}
+
+/// `kubeReserved` and `systemReserved`.
+const RESERVED: Support = Support::Partial {
+    works: "`cpu` and `memory` are taken from node allocatable: the `kubepods` cgroup limits and the pods' allocatable (downward API)",
+    upstream: "also reserves `pid` (the `kubepods` cgroup pids.max) and `ephemeral-storage` (allocatable for admission and eviction)",
+    proof: &[QOS_CGROUP_LIMITS, RUNTIME_SETTINGS],
+    unsupported: reserves_beyond_cpu_memory,
+};
+
+/// Every field of `KubeletConfiguration`, by JSON path.
+pub static FIELDS: &[FieldSupport] = &[
+    f(
+        "enableServer",
+        Some("enable-server"),
+        done(&[
+            "crates/kubelet-rs/tests/process.rs::secure_server_serves_configz_equal_to_print_config",
+            "crates/app/src/kubelet/support_proofs.rs::enable_server_false_starts_no_secure_server",
+        ]),
+    ),
+    f(
+        "staticPodPath",
+        Some("pod-manifest-path"),
+        done(&[
+            "crates/podsource/tests/static_pods.rs::static_pod_directory_end_to_end",
+            "crates/kubelet-rs/tests/static_pods_real.rs::static_pod_reaches_running_and_logs_are_written",
+        ]),
+    ),
+    f(
+        "podLogsDir",
+        None,
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/kubelet-rs/tests/static_pods_real.rs::static_pod_reaches_running_and_logs_are_written",
+        ]),
+    ),
+    f(
+        "syncFrequency",
+        Some("sync-frequency"),
+        done(&[
+            "crates/podworkers/src/tests.rs::resync_interval_decides_when_a_synced_pod_is_due_again",
+        ]),
+    ),
+    f(
+        "fileCheckFrequency",
+        Some("file-check-frequency"),
+        done(&["crates/podsource/src/file/tests.rs::rescans_every_period_without_events"]),
+    ),
+    f(
+        "httpCheckFrequency",
+        Some("http-check-frequency"),
+        done(&[
+            "crates/podsource/src/http/tests.rs::loop_polls_every_period_and_sends_only_changes",
+        ]),
+    ),
+    f(
+        "staticPodURL",
+        Some("manifest-url"),
+        done(&["crates/kubelet-rs/tests/static_pods_real.rs::pods_from_static_pod_url_run"]),
+    ),
+    f(
+        "staticPodURLHeader",
+        Some("manifest-url-header"),
+        done(&[
+            "crates/podsource/src/http/tests.rs::fetches_a_pod_with_headers_then_reports_unchanged",
+        ]),
+    ),
+    f(
+        "address",
+        Some("address"),
+        done(&[
+            SECURE_SETTINGS,
+            "crates/server/src/listen.rs::bind_errors_name_the_address",
+        ]),
+    ),
+    f(
+        "port",
+        Some("port"),
+        done(&[
+            SECURE_SETTINGS,
+            "crates/kubelet-rs/tests/process.rs::secure_server_serves_configz_equal_to_print_config",
+        ]),
+    ),
+    f(
+        "readOnlyPort",
+        Some("read-only-port"),
+        done(&[
+            "crates/kubelet-rs/tests/static_pods_real.rs::static_pod_reaches_running_and_logs_are_written",
+        ]),
+    ),
+    f(
+        "tlsCertFile",
+        Some("tls-cert-file"),
+        done(&[
+            SECURE_SETTINGS,
+            "crates/server/tests/secure_tls.rs::bad_cert_file_path_is_named",
+        ]),
+    ),
+    f(
+        "tlsPrivateKeyFile",
+        Some("tls-private-key-file"),
+        done(&[
+            SECURE_SETTINGS,
+            "crates/server/tests/secure_tls.rs::mismatched_key_names_both_files",
+        ]),
+    ),
+    f(
+        "tlsCipherSuites",
+        Some("tls-cipher-suites"),
+        done(&[
+            SECURE_SETTINGS,
+            "crates/server/tests/secure_tls.rs::tls12_client_accepted_by_default_with_configured_suite",
+        ]),
+    ),
+    f(
+        "tlsCurvePreferences",
+        None,
+        ignored("restricts the elliptic curves offered in TLS handshakes"),
+    ),
+    f(
+        "tlsMinVersion",
+        Some("tls-min-version"),
+        done(&[
+            SECURE_SETTINGS,
+            "crates/server/tests/secure_tls.rs::tls12_client_refused_when_min_version_is_13",
+        ]),
+    ),
+    f(
+        "rotateCertificates",
+        Some("rotate-certificates"),
+        as_upstream(API_ONLY),
+    ),
+    f(
+        "serverTLSBootstrap",
+        Some("rotate-server-certificates"),
+        refused(
+            "`true` needs an API server client to request a serving certificate (CSR); kubelet-rs refuses `--kubeconfig`",
+            &["crates/app/src/kubelet/support_proofs.rs::server_tls_bootstrap_is_refused"],
+        ),
+    ),
+    f(
+        "authentication.x509.clientCAFile",
+        Some("client-ca-file"),
+        done(&[
+            SECURE_SETTINGS,
+            "crates/server/tests/secure_tls.rs::client_cert_from_another_ca_is_refused",
+        ]),
+    ),
+    f(
+        "authentication.webhook.enabled",
+        Some("authentication-token-webhook"),
+        refused(
+            API_ONLY_REFUSED,
+            &["crates/app/src/auth.rs::standalone_with_webhooks_is_refused"],
+        ),
+    ),
+    f(
+        "authentication.webhook.cacheTTL",
+        Some("authentication-token-webhook-cache-ttl"),
+        as_upstream("used only by webhook authentication, which needs an API server client"),
+    ),
+    f(
+        "authentication.anonymous.enabled",
+        Some("anonymous-auth"),
+        done(&[
+            SECURE_SETTINGS,
+            "crates/server/tests/secure_auth.rs::anonymous_disabled_and_no_cert_is_401_even_for_unknown_paths",
+        ]),
+    ),
+    f(
+        "authorization.mode",
+        Some("authorization-mode"),
+        refused(
+            "`Webhook` (the v1beta1 default) needs an API server client, which kubelet-rs refuses; upstream's `BuildAuth` refuses it in standalone mode too. `AlwaysAllow` works",
+            &[
+                "crates/app/src/auth.rs::standalone_with_webhooks_is_refused",
+                "crates/app/src/auth.rs::modes",
+            ],
+        ),
+    ),
+    f(
+        "authorization.webhook.cacheAuthorizedTTL",
+        Some("authorization-webhook-cache-authorized-ttl"),
+        as_upstream("used only by webhook authorization, which needs an API server client"),
+    ),
+    f(
+        "authorization.webhook.cacheUnauthorizedTTL",
+        Some("authorization-webhook-cache-unauthorized-ttl"),
+        as_upstream("used only by webhook authorization, which needs an API server client"),
+    ),
+    f(
+        "registryPullQPS",
+        Some("registry-qps"),
+        ignored_even_default(
+            "limits image pulls to this many per second (default 5; 0 means no limit)",
+        ),
+    ),
+    f(
+        "registryBurst",
+        Some("registry-burst"),
+        ignored("lets image pulls burst to this many above registryPullQPS (default 10)"),
+    ),
+    f(
+        "imagePullCredentialsVerificationPolicy",
+        None,
+        ignored(
+            "records which credentials pulled each image and checks them again before a pod with other credentials may use it (KubeletEnsureSecretPulledImages)",
+        ),
+    ),
+    f(
+        "preloadedImagesVerificationAllowlist",
+        None,
+        ignored(
+            "exempts these images from credential verification under NeverVerifyAllowlistedImages",
+        ),
+    ),
+    f("eventRecordQPS", Some("event-qps"), as_upstream(API_ONLY)),
+    f("eventBurst", Some("event-burst"), as_upstream(API_ONLY)),
+    f(
+        "enableDebuggingHandlers",
+        Some("enable-debugging-handlers"),
+        Support::Partial {
+            works: "`false` serves \"Debug endpoints are disabled.\" on the debugging paths; `true` serves `/configz`",
+            upstream: "`true` (the default) also serves /exec, /attach, /portForward, /containerLogs, /run, /runningpods, /logs/, /debug/pprof/ and /debug/flags/v on the secure port",
+            proof: &[
+                SECURE_SETTINGS,
+                "crates/server/tests/secure_auth.rs::debugging_handlers_disabled",
+            ],
+            unsupported: is_true,
+        },
+    ),
+    f(
+        "enableContentionProfiling",
+        Some("contention-profiling"),
+        ignored("turns on Go block profiling, served under /debug/pprof/"),
+    ),
+    f(
+        "healthzPort",
+        Some("healthz-port"),
+        done(&["crates/kubelet-rs/tests/process.rs::healthz_answers_and_sigterm_exits_cleanly"]),
+    ),
+    f(
+        "healthzBindAddress",
+        Some("healthz-bind-address"),
+        done(&["crates/kubelet-rs/tests/process.rs::healthz_answers_and_sigterm_exits_cleanly"]),
+    ),
+    f(
+        "oomScoreAdj",
+        Some("oom-score-adj"),
+        done(&["crates/cm/src/oom.rs::writes_self"]),
+    ),
+    f(
+        "clusterDomain",
+        Some("cluster-domain"),
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/runtime/src/dns_tests.rs::pod_dns_by_policy",
+        ]),
+    ),
+    f(
+        "clusterDNS",
+        Some("cluster-dns"),
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/runtime/src/dns_tests.rs::pod_dns_by_policy",
+        ]),
+    ),
+    f(
+        "streamingConnectionIdleTimeout",
+        Some("streaming-connection-idle-timeout"),
+        as_upstream(
+            "documented upstream as having no effect; nothing in the 1.35 kubelet reads it",
+        ),
+    ),
+    f(
+        "nodeStatusUpdateFrequency",
+        Some("node-status-update-frequency"),
+        as_upstream(API_ONLY),
+    ),
+    f("nodeStatusReportFrequency", None, as_upstream(API_ONLY)),
+    f("nodeLeaseDurationSeconds", None, as_upstream(API_ONLY)),
+    f(
+        "imageMinimumGCAge",
+        Some("minimum-image-ttl-duration"),
+        ignored("never garbage-collects an unused image younger than this (default 2m)"),
+    ),
+    f(
+        "imageMaximumGCAge",
+        None,
+        ignored("removes images unused for longer than this, whatever the disk usage"),
+    ),
+    f(
+        "imageGCHighThresholdPercent",
+        Some("image-gc-high-threshold"),
+        ignored_even_default(
+            "removes unused images when the image filesystem is more than this full (default 85%), down to imageGCLowThresholdPercent (80%)",
+        ),
+    ),
+    f(
+        "imageGCLowThresholdPercent",
+        Some("image-gc-low-threshold"),
+        ignored("frees the image filesystem down to this usage when image GC runs (default 80%)"),
+    ),
+    f(
+        "volumeStatsAggPeriod",
+        Some("volume-stats-agg-period"),
+        ignored("measures the disk usage of every pod volume this often (stats summary, eviction)"),
+    ),
+    f(
+        "kubeletCgroups",
+        Some("kubelet-cgroups"),
+        ignored("moves the kubelet process into this cgroup and reports its usage from there"),
+    ),
+    f(
+        "systemCgroups",
+        Some("system-cgroups"),
+        ignored("moves every non-kernel process left in the root cgroup into this cgroup"),
+    ),
+    f(
+        "cgroupRoot",
+        Some("cgroup-root"),
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/cm/src/cgroups.rs::allocatable_root_forms",
+        ]),
+    ),
+    f(
+        "cgroupsPerQOS",
+        Some("cgroups-per-qos"),
+        Support::Partial {
+            works: "`true` creates the QoS cgroups (`kubepods`, `burstable`, `besteffort`) and runs each pod under `pod<uid>` in its QoS cgroup; `false` runs pods under cgroupRoot",
+            upstream: "also gives each pod cgroup the pod's cpu shares, cpu quota and memory limit (summed over its containers) before its sandbox starts; kubelet-rs leaves them to the runtime's defaults",
+            proof: &[
+                RUNTIME_SETTINGS,
+                QOS_CGROUP_LIMITS,
+                "crates/runtime/src/cgroup.rs::cgroupfs_names",
+            ],
+            unsupported: is_true,
+        },
+    ),
+    f(
+        "cgroupDriver",
+        Some("cgroup-driver"),
+        done(&["crates/cri/src/preinit_tests.rs::no_linux_section_keeps_the_configured_driver"]),
+    ),
+    f(
+        "cpuManagerPolicy",
+        Some("cpu-manager-policy"),
+        refused(
+            "`static` (CPU pinning) is not implemented yet; `none` works",
+            &[RESOURCE_MANAGERS_REFUSED],
+        ),
+    ),
+    f(
+        "singleProcessOOMKill",
+        None,
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/runtime/src/resources.rs::no_quota_when_cfs_quota_disabled_and_oom_group_on_v2",
+        ]),
+    ),
+    f(
+        "cpuManagerPolicyOptions",
+        Some("cpu-manager-policy-options"),
+        ignored(
+            "refuses to start when options are given with the `none` policy (\"None policy: received unsupported options\"); they tune the `static` policy",
+        ),
+    ),
+    f(
+        "cpuManagerReconcilePeriod",
+        Some("cpu-manager-reconcile-period"),
+        as_upstream(
+            "used only by the `static` CPU manager policy, which kubelet-rs refuses; with `none` upstream's reconcile loop changes nothing",
+        ),
+    ),
+    f(
+        "memoryManagerPolicy",
+        Some("memory-manager-policy"),
+        refused(
+            "`Static` (NUMA memory pinning) is not implemented yet; `None` works",
+            &[RESOURCE_MANAGERS_REFUSED],
+        ),
+    ),
+    f(
+        "topologyManagerPolicy",
+        Some("topology-manager-policy"),
+        refused(
+            "policies other than `none` (NUMA alignment) are not implemented yet",
+            &[RESOURCE_MANAGERS_REFUSED],
+        ),
+    ),
+    f(
+        "topologyManagerScope",
+        Some("topology-manager-scope"),
+        as_upstream(
+            "used only by a topology manager policy other than `none`, which kubelet-rs refuses",
+        ),
+    ),
+    f(
+        "topologyManagerPolicyOptions",
+        Some("topology-manager-policy-options"),
+        ignored(
+            "checks the option names (an unknown one fails the start) and tunes the policy with them; with `none`, known options change nothing",
+        ),
+    ),
+    f(
+        "qosReserved",
+        Some("qos-reserved"),
+        ignored(
+            "with the QOSReserved feature gate, reserves this share of guaranteed pods' memory requests by limiting the burstable and best-effort QoS cgroups",
+        ),
+    ),
+    f(
+        "runtimeRequestTimeout",
+        Some("runtime-request-timeout"),
+        done(&["crates/cri/src/remote/tests.rs::deadline_exceeded_names_method_and_endpoint"]),
+    ),
+    f(
+        "hairpinMode",
+        Some("hairpin-mode"),
+        as_upstream(
+            "validated only; nothing in the 1.35 kubelet reads it (CNI plugins configure hairpin)",
+        ),
+    ),
+    f(
+        "maxPods",
+        Some("max-pods"),
+        // Proof provided by the `admission` branch (maxPods admit handler).
+        done(&[
+            "crates/admission/src/predicate_tests.rs::too_many_pods_is_out_of_pods_with_upstreams_message",
+        ]),
+    ),
+    f(
+        "podCIDR",
+        Some("pod-cidr"),
+        ignored("in standalone mode, passes the pod CIDR to the runtime (CRI UpdateRuntimeConfig)"),
+    ),
+    f(
+        "podPidsLimit",
+        Some("pod-max-pids"),
+        // Proof provided by the `cheap` branch (pod-level cgroup with pids.max).
+        done(&["crates/cm/src/pod_container_manager.rs::pod_pids_limit_written_to_pod_cgroup"]),
+    ),
+    f(
+        "resolvConf",
+        Some("resolv-conf"),
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/runtime/src/dns_tests.rs::missing_resolv_conf_is_an_error_naming_the_file",
+        ]),
+    ),
+    f(
+        "runOnce",
+        Some("runonce"),
+        refused(
+            "`true` fails validation as upstream's does (\"Runonce mode has been deprecated and should not be set\")",
+            &["crates/config/tests/flags.rs::runonce_parses_and_fails_validation"],
+        ),
+    ),
+    f(
+        "cpuCFSQuota",
+        Some("cpu-cfs-quota"),
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/runtime/src/resources.rs::no_quota_when_cfs_quota_disabled_and_oom_group_on_v2",
+        ]),
+    ),
+    f(
+        "cpuCFSQuotaPeriod",
+        Some("cpu-cfs-quota-period"),
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/runtime/src/resources.rs::shares_and_quota_math",
+        ]),
+    ),
+    f(
+        "nodeStatusMaxImages",
+        Some("node-status-max-images"),
+        as_upstream(API_ONLY),
+    ),
+    f(
+        "maxOpenFiles",
+        Some("max-open-files"),
+        // Proof provided by the `cheap` branch (rlimit behind a trait).
+        done(&["crates/app/src/kubelet/node_setup.rs::max_open_files_sets_rlimit"]),
+    ),
+    f(
+        "contentType",
+        Some("kube-api-content-type"),
+        as_upstream(API_ONLY),
+    ),
+    f("kubeAPIQPS", Some("kube-api-qps"), as_upstream(API_ONLY)),
+    f(
+        "kubeAPIBurst",
+        Some("kube-api-burst"),
+        as_upstream(API_ONLY),
+    ),
+    f(
+        "serializeImagePulls",
+        Some("serialize-image-pulls"),
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/runtime/src/image.rs::concurrency_from_config",
+        ]),
+    ),
+    f(
+        "maxParallelImagePulls",
+        None,
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/runtime/src/image.rs::concurrency_from_config",
+        ]),
+    ),
+    f(
+        "evictionHard",
+        Some("eviction-hard"),
+        ignored_even_default(
+            "evicts pods when a threshold is crossed (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%); kubelet-rs has no eviction manager",
+        ),
+    ),
+    f(
+        "evictionSoft",
+        Some("eviction-soft"),
+        ignored("evicts pods when a threshold stays crossed for its grace period"),
+    ),
+    f(
+        "evictionSoftGracePeriod",
+        Some("eviction-soft-grace-period"),
+        ignored("waits this long past a soft eviction threshold before evicting"),
+    ),
+    f(
+        "evictionPressureTransitionPeriod",
+        Some("eviction-pressure-transition-period"),
+        ignored(
+            "keeps a node pressure condition this long after its eviction threshold is no longer crossed",
+        ),
+    ),
+    f(
+        "evictionMaxPodGracePeriod",
+        Some("eviction-max-pod-grace-period"),
+        ignored("caps the grace period of pods evicted on a soft threshold"),
+    ),
+    f(
+        "evictionMinimumReclaim",
+        Some("eviction-minimum-reclaim"),
+        ignored("reclaims at least this much beyond a threshold when evicting"),
+    ),
+    f(
+        "mergeDefaultEvictionSettings",
+        None,
+        done(&["crates/config/tests/load.rs::eviction_hard_replaced_or_merged"]),
+    ),
+    f(
+        "podsPerCore",
+        Some("pods-per-core"),
+        // Proof provided by the `admission` branch (pod capacity of the predicate admit handler).
+        done(&[
+            "crates/admission/src/predicate_tests.rs::pod_capacity_is_max_pods_or_pods_per_core",
+        ]),
+    ),
+    f(
+        "enableControllerAttachDetach",
+        Some("enable-controller-attach-detach"),
+        as_upstream(
+            "decides who attaches volumes from attachable (cloud, CSI) plugins, which need an API server",
+        ),
+    ),
+    f(
+        "protectKernelDefaults",
+        Some("protect-kernel-defaults"),
+        // Proof provided by the `cheap` branch (setupKernelTunables over HostFs).
+        done(&["crates/app/src/kubelet/node_setup.rs::protect_kernel_defaults_checks_sysctls"]),
+    ),
+    f(
+        "makeIPTablesUtilChains",
+        Some("make-iptables-util-chains"),
+        ignored_even_default(
+            "creates the KUBE-IPTABLES-HINT chain (mangle) and the KUBE-FIREWALL martian-packet rule, and re-creates them when they vanish",
+        ),
+    ),
+    f(
+        "iptablesMasqueradeBit",
+        Some("iptables-masquerade-bit"),
+        as_upstream("validated only; documented upstream as having no effect"),
+    ),
+    f(
+        "iptablesDropBit",
+        Some("iptables-drop-bit"),
+        as_upstream("validated only; documented upstream as having no effect"),
+    ),
+    f(
+        "featureGates",
+        Some("feature-gates"),
+        done(&[
+            "crates/features/src/gate_tests.rs::set_from_map_merges_across_calls",
+            "crates/kubelet-rs/tests/process.rs::evented_pleg_uses_the_cri_event_stream_when_enabled",
+        ]),
+    ),
+    f(
+        "failSwapOn",
+        Some("fail-swap-on"),
+        Support::Partial {
+            works: "`true` (the default) refuses to start on a node with swap on, as upstream",
+            upstream: "with `false`, still keeps containers from swapping (swap limit 0) unless memorySwap.swapBehavior is `LimitedSwap`; kubelet-rs sets no swap limit, so on a node with swap its containers may swap",
+            proof: &["crates/cm/src/swap.rs::swap_on_refused_only_with_fail_swap_on"],
+            unsupported: is_false,
+        },
+    ),
+    f(
+        "memorySwap.swapBehavior",
+        None,
+        Support::Partial {
+            works: "`LimitedSwap` is refused on cgroup v1 as upstream refuses it; `NoSwap` (the default) matters only with failSwapOn `false` (see there)",
+            upstream: "with `LimitedSwap`, gives burstable pods' containers swap in proportion to their memory request (memory.swap.max)",
+            proof: &["crates/cm/src/swap.rs::limited_swap_needs_v2"],
+            unsupported: is_limited_swap,
+        },
+    ),
+    f(
+        "containerLogMaxSize",
+        Some("container-log-max-size"),
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/kubelet-rs/tests/static_pods_real.rs::container_logs_are_rotated_by_size",
+        ]),
+    ),
+    f(
+        "containerLogMaxFiles",
+        Some("container-log-max-files"),
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/kubelet-rs/tests/static_pods_real.rs::container_logs_are_rotated_by_size",
+        ]),
+    ),
+    f(
+        "containerLogMaxWorkers",
+        None,
+        ignored(
+            "rotates the logs of this many containers in parallel (kubelet-rs rotates one at a time, as the default 1)",
+        ),
+    ),
+    f(
+        "containerLogMonitorInterval",
+        None,
+        done(&["crates/kubelet-rs/tests/static_pods_real.rs::container_logs_are_rotated_by_size"]),
+    ),
+    f(
+        "configMapAndSecretChangeDetectionStrategy",
+        None,
+        as_upstream(API_ONLY),
+    ),
+    f("systemReserved", Some("system-reserved"), RESERVED),
+    f("kubeReserved", Some("kube-reserved"), RESERVED),
+    f(
+        "reservedSystemCPUs",
+        Some("reserved-cpus"),
+        done(&["crates/cm/src/node_config.rs::reserved_cpus_replace_cpu_reservations"]),
+    ),
+    f(
+        "showHiddenMetricsForVersion",
+        None,
+        ignored("serves the metrics hidden since that version on /metrics"),
+    ),
+    f(
+        "systemReservedCgroup",
+        Some("system-reserved-cgroup"),
+        ignored(
+            "enforces systemReserved as limits on this cgroup when enforceNodeAllocatable lists `system-reserved`",
+        ),
+    ),
+    f(
+        "kubeReservedCgroup",
+        Some("kube-reserved-cgroup"),
+        ignored(
+            "enforces kubeReserved as limits on this cgroup when enforceNodeAllocatable lists `kube-reserved`",
+        ),
+    ),
+    f(
+        "enforceNodeAllocatable",
+        Some("enforce-node-allocatable"),
+        Support::Partial {
+            works: "`pods` limits the `kubepods` cgroup to node allocatable; `[]` or `none` leave it unlimited",
+            upstream: "`system-reserved`/`kube-reserved` (and their `-compressible` forms) limit systemReservedCgroup/kubeReservedCgroup",
+            proof: &[QOS_CGROUP_LIMITS],
+            unsupported: enforces_beyond_pods,
+        },
+    ),
+    f(
+        "allowedUnsafeSysctls",
+        Some("allowed-unsafe-sysctls"),
+        // Proof provided by the `admission` branch (sysctl admit handler).
+        done(&["crates/admission/src/sysctl_tests.rs::allowlist_admits_and_rejects_as_upstream"]),
+    ),
+    f(
+        "volumePluginDir",
+        Some("volume-plugin-dir"),
+        ignored("loads FlexVolume drivers from this directory"),
+    ),
+    f("providerID", Some("provider-id"), as_upstream(API_ONLY)),
+    f(
+        "kernelMemcgNotification",
+        Some("kernel-memcg-notification"),
+        ignored(
+            "lets the eviction manager use kernel memcg notifications; kubelet-rs has no eviction manager",
+        ),
+    ),
+    f(
+        "logging.format",
+        Some("logging-format"),
+        done(&[
+            "crates/klog/src/format.rs::json_object_has_component_base_keys",
+            "crates/klog/src/format.rs::text_line_matches_klog_layout",
+        ]),
+    ),
+    f(
+        "logging.flushFrequency",
+        Some("log-flush-frequency"),
+        ignored("flushes buffered log output this often (kubelet-rs writes every line at once)"),
+    ),
+    f(
+        "logging.verbosity",
+        Some("v"),
+        done(&["crates/klog/src/format.rs::verbosity_filters"]),
+    ),
+    f(
+        "logging.vmodule",
+        Some("vmodule"),
+        // Proof provided by the `cheap` branch (per-file verbosity in kubelet-klog).
+        done(&["crates/klog/src/lib.rs::vmodule_raises_verbosity_per_file"]),
+    ),
+    f(
+        "logging.options.text.splitStream",
+        Some("log-text-split-stream"),
+        ignored("writes info messages to stdout and errors to stderr"),
+    ),
+    f(
+        "logging.options.text.infoBufferSize",
+        Some("log-text-info-buffer-size"),
+        ignored("buffers this much info output when splitStream is on"),
+    ),
+    f(
+        "logging.options.json.splitStream",
+        Some("log-json-split-stream"),
+        ignored("writes info messages to stdout and errors to stderr"),
+    ),
+    f(
+        "logging.options.json.infoBufferSize",
+        Some("log-json-info-buffer-size"),
+        ignored("buffers this much info output when splitStream is on"),
+    ),
+    f(
+        "enableSystemLogHandler",
+        None,
+        ignored(
+            "with enableDebuggingHandlers, `false` removes /logs/ (which kubelet-rs does not serve)",
+        ),
+    ),
+    f(
+        "enableSystemLogQuery",
+        None,
+        ignored("with the NodeLogQuery gate, answers journal queries on /logs/?query="),
+    ),
+    f(
+        "shutdownGracePeriod",
+        None,
+        ignored(
+            "delays node shutdown (systemd inhibitor lock) to terminate pods gracefully within this period",
+        ),
+    ),
+    f(
+        "shutdownGracePeriodCriticalPods",
+        None,
+        ignored("reserves this part of shutdownGracePeriod for critical pods"),
+    ),
+    f(
+        "shutdownGracePeriodByPodPriority",
+        None,
+        ignored("terminates pods on node shutdown by priority band, each with its grace period"),
+    ),
+    f(
+        "crashLoopBackOff.maxContainerRestartPeriod",
+        None,
+        // Proof provided by the `cheap` branch (back-off cap from the configuration).
+        done(&[
+            "crates/app/src/kubelet/crash_loop.rs::crashloop_max_container_restart_period_caps_backoff",
+        ]),
+    ),
+    f(
+        "reservedMemory",
+        Some("reserved-memory"),
+        as_upstream("used only by memoryManagerPolicy `Static`, which kubelet-rs refuses"),
+    ),
+    f(
+        "enableProfilingHandler",
+        None,
+        ignored(
+            "with enableDebuggingHandlers, `false` removes /debug/pprof/ (which kubelet-rs does not serve)",
+        ),
+    ),
+    f(
+        "enableDebugFlagsHandler",
+        None,
+        ignored(
+            "with enableDebuggingHandlers, `false` removes /debug/flags/v (which kubelet-rs does not serve)",
+        ),
+    ),
+    f(
+        "seccompDefault",
+        None,
+        done(&[
+            RUNTIME_SETTINGS,
+            "crates/runtime/src/security_tests.rs::seccomp_selection",
+        ]),
+    ),
+    f(
+        "memoryThrottlingFactor",
+        None,
+        ignored("with the MemoryQoS feature gate, sets containers' memory.high from it"),
+    ),
+    f(
+        "registerWithTaints",
+        Some("register-with-taints"),
+        as_upstream(API_ONLY),
+    ),
+    f("registerNode", Some("register-node"), as_upstream(API_ONLY)),
+    f(
+        "tracing.endpoint",
+        None,
+        ignored(
+            "with the KubeletTracing gate, exports OpenTelemetry spans (CRI calls, pod syncs) to this collector",
+        ),
+    ),
+    f(
+        "tracing.samplingRatePerMillion",
+        None,
+        ignored("with the KubeletTracing gate, samples this many spans per million"),
+    ),
+    f(
+        "localStorageCapacityIsolation",
+        Some("local-storage-capacity-isolation"),
+        ignored_even_default(
+            "enforces ephemeral-storage requests and limits (pods over their limit are evicted) and reports ephemeral-storage capacity",
+        ),
+    ),
+    f(
+        "containerRuntimeEndpoint",
+        Some("container-runtime-endpoint"),
+        done(&[
+            "crates/cri/src/remote/endpoint.rs::unix_url_and_bare_path",
+            "crates/kubelet-rs/tests/process.rs::runtime_socket_absent_is_a_clear_error",
+        ]),
+    ),
+    f(
+        "imageServiceEndpoint",
+        Some("image-service-endpoint"),
+        done(&[
+            "crates/cri/src/remote/endpoint.rs::image_endpoint_falls_back_to_runtime_endpoint",
+            "crates/cri/src/preinit_tests.rs::pre_init_validates_the_image_service_too",
+        ]),
+    ),
+    f(
+        "failCgroupV1",
+        Some("fail-cgroupv1"),
+        done(&["crates/config/src/validation/tests/host.rs::cgroup_v1_host"]),
+    ),
+    f(
+        "userNamespaces.idsPerPod",
+        None,
+        ignored(
+            "sizes the user namespace of pods with `hostUsers: false` (kubelet-rs does not run such pods)",
+        ),
+    ),
+];

@@ -1,0 +1,172 @@
+//! Every command-line flag that is not a `KubeletConfiguration` field (`KubeletFlags.AddFlags`,
+//! `AddGlobalFlags`), with its [`Support`]. Config flags are classified with their field in
+//! [`super::FIELDS`].
+
+use super::{FlagSupport, Support, as_upstream, done, ignored};
+
+const CADVISOR: &str = "passes it to the embedded cAdvisor (deprecated flag, mistakenly registered with the kubelet); the kubelet's container stats come from CRI";
+
+const fn fl(flag: &'static str, support: Support) -> FlagSupport {
+    FlagSupport { flag, support }
+}
+
+const GC_PROOF: &[&str] = &[
+    "crates/app/src/kubelet/support_proofs.rs::gc_policy_follows_the_deprecated_flags",
+    "crates/runtime/src/manager_tests.rs::garbage_collection_keeps_one_dead_container_per_name",
+];
+
+/// Every flag that is not a config field, in registration order.
+pub static FLAGS: &[FlagSupport] = &[
+    fl(
+        "pod-infra-container-image",
+        as_upstream("a no-op upstream: the runtime's own configuration names the sandbox image"),
+    ),
+    fl(
+        "image-credential-provider-config",
+        ignored(
+            "runs the credential provider plugins this file configures to get image pull credentials",
+        ),
+    ),
+    fl(
+        "image-credential-provider-bin-dir",
+        ignored("looks up the credential provider plugin binaries in this directory"),
+    ),
+    fl(
+        "config",
+        done(&[
+            "crates/config/tests/load.rs::json_file_is_accepted",
+            "crates/kubelet-rs/tests/print_config.rs::config_file_regime_uses_v1beta1_defaults",
+        ]),
+    ),
+    fl(
+        "config-dir",
+        done(&[
+            "crates/config/tests/load.rs::drop_ins_merge_in_lexical_order_with_list_replacement",
+        ]),
+    ),
+    fl(
+        "kubeconfig",
+        Support::Refused {
+            reason: "API server mode (node registration, API pods, status, lease) is not implemented yet; without it the kubelet runs standalone",
+            proof: &[
+                "crates/kubelet-rs/tests/process.rs::kubeconfig_is_refused_until_api_mode_exists",
+            ],
+        },
+    ),
+    fl(
+        "bootstrap-kubeconfig",
+        as_upstream("used only with `--kubeconfig` (TLS bootstrap of the client certificate)"),
+    ),
+    fl(
+        "hostname-override",
+        done(&[
+            "crates/app/src/kubelet/support_proofs.rs::node_name_follows_hostname_override",
+            "crates/kubelet-rs/tests/process.rs::secure_server_serves_configz_equal_to_print_config",
+        ]),
+    ),
+    fl(
+        "node-ip",
+        done(&[
+            "crates/app/src/kubelet/support_proofs.rs::runtime_settings_follow_the_configuration",
+            "crates/app/src/kubelet/support_proofs.rs::secure_server_settings_follow_the_configuration",
+        ]),
+    ),
+    fl(
+        "cert-dir",
+        done(&[
+            "crates/app/src/kubelet/support_proofs.rs::secure_server_settings_follow_the_configuration",
+            "crates/server/tests/secure_tls.rs::self_signed_cert_is_generated_then_reused",
+        ]),
+    ),
+    fl(
+        "cloud-provider",
+        as_upstream(
+            "`external` only shapes node registration and node addresses, which need an API server",
+        ),
+    ),
+    fl(
+        "root-dir",
+        done(&[
+            "crates/app/src/kubelet/support_proofs.rs::runtime_settings_follow_the_configuration",
+        ]),
+    ),
+    fl(
+        "seccomp-default",
+        done(&[
+            "crates/app/src/kubelet/support_proofs.rs::runtime_settings_follow_the_configuration",
+            "crates/runtime/src/security_tests.rs::seccomp_selection",
+        ]),
+    ),
+    fl(
+        "node-labels",
+        // Proof provided by the `admission` branch (nodeSelector/affinity against the standalone node).
+        done(&[
+            "crates/admission/src/predicate_tests.rs::node_labels_override_the_defaults",
+            "crates/admission/src/predicate_tests.rs::node_selector_and_affinity_match_the_standalone_node_labels",
+        ]),
+    ),
+    fl(
+        "lock-file",
+        done(&[
+            "crates/app/src/lockfile.rs::second_acquire_waits_until_first_released",
+            "crates/kubelet-rs/tests/process.rs::lock_contention_makes_the_first_instance_exit",
+        ]),
+    ),
+    fl(
+        "runtime-cgroups",
+        ignored(
+            "moves the container runtime's processes into this cgroup and reports its usage from there",
+        ),
+    ),
+    fl(
+        "exit-on-lock-contention",
+        done(&[
+            "crates/kubelet-rs/tests/process.rs::lock_contention_makes_the_first_instance_exit",
+            "crates/kubelet-rs/tests/process.rs::exit_on_lock_contention_without_lock_file_is_an_error",
+        ]),
+    ),
+    fl("minimum-container-ttl-duration", done(GC_PROOF)),
+    fl("maximum-dead-containers-per-container", done(GC_PROOF)),
+    fl("maximum-dead-containers", done(GC_PROOF)),
+    fl(
+        "experimental-mounter-path",
+        ignored("mounts volumes with this mounter binary"),
+    ),
+    fl(
+        "cloud-config",
+        as_upstream("nothing in the 1.35 kubelet reads it (in-tree cloud providers are gone)"),
+    ),
+    fl(
+        "experimental-allocatable-ignore-eviction",
+        ignored(
+            "leaves the hard eviction thresholds out of node allocatable (admission); kubelet-rs does not count them anyway",
+        ),
+    ),
+    fl("housekeeping-interval", ignored(CADVISOR)),
+    fl(
+        "version",
+        done(&["crates/kubelet-rs/tests/process.rs::version_help_and_positional_args"]),
+    ),
+    fl(
+        "help",
+        done(&["crates/kubelet-rs/tests/process.rs::version_help_and_positional_args"]),
+    ),
+    fl("application-metrics-count-limit", ignored(CADVISOR)),
+    fl("boot-id-file", ignored(CADVISOR)),
+    fl("container-hints", ignored(CADVISOR)),
+    fl("containerd", ignored(CADVISOR)),
+    fl("containerd-namespace", ignored(CADVISOR)),
+    fl("enable-load-reader", ignored(CADVISOR)),
+    fl("event-storage-age-limit", ignored(CADVISOR)),
+    fl("event-storage-event-limit", ignored(CADVISOR)),
+    fl("global-housekeeping-interval", ignored(CADVISOR)),
+    fl("log-cadvisor-usage", ignored(CADVISOR)),
+    fl("machine-id-file", ignored(CADVISOR)),
+    fl("storage-driver-buffer-duration", ignored(CADVISOR)),
+    fl("storage-driver-db", ignored(CADVISOR)),
+    fl("storage-driver-host", ignored(CADVISOR)),
+    fl("storage-driver-password", ignored(CADVISOR)),
+    fl("storage-driver-secure", ignored(CADVISOR)),
+    fl("storage-driver-table", ignored(CADVISOR)),
+    fl("storage-driver-user", ignored(CADVISOR)),
+];
