@@ -25,6 +25,7 @@ pub mod quantity;
 pub mod reserved;
 pub mod taints;
 pub mod validation;
+pub mod version;
 
 pub use cpuset::{CpuSet, CpuSetError};
 pub use duration::{Duration, ParseDurationError};
@@ -45,6 +46,7 @@ pub use validation::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_relaxed_env_var_name,
     is_valid_label_value, is_valid_port_name, is_valid_port_num,
 };
+pub use version::{SemanticVersion, parse_semantic};
 
 /// `[(k, v)]` as an owned string map (the defaults tables and tests use it).
 pub(crate) fn string_map(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {

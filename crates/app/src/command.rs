@@ -69,8 +69,8 @@ pub fn main_with_args(args: &[String]) -> ExitCode {
             stdout(&format!("{text}{PRINT_CONFIG_HELP}"));
             return ExitCode::SUCCESS;
         }
-        Command::Version(req) => {
-            stdout(&format!("{}\n", version::render(&req)));
+        Command::Version(req, dynamic) => {
+            stdout(&format!("{}\n", version::render(&req, dynamic.as_deref())));
             return ExitCode::SUCCESS;
         }
         Command::Run(server) => server,
@@ -128,9 +128,18 @@ fn stdout(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
-/// An error before logging is set up: `Error: <msg>` on stderr, exit 1 (component-base `cli.Run`).
+/// An error returned by the command, exit 1. component-base `cli.Run` initialises klog
+/// before the kubelet's `RunE` (its default `PersistentPreRun`), so even a flag error is
+/// logged as `E… "command failed" err="…"` (`klog.ErrorS`), never printed as `Error: …`.
+/// Before `--logging-format` is applied, the log is klog text at V(0), as upstream's is.
 fn fail_early(msg: &str) -> ExitCode {
-    eprintln!("Error: {msg}");
+    // Already initialised (the error came after `init_logging`): log through it.
+    let _ = kubelet_klog::init(
+        kubelet_klog::Format::Text,
+        0,
+        kubelet_klog::VModule::default(),
+    );
+    tracing::error!(err = %msg, "command failed");
     ExitCode::FAILURE
 }
 

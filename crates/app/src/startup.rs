@@ -70,10 +70,17 @@ pub fn host_info() -> HostInfo {
     }
 }
 
-/// `logs.InitLogs` + `logsapi.ValidateAndApply`: format and verbosity from the config.
+/// `logs.InitLogs` + `logsapi.ValidateAndApply`: format, verbosity and vmodule from the config.
 pub fn init_logging(s: &KubeletServer) -> Result<(), RunError> {
     let format: kubelet_klog::Format = s.config.logging.format.parse()?;
-    kubelet_klog::init(format, s.config.logging.verbosity)?;
+    let vmodule = kubelet_klog::VModule::new(
+        s.config
+            .logging
+            .vmodule
+            .iter()
+            .map(|v| (v.file_pattern.clone(), v.verbosity)),
+    );
+    kubelet_klog::init(format, s.config.logging.verbosity, vmodule)?;
     for w in &s.warnings {
         tracing::warn!("{w}");
     }
@@ -414,6 +421,8 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
         runtime,
         configz,
         host_fs: std::sync::Arc::new(fs),
+        rlimits: std::sync::Arc::new(kubelet_cm::RealRlimits),
+        process_killer: std::sync::Arc::new(kubelet_cm::RealProcessKiller),
         shutdown: shutdown.clone(),
         fatal: fatal.clone(),
     })

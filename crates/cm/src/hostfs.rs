@@ -17,6 +17,10 @@ pub trait HostFs: Send + Sync {
     fn exists(&self, path: &Path) -> bool;
     /// The filesystem magic number (`statfs.f_type`) of the filesystem holding `path`.
     fn fs_type(&self, path: &Path) -> std::io::Result<i64>;
+    /// The names of the subdirectories of a directory (cgroup children), sorted.
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<String>>;
+    /// Removes an empty directory (`rmdir`; how a cgroup is deleted).
+    fn remove_dir(&self, path: &Path) -> std::io::Result<()>;
 }
 
 /// The real host.
@@ -41,6 +45,20 @@ impl HostFs for RealHostFs {
         #[allow(clippy::unnecessary_cast)]
         Ok(st.filesystem_type().0 as i64)
     }
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(path)? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                names.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+    fn remove_dir(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::remove_dir(path)
+    }
 }
 
 /// A recording in-memory fake: files are a map; every write and mkdir is recorded;
@@ -57,6 +75,7 @@ struct FakeState {
     fs_types: BTreeMap<PathBuf, i64>,
     deny_writes: Vec<PathBuf>,
     writes: Vec<(PathBuf, String)>,
+    removed: Vec<PathBuf>,
 }
 
 impl FakeHostFs {
@@ -82,9 +101,17 @@ impl FakeHostFs {
     pub fn writes(&self) -> Vec<(PathBuf, String)> {
         self.with(|s| s.writes.clone())
     }
-    /// Every directory created, in order.
+    /// Every directory created (and not removed since), in order.
     pub fn dirs(&self) -> Vec<PathBuf> {
         self.with(|s| s.dirs.clone())
+    }
+    /// Adds a directory (and, implicitly, its parents).
+    pub fn add_dir(&self, path: impl Into<PathBuf>) {
+        self.with(|s| s.dirs.push(path.into()));
+    }
+    /// Every directory removed, in order.
+    pub fn removed(&self) -> Vec<PathBuf> {
+        self.with(|s| s.removed.clone())
     }
 }
 
@@ -125,5 +152,39 @@ impl HostFs for FakeHostFs {
     }
     fn fs_type(&self, path: &Path) -> std::io::Result<i64> {
         self.with(|s| s.fs_types.get(path).copied().ok_or_else(|| not_found(path)))
+    }
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
+        self.with(|s| {
+            let mut names: Vec<String> = s
+                .dirs
+                .iter()
+                .filter_map(|d| d.strip_prefix(path).ok())
+                .filter_map(|rest| rest.components().next())
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if names.is_empty() && !s.dirs.iter().any(|d| d == path) {
+                return Err(not_found(path));
+            }
+            names.sort();
+            names.dedup();
+            Ok(names)
+        })
+    }
+    fn remove_dir(&self, path: &Path) -> std::io::Result<()> {
+        self.with(|s| {
+            if s.dirs.iter().any(|d| d.starts_with(path) && d != path) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::DirectoryNotEmpty,
+                    format!("{}: directory not empty", path.display()),
+                ));
+            }
+            let before = s.dirs.len();
+            s.dirs.retain(|d| d != path);
+            if s.dirs.len() == before {
+                return Err(not_found(path));
+            }
+            s.removed.push(path.to_path_buf());
+            Ok(())
+        })
     }
 }

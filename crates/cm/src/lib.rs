@@ -1,23 +1,31 @@
-//! Container manager: cgroup roots, machine info, node allocatable, OOM score adjustment
-//! (mirrors `pkg/kubelet/cm`, `pkg/util/oom` and the machine facts the kubelet takes from
-//! cAdvisor).
+//! Container manager: cgroup roots, machine info, node allocatable, OOM score adjustment,
+//! kernel tunables, pod cgroups, the open-files limit (mirrors `pkg/kubelet/cm`,
+//! `pkg/util/oom`, `pkg/util/rlimit` and the machine facts the kubelet takes from cAdvisor).
 //!
 //! All host access goes through [`HostFs`], with [`FakeHostFs`] recording for unit tests.
 
 pub mod cgroups;
 pub mod hostfs;
+pub mod kernel_tunables;
 pub mod machine;
 pub mod node_config;
 pub mod oom;
+pub mod pod_container_manager;
 pub mod qos;
+pub mod rlimit;
 pub mod swap;
 
 pub use cgroups::{CgroupDriver, CgroupName, CgroupVersion, node_allocatable_root};
 pub use hostfs::{FakeHostFs, HostFs, RealHostFs};
+pub use kernel_tunables::{KernelTunableBehavior, setup_kernel_tunables};
 pub use machine::{MachineInfo, read_machine_info};
 pub use node_config::{NodeConfig, NodeConfigInput};
 pub use oom::apply_oom_score_adj;
+pub use pod_container_manager::{
+    FakeProcessKiller, PodContainerManager, ProcessKiller, RealProcessKiller,
+};
 pub use qos::{QosCgroups, QosSetup, setup_qos_cgroups};
+pub use rlimit::{FakeRlimits, RealRlimits, Rlimits};
 pub use swap::check_swap;
 
 /// Errors of the container manager.
@@ -52,6 +60,10 @@ pub enum CmError {
     /// A container-manager parameter is invalid (the message names the flag).
     #[error("{0}")]
     Config(String),
+    /// Kernel tunables differ from what the kubelet needs, or could not be read or set
+    /// (upstream `setupKernelTunables`' aggregate error).
+    #[error("{0}")]
+    KernelTunables(String),
     /// A cgroup could not be created or written.
     #[error("failed to set up cgroup {path}: {reason}")]
     Cgroup {

@@ -133,7 +133,7 @@ fn setup_v1(fs: &dyn HostFs, setup: QosSetup<'_>) -> Result<(), CmError> {
 }
 
 /// A new v1 cpuset cgroup starts empty; give it its parent's CPUs and memory nodes.
-fn inherit_cpuset(fs: &dyn HostFs, dir: &Path) -> Result<(), CmError> {
+pub(crate) fn inherit_cpuset(fs: &dyn HostFs, dir: &Path) -> Result<(), CmError> {
     let Some(parent) = dir.parent() else {
         return Ok(());
     };

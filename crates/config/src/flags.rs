@@ -7,8 +7,6 @@ use kubelet_apimachinery::Duration;
 
 /// The kubelet's default root directory.
 pub const DEFAULT_ROOT_DIR: &str = "/var/lib/kubelet";
-/// `defaultPodSandboxImage` (`options/container_runtime.go`).
-pub const DEFAULT_POD_SANDBOX_IMAGE: &str = "registry.k8s.io/pause:3.10.1";
 
 /// Command-line-only kubelet settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,7 +17,6 @@ pub struct KubeletFlags {
     pub node_ip: String,
     pub cert_directory: String,
     pub cloud_provider: String,
-    pub cloud_config_file: String,
     pub root_directory: String,
     /// `--config`
     pub kubelet_config_file: String,
@@ -36,8 +33,6 @@ pub struct KubeletFlags {
     pub max_per_pod_container_count: i32,
     pub max_container_count: i32,
     pub seccomp_default: bool,
-    /// `ContainerRuntimeOptions.PodSandboxImage` (`--pod-infra-container-image`, deprecated).
-    pub pod_sandbox_image: String,
     pub image_credential_provider_config_path: String,
     pub image_credential_provider_bin_dir: String,
 }
@@ -52,7 +47,6 @@ impl Default for KubeletFlags {
             node_ip: String::new(),
             cert_directory: "/var/lib/kubelet/pki".to_string(),
             cloud_provider: String::new(),
-            cloud_config_file: String::new(),
             root_directory: DEFAULT_ROOT_DIR.to_string(),
             kubelet_config_file: String::new(),
             kubelet_dropin_config_directory: String::new(),
@@ -66,7 +60,6 @@ impl Default for KubeletFlags {
             max_per_pod_container_count: 1,
             max_container_count: -1,
             seccomp_default: false,
-            pod_sandbox_image: DEFAULT_POD_SANDBOX_IMAGE.to_string(),
             image_credential_provider_config_path: String::new(),
             image_credential_provider_bin_dir: String::new(),
         }
@@ -89,6 +82,9 @@ pub enum VersionRequest {
 pub struct GlobalFlags {
     pub help: bool,
     pub version: VersionRequest,
+    /// `--version=vX.Y.Z...`: the version to report instead of the default
+    /// (`version.SetDynamicVersion`); it stays set whatever `--version` says later.
+    pub dynamic_version: Option<String>,
     /// cAdvisor's `--housekeeping-interval` (default 10s).
     pub housekeeping_interval: Option<Duration>,
     /// Values given to the deprecated cAdvisor flags, by flag name. They have no effect.

@@ -258,7 +258,7 @@ pub(crate) fn set(t: Target, p: &mut Parsed, value: &str, first: bool) -> Result
             }
         }
         Target::Quantity(a, _) => *a(p) = Some(value.to_string()),
-        Target::Version => p.global.version = parse_version(value)?,
+        Target::Version => parse_version(value, &mut p.global)?,
         Target::Help => p.global.help = parse_bool(value)?,
         Target::Cadvisor(name, ty) => {
             match ty {
@@ -284,15 +284,21 @@ pub(crate) fn set(t: Target, p: &mut Parsed, value: &str, first: bool) -> Result
     Ok(())
 }
 
-fn parse_version(value: &str) -> Result<VersionRequest, String> {
-    if value == "raw" {
-        return Ok(VersionRequest::Raw);
-    }
-    match parse_go_bool(value) {
-        Some(true) => Ok(VersionRequest::Print),
-        Some(false) => Ok(VersionRequest::NotSet),
-        None => Err(format!("invalid version flag value {value:?}")),
-    }
+/// `verflag.versionValue.Set`: `raw`, a dynamic version `v…`, or a Go bool.
+fn parse_version(value: &str, g: &mut crate::flags::GlobalFlags) -> Result<(), String> {
+    g.version = if value == "raw" {
+        VersionRequest::Raw
+    } else if value.starts_with('v') {
+        crate::version::validate_dynamic_version(value)?;
+        g.dynamic_version = Some(value.to_string());
+        // Neither `true` nor `raw`: nothing is printed.
+        VersionRequest::NotSet
+    } else if parse_bool(value)? {
+        VersionRequest::Print
+    } else {
+        VersionRequest::NotSet
+    };
+    Ok(())
 }
 
 fn set_strings(v: &mut Vec<String>, value: &str, first: bool) {

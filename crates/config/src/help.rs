@@ -44,6 +44,9 @@ pub const KUBELET_LABELS: &[&str] = &[
     "topology.kubernetes.io/zone",
 ];
 
+/// `cliflag.PreferredTLSCipherNames` / `InsecureTLSCipherNames`: Go's `tls.CipherSuites()`
+/// and `tls.InsecureCipherSuites()` of the toolchain the harness builds upstream with (Go
+/// 1.26 counts the RSA key-exchange suites as insecure), sorted.
 const TLS_PREFERRED: &[&str] = &[
     "TLS_AES_128_GCM_SHA256",
     "TLS_AES_256_GCM_SHA384",
@@ -60,10 +63,6 @@ const TLS_PREFERRED: &[&str] = &[
     "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
     "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
     "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
-    "TLS_RSA_WITH_AES_128_CBC_SHA",
-    "TLS_RSA_WITH_AES_128_GCM_SHA256",
-    "TLS_RSA_WITH_AES_256_CBC_SHA",
-    "TLS_RSA_WITH_AES_256_GCM_SHA384",
 ];
 const TLS_INSECURE: &[&str] = &[
     "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
@@ -72,11 +71,15 @@ const TLS_INSECURE: &[&str] = &[
     "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
     "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
     "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA",
     "TLS_RSA_WITH_AES_128_CBC_SHA256",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256",
+    "TLS_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384",
     "TLS_RSA_WITH_RC4_128_SHA",
 ];
 
-fn usage_text(def: &FlagDef, gates: &FeatureGate) -> String {
+pub(crate) fn usage_text(def: &FlagDef, gates: &FeatureGate) -> String {
     match def.usage {
         Usage::Static(s) => s.to_string(),
         Usage::FeatureGates => format!(
@@ -95,6 +98,17 @@ fn usage_text(def: &FlagDef, gates: &FeatureGate) -> String {
         ),
         Usage::TlsMinVersion => "Minimum TLS version supported. Possible values: VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13".to_string(),
     }
+}
+
+/// `pflag.UnquoteUsage`: a back-quoted word in the usage names the argument (and loses its
+/// quotes); otherwise the argument is the flag's type name.
+fn unquote_usage(type_name: &str, usage: String) -> (String, String) {
+    if let Some((before, rest)) = usage.split_once('`')
+        && let Some((name, after)) = rest.split_once('`')
+    {
+        return (name.to_string(), format!("{before}{name}{after}"));
+    }
+    (type_name.to_string(), usage)
 }
 
 fn is_zero_default(t: Target, shown: &str) -> bool {
@@ -118,19 +132,18 @@ pub fn help_text(baseline: &Parsed, gates: &FeatureGate) -> String {
             Some(c) => format!("  -{c}, --{}", def.name),
             None => format!("      --{}", def.name),
         };
-        let ty = def.target.type_name();
+        let (ty, mut usage) = unquote_usage(def.target.type_name(), usage_text(def, gates));
         if !ty.is_empty() {
             line.push(' ');
-            line.push_str(ty);
+            line.push_str(&ty);
         }
         if matches!(def.target, Target::Version) {
             line.push_str("[=true]");
         }
         maxlen = maxlen.max(line.len());
-        let mut usage = usage_text(def, gates);
         let shown = render(def.target, baseline);
         if !is_zero_default(def.target, &shown) {
-            if ty == "string" {
+            if def.target.type_name() == "string" {
                 usage.push_str(&format!(" (default {shown:?})"));
             } else {
                 usage.push_str(&format!(" (default {shown})"));

@@ -23,7 +23,10 @@ mod help;
 mod load;
 pub mod support;
 pub mod types;
+#[cfg(test)]
+mod upstream_pin;
 pub mod validation;
+pub mod version;
 mod versioned;
 
 pub use defaults::{

@@ -57,8 +57,9 @@ pub struct KubeletServer {
 pub enum Command {
     /// `-h/--help`: the text to print on stdout.
     Help(String),
-    /// `--version` or `--version=raw`.
-    Version(VersionRequest),
+    /// `--version` or `--version=raw`, with the `--version=v…` to report instead of the
+    /// default version, if one was given.
+    Version(VersionRequest, Option<String>),
     Run(Box<KubeletServer>),
 }
 
@@ -92,7 +93,10 @@ pub fn load_unvalidated(args: &[String], fs: &dyn ConfigFs) -> Result<Command, C
         return Ok(Command::Help(help_text(&baseline(), &FeatureGate::new())));
     }
     if p.global.version != VersionRequest::NotSet {
-        return Ok(Command::Version(p.global.version.clone()));
+        return Ok(Command::Version(
+            p.global.version.clone(),
+            p.global.dynamic_version.clone(),
+        ));
     }
     let mut warnings = outcome.warnings;
     let mut gate = FeatureGate::new();

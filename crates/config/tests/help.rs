@@ -30,7 +30,7 @@ fn help_and_version() {
             assert!(line.unwrap().ends_with(
                 "Prevent the kubelet from starting on the host using cgroup v1. (default true)"
             ));
-            // MarkDeprecated in AddKubeletConfigFlags hides these two.
+            // Removed by 1.35 (the config fields stay).
             assert!(!text.contains("--iptables-masquerade-bit"));
             assert!(!text.contains("--iptables-drop-bit"));
         }
@@ -42,12 +42,52 @@ fn help_and_version() {
     ));
     assert!(matches!(
         load_unvalidated(&args(&["--version"]), &FakeFs::default()).unwrap(),
-        Command::Version(VersionRequest::Print)
+        Command::Version(VersionRequest::Print, None)
     ));
     assert!(matches!(
         load_unvalidated(&args(&["--version=raw"]), &FakeFs::default()).unwrap(),
-        Command::Version(VersionRequest::Raw)
+        Command::Version(VersionRequest::Raw, None)
     ));
+}
+
+/// `--version=vX.Y.Z...` sets the reported version (verflag / `SetDynamicVersion`): it
+/// must keep the default's major.minor.patch; alone it prints nothing and the kubelet runs.
+#[test]
+fn dynamic_version() {
+    match load_unvalidated(
+        &args(&["--version=v1.35.4-custom", "--version"]),
+        &FakeFs::default(),
+    )
+    .unwrap()
+    {
+        Command::Version(VersionRequest::Print, Some(v)) => assert_eq!(v, "v1.35.4-custom"),
+        other => panic!("{other:?}"),
+    }
+    match load_unvalidated(&args(&["--version=v1.35.4-custom"]), &FakeFs::default()).unwrap() {
+        Command::Run(server) => {
+            assert_eq!(
+                server.global.dynamic_version.as_deref(),
+                Some("v1.35.4-custom")
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    let err = |a: &str| {
+        load_unvalidated(&args(&[a]), &FakeFs::default())
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        err("--version=v1.2.3"),
+        format!(
+            "failed to parse kubelet flag: invalid argument \"v1.2.3\" for \"--version\" flag: version \"v1.2.3\" must match major/minor/patch of default version \"{}\"",
+            kubelet_config::version::git_version()
+        )
+    );
+    assert_eq!(
+        err("--version=maybe"),
+        "failed to parse kubelet flag: invalid argument \"maybe\" for \"--version\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax"
+    );
 }
 
 #[test]
@@ -168,18 +208,37 @@ fn every_documented_flag_is_registered() {
         "lock-file",
         "exit-on-lock-contention",
         "runtime-cgroups",
-        "pod-infra-container-image",
         "image-credential-provider-config",
         "image-credential-provider-bin-dir",
         "minimum-container-ttl-duration",
         "maximum-dead-containers-per-container",
         "maximum-dead-containers",
         "experimental-mounter-path",
-        "cloud-config",
         "experimental-allocatable-ignore-eviction",
         "version",
         "help",
     ] {
         assert!(set.has_flag(name), "missing --{name}");
+    }
+}
+
+/// Flags upstream removed by v1.35.4 are unknown flags, refused as pflag refuses any
+/// unknown flag.
+#[test]
+fn flags_removed_by_1_35_are_unknown() {
+    for name in [
+        "pod-infra-container-image",
+        "cloud-config",
+        "iptables-masquerade-bit",
+        "iptables-drop-bit",
+    ] {
+        assert!(!FlagSet::new().has_flag(name), "--{name}");
+        let e = load_unvalidated(&args(&[&format!("--{name}=x")]), &FakeFs::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!("failed to parse kubelet flag: unknown flag: --{name}")
+        );
     }
 }

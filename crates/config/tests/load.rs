@@ -340,7 +340,7 @@ fn load_validates_with_host_info() {
         .to_string();
     assert_eq!(
         e,
-        "failed to validate kubelet configuration, error: kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is in maintenance mode"
+        "failed to validate kubelet configuration, error: kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is unsupported and will be removed in a future release"
     );
     let fs = FakeFs::default().with_file("/c.yaml", &format!("{HDR}failCgroupV1: false\n"));
     assert!(load(&args(&["--config=/c.yaml"]), &fs, v1).is_ok());

@@ -3,8 +3,10 @@
 //!
 //! Each key starts at `initial` and doubles on every [`Backoff::next`] up to
 //! `max`. A key that saw no failure for `2 × max` is considered stable and
-//! starts over. Without jitter, as the kubelet constructs it
-//! (`flowcontrol.NewBackOff(10s, 300s)`).
+//! starts over (flowcontrol's default `hasExpired`); the kubelet's crash-loop
+//! back-off replaces that with a fixed 600 s (`HasExpiredFunc` in `NewMainKubelet`),
+//! see [`Backoff::crash_loop`]. Without jitter, as the kubelet constructs it
+//! (`flowcontrol.NewBackOff(initial, max)`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -18,6 +20,15 @@ use crate::clock::{Clock, RealClock, duration_between};
 pub const CONTAINER_BACKOFF_INITIAL: Duration = Duration::from_secs(10);
 /// Maximum container restart back-off (upstream `MaxContainerBackOff`).
 pub const CONTAINER_BACKOFF_MAX: Duration = Duration::from_secs(300);
+/// Initial container restart back-off with the `ReduceDefaultCrashLoopBackOffDecay` gate
+/// (upstream `reducedInitialCrashLoopBackOff`).
+pub const REDUCED_CONTAINER_BACKOFF_INITIAL: Duration = Duration::from_secs(1);
+/// Maximum container restart back-off with the `ReduceDefaultCrashLoopBackOffDecay` gate
+/// (upstream `reducedMaxCrashLoopBackOff`).
+pub const REDUCED_CONTAINER_BACKOFF_MAX: Duration = Duration::from_secs(60);
+/// A crash-looping container that ran this long since its last back-off starts over at
+/// the initial back-off, whatever the maximum (the kubelet's `HasExpiredFunc`).
+pub const CRASH_LOOP_BACKOFF_RESET: Duration = Duration::from_secs(600);
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -32,27 +43,51 @@ pub struct Backoff {
     clock: Arc<dyn Clock>,
     initial: Duration,
     max: Duration,
+    /// Idle time after which a key is stable again (upstream `hasExpired`).
+    stable_after: Duration,
     entries: Mutex<HashMap<String, Entry>>,
 }
 
 impl Backoff {
-    /// Back-off from `initial` doubling up to `max`, on `clock`.
+    /// Back-off from `initial` doubling up to `max`, on `clock`; a key idle for
+    /// `2 × max` starts over (upstream `flowcontrol.NewBackOff`).
     pub fn new(initial: Duration, max: Duration, clock: Arc<dyn Clock>) -> Self {
         Self {
             clock,
             initial,
             max,
+            stable_after: max.saturating_mul(2),
             entries: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The kubelet's container restart back-off: 10 s doubling to 300 s, real clock.
+    /// The kubelet's container restart back-off (`klet.crashLoopBackOff` in
+    /// `NewMainKubelet`): `initial` doubling to `max`, and a key idle for
+    /// [`CRASH_LOOP_BACKOFF_RESET`] starts over, whatever `max` is.
+    pub fn crash_loop(initial: Duration, max: Duration, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            stable_after: CRASH_LOOP_BACKOFF_RESET,
+            ..Self::new(initial, max, clock)
+        }
+    }
+
+    /// The kubelet's default container restart back-off: 10 s doubling to 300 s, real clock.
     pub fn container_default() -> Self {
-        Self::new(
+        Self::crash_loop(
             CONTAINER_BACKOFF_INITIAL,
             CONTAINER_BACKOFF_MAX,
             Arc::new(RealClock),
         )
+    }
+
+    /// The first back-off of a key.
+    pub fn initial(&self) -> Duration {
+        self.initial
+    }
+
+    /// The largest back-off.
+    pub fn max(&self) -> Duration {
+        self.max
     }
 
     fn entries(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
@@ -60,7 +95,7 @@ impl Backoff {
     }
 
     fn has_expired(&self, event_time: Timestamp, last_update: Timestamp) -> bool {
-        duration_between(last_update, event_time) > self.max.saturating_mul(2)
+        duration_between(last_update, event_time) > self.stable_after
     }
 
     /// Current back-off for `id` (zero when unknown) (upstream `Get`).
@@ -119,10 +154,10 @@ impl Backoff {
         duration_between(e.last_update, event_time) < e.backoff
     }
 
-    /// Drops entries not updated for `2 × max` (upstream `GC`).
+    /// Drops entries that are stable again (upstream `GC`).
     pub fn gc(&self) {
         let now = self.clock.now();
-        let limit = self.max.saturating_mul(2);
+        let limit = self.stable_after;
         self.entries()
             .retain(|_, e| duration_between(e.last_update, now) <= limit);
     }
@@ -186,6 +221,21 @@ mod tests {
         clock.step(secs(601));
         b.next("c", clock.now());
         assert_eq!(b.get("c"), secs(10), "stable for 2×max starts over");
+    }
+
+    #[test]
+    fn crash_loop_resets_after_600s_whatever_the_max() {
+        let clock = FakeClock::default();
+        let b = Backoff::crash_loop(secs(1), secs(30), Arc::new(clock.clone()));
+        b.next("c", clock.now());
+        b.next("c", clock.now());
+        assert_eq!(b.get("c"), secs(2));
+        clock.step(secs(100));
+        b.next("c", clock.now());
+        assert_eq!(b.get("c"), secs(4), "idle 100 s > 2×max is not yet stable");
+        clock.step(secs(601));
+        b.gc();
+        assert!(b.is_empty(), "idle > 600 s is collected");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The feature gates known to the upstream 1.35 kubelet binary, evaluated at version 1.35.
+//! The feature gates known to the upstream v1.35.4 kubelet binary, evaluated at version 1.35.
+//! `crates/config/src/upstream_pin.rs` pins this table to the checked-in upstream dump.
 //!
 //! Sources: `pkg/features/kube_features.go` (defaultVersionedKubernetesFeatureGates, which also
 //! carries the apiserver, apiextensions, controller-manager and zpages gates it references),
@@ -133,7 +134,6 @@ pub(crate) const KNOWN_FEATURES: &[(&str, FeatureSpec)] = &[
     g("HPAScaleToZero", false, Alpha, false),
     g("ImageMaximumGCAge", true, GA, true),
     g("ImageVolume", true, Beta, false),
-    g("ImageVolumeWithDigest", false, Alpha, false),
     g("InformerResourceVersion", true, GA, false),
     g("InOrderInformers", true, Beta, false),
     g("InOrderInformersBatchProcess", true, Beta, false),
@@ -214,7 +214,7 @@ pub(crate) const KNOWN_FEATURES: &[(&str, FeatureSpec)] = &[
         Beta,
         false,
     ),
-    g("MaxUnavailableStatefulSet", true, Beta, false),
+    g("MaxUnavailableStatefulSet", false, Beta, false),
     g("MemoryManager", true, GA, true),
     g("MemoryQoS", false, Alpha, false),
     g("MultiCIDRServiceAllocator", true, GA, true),

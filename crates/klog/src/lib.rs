@@ -10,11 +10,14 @@
 //! Verbosity (`-v=N`) maps onto `tracing` levels: `error!`, `warn!` and `info!` are
 //! always shown (klog `V(0)`); `debug!` is shown from `-v=2` and `trace!` from `-v=4`,
 //! matching the kubelet's usual split between V(2) "more detail" and V(4) "debug".
+//! `--vmodule` raises the verbosity per source file ([`VModule`]).
 
 mod fields;
 mod format;
+mod vmodule;
 
 pub use format::{JsonFormat, TextFormat};
+pub use vmodule::VModule;
 
 use tracing::level_filters::LevelFilter;
 
@@ -80,27 +83,51 @@ pub fn enabled(target: &str, level: &tracing::Level, verbosity: u32) -> bool {
     }
 }
 
+/// [`enabled`] with `--vmodule`: an event of our own crates from a file `vmodule` names
+/// passes up to that file's verbosity when it is larger than `-v` (klog `VDepth`).
+pub fn enabled_in_file(
+    target: &str,
+    file: Option<&str>,
+    level: &tracing::Level,
+    verbosity: u32,
+    vmodule: &VModule,
+) -> bool {
+    if enabled(target, level, verbosity) {
+        return true;
+    }
+    if vmodule.is_empty() || !target.starts_with("kubelet") {
+        return false;
+    }
+    file.and_then(|f| vmodule.level_for_file(f))
+        .is_some_and(|v| level_filter(v) >= *level)
+}
+
 /// Installs the global subscriber writing to stderr, as klog does.
-pub fn init(format: Format, verbosity: u32) -> Result<(), LogError> {
-    init_filtered(format, move |target, level| {
-        enabled(target, level, verbosity)
+pub fn init(format: Format, verbosity: u32, vmodule: VModule) -> Result<(), LogError> {
+    init_filtered(format, move |meta| {
+        enabled_in_file(
+            meta.target(),
+            meta.file(),
+            meta.level(),
+            verbosity,
+            &vmodule,
+        )
     })
 }
 
 /// Like [`init`], but only warnings and errors are written (kubelet-rs's `--print-config`
 /// shows the warnings a start would log, and nothing else).
 pub fn init_warnings_only(format: Format) -> Result<(), LogError> {
-    init_filtered(format, |_, level| *level <= tracing::Level::WARN)
+    init_filtered(format, |meta| *meta.level() <= tracing::Level::WARN)
 }
 
 fn init_filtered(
     format: Format,
-    keep: impl Fn(&str, &tracing::Level) -> bool + Send + Sync + 'static,
+    keep: impl Fn(&tracing::Metadata<'_>) -> bool + Send + Sync + 'static,
 ) -> Result<(), LogError> {
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
-    let filter =
-        tracing_subscriber::filter::filter_fn(move |meta| keep(meta.target(), meta.level()));
+    let filter = tracing_subscriber::filter::filter_fn(keep);
     let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let registry = tracing_subscriber::registry().with(filter);
     let result = match format {
@@ -108,4 +135,87 @@ fn init_filtered(
         Format::Json => registry.with(layer.event_format(JsonFormat)).try_init(),
     };
     result.map_err(|_| LogError::AlreadyInitialised)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracing::Level;
+
+    #[test]
+    fn vmodule_raises_verbosity_per_file() {
+        let vm = VModule::new([("syncer", 4), ("pleg*", 2)]);
+        let syncer = Some("crates/app/src/kubelet/syncer.rs");
+        let generic = Some("crates/pleg/src/generic.rs");
+        let pleg = Some("crates/app/src/kubelet/pleg_events.rs");
+        // -v=0: only the named files log below info, each up to its own level.
+        assert!(enabled_in_file(
+            "kubelet_app::kubelet::syncer",
+            syncer,
+            &Level::TRACE,
+            0,
+            &vm
+        ));
+        assert!(enabled_in_file(
+            "kubelet_app::x",
+            pleg,
+            &Level::DEBUG,
+            0,
+            &vm
+        ));
+        assert!(!enabled_in_file(
+            "kubelet_app::x",
+            pleg,
+            &Level::TRACE,
+            0,
+            &vm
+        ));
+        assert!(!enabled_in_file(
+            "kubelet_pleg::generic",
+            generic,
+            &Level::DEBUG,
+            0,
+            &vm
+        ));
+        assert!(enabled_in_file(
+            "kubelet_pleg::generic",
+            generic,
+            &Level::INFO,
+            0,
+            &vm
+        ));
+        // -v is a floor: a file's pattern never lowers it.
+        let low = VModule::new([("syncer", 0)]);
+        assert!(enabled_in_file(
+            "kubelet_app::x",
+            syncer,
+            &Level::DEBUG,
+            2,
+            &low
+        ));
+        // Libraries keep their info cap, as Go libraries do not log through klog.
+        assert!(!enabled_in_file(
+            "h2::codec",
+            Some("src/syncer.rs"),
+            &Level::DEBUG,
+            0,
+            &vm
+        ));
+        // No vmodule: -v alone.
+        let none = VModule::default();
+        assert!(!enabled_in_file(
+            "kubelet_app::x",
+            syncer,
+            &Level::DEBUG,
+            0,
+            &none
+        ));
+        assert!(enabled_in_file(
+            "kubelet_app::x",
+            syncer,
+            &Level::DEBUG,
+            2,
+            &none
+        ));
+    }
 }

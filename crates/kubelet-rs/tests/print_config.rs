@@ -160,7 +160,7 @@ fn kubeconfig_and_bad_node_ip_lists_are_refused_as_a_start_refuses_them() {
     let (code, _, err) = print_config(&["--config", cfg, "--node-ip", "10.0.0.1,10.0.0.2"]);
     assert_eq!(code, Some(1));
     assert!(
-        err.contains("bad --node-ip \"10.0.0.1,10.0.0.2\": must contain either a single IP or a dual-stack pair of IPs"),
+        err.contains(r#"err="bad --node-ip \"10.0.0.1,10.0.0.2\": must contain either a single IP or a dual-stack pair of IPs""#),
         "{err}"
     );
 }

@@ -222,7 +222,7 @@ fn version_help_and_positional_args() {
         .output()
         .unwrap();
     let v = String::from_utf8(out.stdout).unwrap();
-    assert!(v.starts_with("Kubernetes v1.35.0+kubelet-rs."), "{v}");
+    assert!(v.starts_with("Kubernetes v1.35.4+kubelet-rs."), "{v}");
     let out = std::process::Command::new(BIN)
         .arg("--help")
         .output()
@@ -246,6 +246,24 @@ fn version_help_and_positional_args() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-flag"));
+    // Removed upstream by 1.35: refused like any unknown flag, as the upstream kubelet
+    // does: one klog error line (cli.Run's `klog.ErrorS(err, "command failed")`, the
+    // logs being initialised before RunE), no usage, exit 1.
+    let out = std::process::Command::new(BIN)
+        .arg("--pod-infra-container-image=registry.k8s.io/pause:3.10")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with('E'), "{err}");
+    assert!(
+        err.ends_with(
+            "] \"command failed\" err=\"failed to parse kubelet flag: unknown flag: --pod-infra-container-image\"\n"
+        ),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
 }
 
 #[test]

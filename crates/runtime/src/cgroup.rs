@@ -39,8 +39,16 @@ impl PodCgroupNamer {
     /// The pod's cgroup in the driver's notation; empty without `cgroupsPerQOS`
     /// (the runtime then uses its default), like upstream's no-op pod container manager.
     pub fn pod_cgroup_parent(&self, pod: &Pod) -> String {
+        self.pod_cgroup_name(pod)
+            .map(|name| name.for_driver(self.driver))
+            .unwrap_or_default()
+    }
+
+    /// The pod's cgroup (upstream `GetPodContainerName`): `<qos cgroup>/pod<uid>`;
+    /// none without `cgroupsPerQOS`.
+    pub fn pod_cgroup_name(&self, pod: &Pod) -> Option<CgroupName> {
         if !self.cgroups_per_qos {
-            return String::new();
+            return None;
         }
         let qos_parent = match get_pod_qos(pod) {
             QosClass::Guaranteed => self.kubepods.clone(),
@@ -48,9 +56,12 @@ impl PodCgroupNamer {
             QosClass::BestEffort => self.kubepods.child("besteffort"),
         };
         let uid = pod.metadata.uid.as_deref().unwrap_or_default();
-        qos_parent
-            .child(&format!("pod{uid}"))
-            .for_driver(self.driver)
+        Some(qos_parent.child(&format!("pod{uid}")))
+    }
+
+    /// `<cgroupRoot>/kubepods`, the parent of the QoS cgroups.
+    pub fn kubepods(&self) -> &CgroupName {
+        &self.kubepods
     }
 }
 

@@ -1,4 +1,5 @@
-//! Housekeeping (`pkg/kubelet/kubelet_pods.go` `HandlePodCleanups`) and container garbage
+//! Housekeeping (`pkg/kubelet/kubelet_pods.go` `HandlePodCleanups`, with
+//! `cleanupOrphanedPodCgroups` in `pod_cgroups.rs`) and container garbage
 //! collection (`pkg/kubelet/kuberuntime/kuberuntime_gc.go`, started by
 //! `StartGarbageCollection`).
 
@@ -7,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kubelet_container::SyncPodType;
-use kubelet_podworkers::UpdatePodOptions;
+use kubelet_podworkers::{PodWorkerState, UpdatePodOptions};
 
 use super::Kubelet;
 
@@ -19,11 +20,26 @@ pub const CONTAINER_GC_PERIOD: Duration = Duration::from_secs(60);
 /// Only called once every source has been seen, so an empty first view is never taken
 /// for "no pods" (which would kill the pods a restarted kubelet must adopt).
 pub async fn handle_pod_cleanups(kl: &Kubelet) {
+    // The pod cgroups are listed before the pods, so a pod added meanwhile is never
+    // taken for an orphan.
+    let cgroup_pods = match kl.pod_cgroups.as_ref().map(|pc| pc.cgroup_pods()) {
+        None => None,
+        Some(Ok(found)) => Some(found),
+        Some(Err(e)) => {
+            tracing::error!(err = %e, "Failed cleaning pods: failed to get list of pods that still exist on cgroup mounts");
+            return;
+        }
+    };
     let desired: Vec<String> = kl.pod_manager.uids();
     let workers = kl
         .pod_workers
         .sync_known_pods(desired.iter().map(String::as_str));
     let finished_some = kl.note_worker_count(workers.len());
+    let mut possibly_running: HashSet<String> = workers
+        .iter()
+        .filter(|(_, w)| matches!(w.state, PodWorkerState::Sync | PodWorkerState::Terminating))
+        .map(|(uid, _)| uid.clone())
+        .collect();
 
     for uid in &desired {
         if workers.contains_key(uid) {
@@ -33,6 +49,7 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
             tracing::info!(uid = %uid, "Pod worker is gone for a desired pod, restarting it");
             kl.pod_workers
                 .update_pod(UpdatePodOptions::new(SyncPodType::Create, pod));
+            possibly_running.insert(uid.clone());
         }
     }
 
@@ -44,6 +61,11 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
     kl.status_manager
         .remove_orphaned_statuses(keep.iter().copied());
     kill_orphaned_runtime_pods(kl, &keep).await;
+
+    if let (Some(pc), Some(found)) = (&kl.pod_cgroups, &cgroup_pods) {
+        tracing::trace!("Clean up orphaned pod cgroups");
+        pc.cleanup_orphaned_pod_cgroups(found, &possibly_running);
+    }
 
     if finished_some || kl.gc_due() {
         garbage_collect(kl).await;

@@ -2,9 +2,12 @@
 //! `pkg/kubelet/kubelet.go`): start the container manager, the pod sources, the PLEG, the
 //! pod workers, the sync loop and the read-only server.
 
+mod crash_loop;
 mod evented;
 mod host;
 mod housekeeping;
+mod node_setup;
+mod pod_cgroups;
 mod pod_manager;
 mod pod_state;
 mod runtime_setup;
@@ -13,6 +16,8 @@ mod secure;
 mod support_proofs;
 mod sync_loop;
 mod syncer;
+#[cfg(test)]
+mod test_config;
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use kubelet_cm::{HostFs, MachineInfo, NodeConfig, QosCgroups, QosSetup};
 use kubelet_config::KubeletServer;
-use kubelet_container::{Backoff, Cache, ContainerGcPolicy, Runtime};
+use kubelet_container::{Cache, ContainerGcPolicy, RealClock, Runtime};
 use kubelet_pleg::{GenericPleg, RelistDuration};
 use kubelet_podsource::PodConfig;
 use kubelet_podworkers::{PodWorkers, PodWorkersConfig, WorkQueue};
@@ -62,6 +67,10 @@ pub struct KubeletDeps<'a> {
     pub configz: Configz,
     /// Host filesystem (cgroups, /proc).
     pub host_fs: Arc<dyn HostFs>,
+    /// The kubelet's own resource limits (`maxOpenFiles`).
+    pub rlimits: Arc<dyn kubelet_cm::Rlimits>,
+    /// Kills processes left in the cgroup of a pod that is gone.
+    pub process_killer: Arc<dyn kubelet_cm::ProcessKiller>,
     /// Cancelled on shutdown.
     pub shutdown: CancellationToken,
     /// Cancelled by a critical task that stopped.
@@ -88,6 +97,8 @@ pub struct Kubelet {
     pub gc_policy: ContainerGcPolicy,
     /// Sync loop liveness.
     pub sync_loop_monitor: SyncLoopMonitor,
+    /// Pod-level cgroups (with `cgroupsPerQOS`).
+    pub pod_cgroups: Option<Arc<pod_cgroups::PodCgroups>>,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     last_gc: Mutex<Instant>,
@@ -142,8 +153,10 @@ impl RunningKubelet {
     }
 }
 
-/// Container manager `Start`: the QoS cgroup hierarchy with `pods` enforcement.
+/// Container manager `Start` (`setupNode`): kernel tunables, then the QoS cgroup
+/// hierarchy with `pods` enforcement.
 fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<Option<QosCgroups>, RunError> {
+    node_setup::setup_kernel_tunables(deps.server, deps.host_fs.as_ref())?;
     let c = &deps.server.config;
     if !c.cgroups_per_qos.unwrap_or(true) {
         return Ok(None);
@@ -233,16 +246,25 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     );
     let status_manager = Arc::new(StatusManager::default());
     let backoff_requeue = Arc::new(WorkQueue::new());
+    let pod_cgroups = pod_cgroups::PodCgroups::from_config(
+        c,
+        deps.host_fs.clone(),
+        deps.process_killer.clone(),
+        (deps.cgroup_version, deps.runtime.cgroup_driver),
+        pod_state.clone(),
+    )
+    .map(Arc::new);
     let syncer = Arc::new(syncer::KubeletSyncer {
         runtime: runtime.clone(),
         status_manager: status_manager.clone(),
         reason_cache: Arc::new(ReasonCache::new(1000)),
-        backoff: Arc::new(Backoff::container_default()),
+        backoff: Arc::new(crash_loop::crash_loop_back_off(server, Arc::new(RealClock))),
         backoff_requeue: backoff_requeue.clone(),
         host_ips: deps.node_ips.iter().map(ToString::to_string).collect(),
         sync_slots: Arc::new(tokio::sync::Semaphore::new(syncer::sync_pod_slots(
             deps.machine.num_cores(),
         ))),
+        pod_cgroups: pod_cgroups.clone(),
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(
@@ -265,6 +287,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         backoff_requeue,
         gc_policy: runtime_setup::gc_policy(server),
         sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
+        pod_cgroups,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         last_gc: Mutex::new(Instant::now()),
@@ -346,6 +369,7 @@ fn spawn_sync_loop(
 pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
     let _qos = start_container_manager(&deps)?;
     let b = new_main_kubelet(&deps).await?;
+    node_setup::set_max_open_files(deps.server, deps.rlimits.as_ref());
     let mut tasks = JoinSet::new();
     spawn_pleg(&deps, &b, &mut tasks);
     spawn_log_rotation(&deps, &b, &mut tasks);

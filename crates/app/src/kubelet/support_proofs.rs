@@ -74,6 +74,8 @@ async fn runtime_settings(s: &KubeletServer, endpoint: &str) -> RuntimeManagerSe
         },
         configz: Configz::new(serde_json::json!({})),
         host_fs: Arc::new(FakeHostFs::default()),
+        rlimits: Arc::new(kubelet_cm::FakeRlimits::default()),
+        process_killer: Arc::new(kubelet_cm::FakeProcessKiller::default()),
         shutdown: CancellationToken::new(),
         fatal: CancellationToken::new(),
     };

@@ -33,6 +33,8 @@ pub struct KubeletSyncer {
     pub host_ips: Vec<String>,
     /// Bounds how many pods drive the runtime (`SyncPod`) at once; see [`sync_pod_slots`].
     pub sync_slots: Arc<tokio::sync::Semaphore>,
+    /// Pod-level cgroups, created before the sandbox (with `cgroupsPerQOS`).
+    pub pod_cgroups: Option<Arc<super::pod_cgroups::PodCgroups>>,
 }
 
 /// How many pods may be in the runtime's `SyncPod` at the same time: 12 per CPU.
@@ -79,7 +81,7 @@ impl KubeletSyncer {
             .map(|c| self.backoff.get(&get_stable_key(pod, c)))
             .filter(|d| !d.is_zero())
             .min()
-            .unwrap_or(Duration::from_secs(10))
+            .unwrap_or(self.backoff.initial())
     }
 
     async fn fresh_status(&self, pod: &ApiPod) -> Result<PodStatus, PodSyncError> {
@@ -107,7 +109,7 @@ impl PodSyncer for KubeletSyncer {
     ) -> Result<bool, PodSyncError> {
         let api_status = self.generate(pod, pod_status, false);
         let terminal = phase_is_terminal(&api_status);
-        self.status_manager.set_pod_status(pod, api_status);
+        self.status_manager.set_pod_status(pod, api_status.clone());
         if terminal {
             tracing::debug!(pod = %pod_uid(pod), "Pod is terminal, not syncing containers");
             return Ok(true);
@@ -116,6 +118,10 @@ impl PodSyncer for KubeletSyncer {
             permit = self.sync_slots.acquire() => permit.map_err(|_| PodSyncError::Cancelled)?,
             () = cancel.cancelled() => return Err(PodSyncError::Cancelled),
         };
+        if let Some(pc) = &self.pod_cgroups {
+            pc.sync_pod(self.runtime.as_ref(), pod, pod_status, &api_status)
+                .await?;
+        }
         tracing::debug!(pod = %pod_uid(pod), update = ?update_type, "SyncPod");
         let result = self
             .runtime

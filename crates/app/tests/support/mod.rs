@@ -150,6 +150,8 @@ healthzPort: 0
             runtime,
             configz: startup::init_configz(s),
             host_fs: self.host_fs.clone(),
+            rlimits: Arc::new(kubelet_cm::FakeRlimits::default()),
+            process_killer: Arc::new(kubelet_cm::FakeProcessKiller::default()),
             shutdown: shutdown.clone(),
             fatal: fatal.clone(),
         })
@@ -344,6 +346,10 @@ fn fake_host() -> FakeHostFs {
         "/proc/swaps",
         "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n",
     );
+    // The kernel tunables as the kubelet wants them (`setupKernelTunables` reads them all).
+    for (flag, value) in kubelet_cm::kernel_tunables::DESIRED_KERNEL_TUNABLES {
+        fs.add_file(format!("/proc/sys/{flag}"), format!("{value}\n"));
+    }
     fs
 }
 

@@ -1,7 +1,7 @@
 //! `AddKubeletConfigFlags`, second part: cgroups, the CPU/memory/topology managers,
 //! runtime requests, per-pod limits, iptables, container logs and the API client.
 
-use super::{FlagDef, flag, hidden};
+use super::{FlagDef, flag};
 use crate::flags::Parsed;
 use crate::flagvalue::Target;
 
@@ -122,16 +122,6 @@ pub(super) fn node_flags() -> Vec<FlagDef> {
             t!(OptBool, config.make_iptables_util_chains),
             "If true, kubelet will ensure iptables utility rules are present on host.",
         ),
-        hidden(flag(
-            "iptables-masquerade-bit",
-            t!(OptInt32, config.iptables_masquerade_bit),
-            "Has no effect; use kube-proxy parameters to configure the KUBE-MARK-MASQ chain.",
-        )),
-        hidden(flag(
-            "iptables-drop-bit",
-            t!(OptInt32, config.iptables_drop_bit),
-            "Has no effect; kubelet no longer creates a KUBE-MARK-DROP chain",
-        )),
         flag(
             "container-log-max-size",
             t!(Str, config.container_log_max_size),

@@ -9,14 +9,6 @@ use crate::flagvalue::Target;
 /// `KubeletFlags.AddFlags` (with `ContainerRuntimeOptions.AddFlags`).
 pub(super) fn kubelet_flags() -> Vec<FlagDef> {
     vec![
-        dep(
-            flag(
-                "pod-infra-container-image",
-                t!(Str, flags.pod_sandbox_image),
-                "Specified image will not be pruned by the image garbage collector. CRI implementations have their own configuration to set this image.",
-            ),
-            "will be removed in 1.35. Image garbage collector will get sandbox image information from CRI.",
-        ),
         flag(
             "image-credential-provider-config",
             t!(Str, flags.image_credential_provider_config_path),
@@ -50,12 +42,12 @@ pub(super) fn kubelet_flags() -> Vec<FlagDef> {
         flag(
             "hostname-override",
             t!(Str, flags.hostname_override),
-            "If non-empty, will use this string as identification instead of the actual hostname. If --cloud-provider is set, the cloud provider determines the name of the node (consult cloud provider documentation to determine if and how the hostname is used).",
+            "If non-empty, will use this string as identification instead of the actual hostname.",
         ),
         flag(
             "node-ip",
             t!(Str, flags.node_ip),
-            "IP address (or comma-separated dual-stack IP addresses) of the node. If unset, kubelet will use the node's default IPv4 address, if any, or its default IPv6 address if it has no IPv4 addresses. You can pass '::' to make it prefer the default IPv6 address rather than the default IPv4 address.",
+            "IP address (or comma-separated dual-stack IP addresses) of the node. If unset, kubelet will use the node's default IPv4 address, if any, or its default IPv6 address if it has no IPv4 addresses. You can pass '::' to make it prefer the default IPv6 address rather than the default IPv4 address. If cloud-provider is set to external, this flag will help to bootstrap the node with the corresponding IP.",
         ),
         flag(
             "cert-dir",
@@ -65,7 +57,7 @@ pub(super) fn kubelet_flags() -> Vec<FlagDef> {
         flag(
             "cloud-provider",
             t!(Str, flags.cloud_provider),
-            "The provider for cloud services. Set to empty string for running with no cloud provider. Set to 'external' for running with an external cloud provider. If set, the cloud provider determines the name of the node (consult cloud provider documentation to determine if and how the hostname is used).",
+            "The provider for cloud services. Set to empty string for running with no cloud provider. Set to 'external' for running with an external cloud provider.",
         ),
         flag(
             "root-dir",
@@ -127,14 +119,6 @@ pub(super) fn kubelet_flags() -> Vec<FlagDef> {
                 "[Experimental] Path of mounter binary. Leave empty to use the default mount.",
             ),
             "will be removed in 1.25 or later. in favor of using CSI.",
-        ),
-        dep(
-            flag(
-                "cloud-config",
-                t!(Str, flags.cloud_config_file),
-                "The path to the cloud provider configuration file. Empty string for no configuration file.",
-            ),
-            "will be removed in 1.25 or later, in favor of removing cloud provider code from Kubelet.",
         ),
         dep(
             flag(

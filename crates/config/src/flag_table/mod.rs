@@ -1,4 +1,4 @@
-//! Every flag the 1.35 Linux kubelet registers: `KubeletFlags.AddFlags`,
+//! Every flag the v1.35.4 Linux kubelet registers: `KubeletFlags.AddFlags`,
 //! `AddKubeletConfigFlags`, `AddGlobalFlags` and `-h/--help`, with upstream's names, types,
 //! usage text and deprecation messages.
 
@@ -55,14 +55,6 @@ const fn dep(mut f: FlagDef, msg: &'static str) -> FlagDef {
     f
 }
 
-/// pflag `MarkDeprecated` in `AddKubeletConfigFlags`: the flag is hidden from help, and
-/// its message is then replaced by [`CONFIG_FLAG_DEPRECATION`] like every config flag's.
-/// (`KubeletFlags.AddFlags` unhides its deprecated flags; `AddKubeletConfigFlags` does not.)
-const fn hidden(mut f: FlagDef) -> FlagDef {
-    f.hidden = true;
-    f
-}
-
 mod config_logging;
 mod config_node;
 mod config_resources;
@@ -83,8 +75,7 @@ fn config_flags() -> Vec<FlagDef> {
 }
 
 /// Configuration flags upstream leaves undeprecated: the `notDeprecated` set of
-/// `AddKubeletConfigFlags`, and `--fail-cgroupv1`, which the 1.34 kubelet reference
-/// (kubernetes/website `command-line-tools-reference/kubelet.md`) lists without a deprecation.
+/// `AddKubeletConfigFlags`.
 const NOT_DEPRECATED: &[&str] = &[
     "v",
     "vmodule",

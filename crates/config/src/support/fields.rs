@@ -164,11 +164,6 @@ pub static FIELDS: &[FieldSupport] = &[
         ]),
     ),
     f(
-        "tlsCurvePreferences",
-        None,
-        ignored("restricts the elliptic curves offered in TLS handshakes"),
-    ),
-    f(
         "tlsMinVersion",
         Some("tls-min-version"),
         done(&[
@@ -379,8 +374,8 @@ pub static FIELDS: &[FieldSupport] = &[
         "cgroupsPerQOS",
         Some("cgroups-per-qos"),
         Support::Partial {
-            works: "`true` creates the QoS cgroups (`kubepods`, `burstable`, `besteffort`) and runs each pod under `pod<uid>` in its QoS cgroup; `false` runs pods under cgroupRoot",
-            upstream: "also gives each pod cgroup the pod's cpu shares, cpu quota and memory limit (summed over its containers) before its sandbox starts; kubelet-rs leaves them to the runtime's defaults",
+            works: "`true` creates the QoS cgroups (`kubepods`, `burstable`, `besteffort`) and, before each pod's sandbox, its cgroup `pod<uid>` in its QoS cgroup (with `podPidsLimit`), removed once the pod is gone; `false` runs pods under cgroupRoot",
+            upstream: "also gives each pod cgroup the pod's cpu shares, cpu quota and memory limit (summed over its containers); kubelet-rs leaves them unset",
             proof: &[
                 RUNTIME_SETTINGS,
                 QOS_CGROUP_LIMITS,
@@ -631,12 +626,12 @@ pub static FIELDS: &[FieldSupport] = &[
     ),
     f(
         "iptablesMasqueradeBit",
-        Some("iptables-masquerade-bit"),
+        None,
         as_upstream("validated only; documented upstream as having no effect"),
     ),
     f(
         "iptablesDropBit",
-        Some("iptables-drop-bit"),
+        None,
         as_upstream("validated only; documented upstream as having no effect"),
     ),
     f(

@@ -18,10 +18,6 @@ const GC_PROOF: &[&str] = &[
 /// Every flag that is not a config field, in registration order.
 pub static FLAGS: &[FlagSupport] = &[
     fl(
-        "pod-infra-container-image",
-        as_upstream("a no-op upstream: the runtime's own configuration names the sandbox image"),
-    ),
-    fl(
         "image-credential-provider-config",
         ignored(
             "runs the credential provider plugins this file configures to get image pull credentials",
@@ -131,10 +127,6 @@ pub static FLAGS: &[FlagSupport] = &[
     fl(
         "experimental-mounter-path",
         ignored("mounts volumes with this mounter binary"),
-    ),
-    fl(
-        "cloud-config",
-        as_upstream("nothing in the 1.35 kubelet reads it (in-tree cloud providers are gone)"),
     ),
     fl(
         "experimental-allocatable-ignore-eviction",

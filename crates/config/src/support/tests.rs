@@ -16,14 +16,6 @@ use crate::{Command, FakeFs, KubeletConfiguration, KubeletServer, load_unvalidat
 /// they are missing and fails once they exist, so the table then points at the real file.
 const PENDING_PROOFS: &[(&str, &str)] = &[
     (
-        "crashloop_max_container_restart_period_caps_backoff",
-        "cheap",
-    ),
-    ("max_open_files_sets_rlimit", "cheap"),
-    ("protect_kernel_defaults_checks_sysctls", "cheap"),
-    ("pod_pids_limit_written_to_pod_cgroup", "cheap"),
-    ("vmodule_raises_verbosity_per_file", "cheap"),
-    (
         "too_many_pods_is_out_of_pods_with_upstreams_message",
         "admission",
     ),

@@ -49,8 +49,6 @@ pub struct KubeletConfiguration {
     #[serde(skip_serializing_if = "is_default")]
     pub tls_cipher_suites: Vec<String>,
     #[serde(skip_serializing_if = "is_default")]
-    pub tls_curve_preferences: Vec<i32>,
-    #[serde(skip_serializing_if = "is_default")]
     pub tls_min_version: String,
     #[serde(skip_serializing_if = "is_default")]
     pub rotate_certificates: bool,

@@ -83,11 +83,6 @@ fn image_gc(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<String>) 
             "{P} ImageMaximumGCAge feature gate is required for Kubelet configuration option imageMaximumGCAge"
         ));
     }
-    if min_age.is_negative() {
-        e(format!(
-            "{P} imageMinimumGCAge {min_age} must not be negative"
-        ));
-    }
     if max_age.is_negative() {
         e(format!(
             "{P} imageMaximumGCAge {max_age} must not be negative"

@@ -4,12 +4,21 @@
 
 use kubelet_features::{FeatureGate, gates};
 
+use super::go_url;
 use crate::types::KubeletConfiguration;
 
 const P: &str = "invalid configuration:";
 
+/// `logsapi.Validate` (`component-base/logs/api/v1/options.go`).
 fn logging(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<String>) {
     let l = &kc.logging;
+    if l.flush_frequency.duration <= kubelet_apimachinery::Duration::ZERO {
+        // field.Invalid renders the value as its JSON: a string or nanoseconds.
+        let value = serde_json::to_string(&l.flush_frequency).unwrap_or_default();
+        errs.push(format!(
+            "logging.flushFrequency: Invalid value: {value}: Must be greater than zero"
+        ));
+    }
     match l.format.as_str() {
         "text" => {}
         "json" => {
@@ -31,6 +40,27 @@ fn logging(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<String>) {
     if !l.vmodule.is_empty() && !l.format.is_empty() && l.format != "text" {
         errs.push("logging.vmodule: Forbidden: Only supported for text log format".to_string());
     }
+    for (i, item) in l.vmodule.iter().enumerate() {
+        let pattern = &item.file_pattern;
+        if pattern.is_empty() {
+            errs.push(format!(
+                "logging.vmodule[{i}]: Required value: File pattern must not be empty"
+            ));
+        }
+        if pattern.contains(['=', ',']) {
+            errs.push(format!(
+                "logging.vmodule[{i}]: Invalid value: {}: File pattern must not contain equal sign or comma",
+                kubelet_apimachinery::go_quote(pattern)
+            ));
+        }
+        if item.verbosity > i32::MAX as u32 {
+            errs.push(format!(
+                "logging.vmodule[{i}]: Invalid value: {}: Must be <= {}",
+                item.verbosity,
+                i32::MAX
+            ));
+        }
+    }
     let alpha = g.enabled(gates::LOGGING_ALPHA_OPTIONS);
     for (name, o) in [("text", &l.options.text), ("json", &l.options.json)] {
         if !alpha && o.split_stream {
@@ -43,6 +73,7 @@ fn logging(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<String>) {
     }
 }
 
+/// `tracingapi.ValidateTracingConfiguration` (`component-base/tracing/api/v1/config.go`).
 fn tracing(kc: &KubeletConfiguration, errs: &mut Vec<String>) {
     let Some(t) = &kc.tracing else { return };
     if let Some(rate) = t.sampling_rate_per_million {
@@ -52,6 +83,32 @@ fn tracing(kc: &KubeletConfiguration, errs: &mut Vec<String>) {
         if rate > 1_000_000 {
             errs.push(format!("tracing.samplingRatePerMillion: Invalid value: {rate}: sampling rate per million must be less than or equal to one million"));
         }
+    }
+    if let Some(endpoint) = &t.endpoint
+        && let Err(e) = validate_endpoint(endpoint)
+    {
+        errs.push(e);
+    }
+}
+
+/// `validateEndpoint`: a gRPC target with scheme dns (the default), unix or unix-abstract.
+fn validate_endpoint(endpoint: &str) -> Result<(), String> {
+    let endpoint = if endpoint.contains("//") {
+        endpoint.to_string()
+    } else {
+        format!("dns://{endpoint}")
+    };
+    let invalid = |detail: String| {
+        format!(
+            "tracing.endpoint: Invalid value: {}: {detail}",
+            kubelet_apimachinery::go_quote(&endpoint)
+        )
+    };
+    match go_url::parse_scheme(&endpoint).map_err(invalid)?.as_str() {
+        "dns" | "unix" | "unix-abstract" => Ok(()),
+        other => Err(invalid(format!(
+            "unsupported scheme: {other}.  Options are none, dns, unix, or unix-abstract.  See https://github.com/grpc/grpc/blob/master/doc/naming.md"
+        ))),
     }
 }
 

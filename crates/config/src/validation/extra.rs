@@ -97,8 +97,10 @@ fn image_credentials(kc: &KubeletConfiguration, g: &FeatureGate, errs: &mut Vec<
         }
         if !allowlist.is_empty() && policy != "NeverVerifyAllowlistedImages" {
             errs.push(format!("{P} can't set `preloadedImagesVerificationAllowlist` if `imagePullCredentialsVertificationPolicy` is not \"NeverVerifyAllowlistedImages\""));
-        } else if let Some(bad) = allowlist.iter().find(|p| p.is_empty()) {
-            errs.push(format!("{P} invalid image pattern in `preloadedImagesVerificationAllowlist`: invalid image pattern {bad:?}"));
+        } else if let Err(e) = super::image_pattern::validate_allowlist_images_patterns(allowlist) {
+            errs.push(format!(
+                "{P} invalid image pattern in `preloadedImagesVerificationAllowlist`: {e}"
+            ));
         }
     } else {
         if !policy.is_empty() {
@@ -164,7 +166,7 @@ pub(super) fn rest(
 /// only the first problem is reported.
 fn os(kc: &KubeletConfiguration, host: HostInfo) -> Option<String> {
     if kc.fail_cgroup_v1.unwrap_or(false) && host.cgroup_v1 {
-        return Some("kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is in maintenance mode".to_string());
+        return Some("kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is unsupported and will be removed in a future release".to_string());
     }
     if host.cgroup_v1 && kc.single_process_oom_kill == Some(false) {
         return Some(format!(

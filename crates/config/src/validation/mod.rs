@@ -7,6 +7,8 @@ mod checks;
 mod checks_tail;
 mod extra;
 mod flags;
+mod go_url;
+mod image_pattern;
 
 use kubelet_features::FeatureGate;
 

@@ -183,6 +183,18 @@ fn image_pull_credentials() {
         }),
         "invalid configuration: can't set `preloadedImagesVerificationAllowlist` if `imagePullCredentialsVertificationPolicy` is not \"NeverVerifyAllowlistedImages\"",
     );
+    let allow = |patterns: &[&str]| {
+        errors(|kc| {
+            kc.image_pull_credentials_verification_policy = "NeverVerifyAllowlistedImages".into();
+            kc.preloaded_images_verification_allowlist =
+                patterns.iter().map(|p| (*p).to_string()).collect();
+        })
+    };
+    assert!(allow(&["registry.k8s.io/pause", "example.com/team/*"]).is_empty());
+    one(
+        allow(&["registry.k8s.io/pause", "busybox:1.36"]),
+        "invalid configuration: invalid image pattern in `preloadedImagesVerificationAllowlist`: neither tag nor digest is accepted in an image reference: busybox:1.36",
+    );
     let off = errors_with(&[("KubeletEnsureSecretPulledImages", false)], |kc| {
         kc.preloaded_images_verification_allowlist = vec!["x".into()];
     });

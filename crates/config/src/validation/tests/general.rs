@@ -117,9 +117,10 @@ fn image_gc_thresholds() {
 
 #[test]
 fn image_gc_ages() {
-    one(
+    // v1.35.4 has no rule for a negative imageMinimumGCAge (a later release adds one).
+    assert_eq!(
         errors(|kc| kc.image_minimum_gc_age = Duration::from_secs(-1)),
-        "invalid configuration: imageMinimumGCAge -1s must not be negative",
+        Vec::<String>::new()
     );
     assert!(
         errors(|kc| kc.image_maximum_gc_age = Duration::from_secs(-1)).contains(

@@ -55,7 +55,7 @@ fn cgroup_v1_host() {
     assert_eq!(
         e.0,
         vec![
-            "kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is in maintenance mode"
+            "kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is unsupported and will be removed in a future release"
         ]
     );
     let mut kc = valid();

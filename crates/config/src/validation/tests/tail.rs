@@ -25,6 +25,44 @@ fn logging() {
 }
 
 #[test]
+fn logging_vmodule_and_flush_frequency() {
+    use crate::types::{TimeOrMetaDuration, VModuleItem};
+    let item = |p: &str, v: u32| VModuleItem {
+        file_pattern: p.into(),
+        verbosity: v,
+    };
+    assert!(errors(|kc| kc.logging.vmodule = vec![item("server*", 4)]).is_empty());
+    assert_eq!(
+        errors(|kc| {
+            kc.logging.vmodule = vec![item("", 2), item("a=b", 1), item("ok", u32::MAX)]
+        }),
+        vec![
+            "logging.vmodule[0]: Required value: File pattern must not be empty",
+            "logging.vmodule[1]: Invalid value: \"a=b\": File pattern must not contain equal sign or comma",
+            "logging.vmodule[2]: Invalid value: 4294967295: Must be <= 2147483647",
+        ]
+    );
+    one(
+        errors(|kc| {
+            kc.logging.flush_frequency = TimeOrMetaDuration {
+                duration: Duration::from_secs(-1),
+                serialize_as_string: true,
+            }
+        }),
+        "logging.flushFrequency: Invalid value: \"-1s\": Must be greater than zero",
+    );
+    one(
+        errors(|kc| {
+            kc.logging.flush_frequency = TimeOrMetaDuration {
+                duration: Duration::from_secs(-1),
+                serialize_as_string: false,
+            }
+        }),
+        "logging.flushFrequency: Invalid value: -1000000000: Must be greater than zero",
+    );
+}
+
+#[test]
 fn tracing() {
     one(
         errors(|kc| {
@@ -34,6 +72,25 @@ fn tracing() {
             })
         }),
         "tracing.samplingRatePerMillion: Invalid value: -1: sampling rate must be positive",
+    );
+    let endpoint = |e: &str| {
+        errors(|kc| {
+            kc.tracing = Some(TracingConfiguration {
+                endpoint: Some(e.into()),
+                sampling_rate_per_million: None,
+            })
+        })
+    };
+    for ok in ["localhost:4317", "dns://otel:4317", "unix:///run/otel.sock"] {
+        assert!(endpoint(ok).is_empty(), "{ok}");
+    }
+    one(
+        endpoint("collector host:4317"),
+        "tracing.endpoint: Invalid value: \"dns://collector host:4317\": parse \"dns://collector host:4317\": invalid character \" \" in host name",
+    );
+    one(
+        endpoint("http://collector:4318"),
+        "tracing.endpoint: Invalid value: \"http://collector:4318\": unsupported scheme: http.  Options are none, dns, unix, or unix-abstract.  See https://github.com/grpc/grpc/blob/master/doc/naming.md",
     );
 }
 
