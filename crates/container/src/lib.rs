@@ -9,6 +9,7 @@
 //! | [`runtime`]      | `runtime.go` (`Runtime`, `ImageService`, GC)      |
 //! | [`sync_result`]  | `sync_result.go`, `images/types.go` errors        |
 //! | [`cache`]        | `cache.go` (pod status cache, `GetNewerThan`)     |
+//! | [`container_gc`] | `container_gc.go` (`realContainerGC`), `StartGarbageCollection` loop |
 //! | [`kubetypes`]    | `pkg/kubelet/types` (`SyncPodType`, annotations)  |
 //! | [`backoff`]      | `client-go/util/flowcontrol/backoff.go`           |
 //! | [`clock`]        | `k8s.io/utils/clock`                              |
@@ -24,6 +25,7 @@
 pub mod backoff;
 pub mod cache;
 pub mod clock;
+pub mod container_gc;
 #[cfg(any(test, feature = "fake"))]
 pub mod fake;
 pub mod hash;
@@ -39,6 +41,7 @@ pub mod types;
 pub use backoff::Backoff;
 pub use cache::Cache;
 pub use clock::{Clock, FakeClock, RealClock};
+pub use container_gc::{CONTAINER_GC_PERIOD, ContainerGc};
 pub use hash::hash_container;
 pub use helpers::{
     convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod,

@@ -136,6 +136,12 @@ async fn removed_manifest_stops_containers_and_removes_sandbox() {
         node.running("gone").await.pop()
     })
     .await;
+    let uid = node.pod("gone").unwrap()["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pod_dir = node.dir.path().join("root/pods").join(&uid);
+    assert!(pod_dir.join("etc-hosts").exists(), "{pod_dir:?}");
     node.remove_manifest("gone.yaml");
     node.wait_for("containers stopped", T, || async {
         node.running("gone").await.is_empty().then_some(())
@@ -147,6 +153,10 @@ async fn removed_manifest_stops_containers_and_removes_sandbox() {
     .await;
     node.wait_for("pod gone from /pods", T, || async {
         node.pod("gone").is_none().then_some(())
+    })
+    .await;
+    node.wait_for("orphaned pod directory removed", T, || async {
+        (!pod_dir.exists()).then_some(())
     })
     .await;
     node.cleanup().await;

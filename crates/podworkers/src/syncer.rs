@@ -17,8 +17,12 @@ use crate::types::{PodStatusFn, PodSyncError};
 ///
 /// Implementations must allow concurrent calls for different pods. Each call
 /// gets a cancellation token that fires when a newer update makes the call
-/// moot (the pod started terminating, or its grace period was shortened); long
-/// operations should check it and return [`PodSyncError::Cancelled`].
+/// moot (the pod started terminating, or its grace period was shortened). When
+/// it fires the worker drops the call's future (upstream cancels the sync's
+/// context), so a call blocked in the runtime never keeps a pod from being
+/// killed: implementations must be cancel-safe at every `.await` (nothing is
+/// left half-recorded that the next sync would misread). An implementation may
+/// also check the token and return [`PodSyncError::Cancelled`] itself.
 #[async_trait]
 pub trait PodSyncer: Send + Sync {
     /// Configures the pod and starts or restarts its containers. `Ok(true)`

@@ -566,6 +566,110 @@ async fn fake_pod_workers_match_real_contract() {
     });
 }
 
+/// A syncer whose `sync_pod` hangs in a CRI call and never looks at its token, as a
+/// hung image pull or postStart hook does.
+struct HungPullSyncer {
+    image: Arc<kubelet_cri::fake::FakeImageService>,
+}
+
+#[async_trait::async_trait]
+impl PodSyncer for HungPullSyncer {
+    async fn sync_pod(
+        &self,
+        _cancel: &tokio_util::sync::CancellationToken,
+        _update_type: SyncPodType,
+        _pod: &ApiPod,
+        _mirror_pod: Option<&ApiPod>,
+        _pod_status: &kubelet_container::PodStatus,
+    ) -> Result<bool, PodSyncError> {
+        use kubelet_cri::ImageService;
+        let spec = kubelet_cri::v1::ImageSpec {
+            image: "busybox:1.36".into(),
+            ..Default::default()
+        };
+        self.image
+            .pull_image(&spec, None, None)
+            .await
+            .map_err(|e| PodSyncError::Failed(e.to_string()))?;
+        Ok(false)
+    }
+
+    async fn sync_terminating_pod(
+        &self,
+        _cancel: &tokio_util::sync::CancellationToken,
+        _pod: &ApiPod,
+        _pod_status: &kubelet_container::PodStatus,
+        _grace_period: Option<i64>,
+        _pod_status_fn: Option<&PodStatusFn>,
+    ) -> Result<(), PodSyncError> {
+        Ok(())
+    }
+
+    async fn sync_terminating_runtime_pod(
+        &self,
+        _cancel: &tokio_util::sync::CancellationToken,
+        _running_pod: &RuntimePod,
+    ) -> Result<(), PodSyncError> {
+        Ok(())
+    }
+
+    async fn sync_terminated_pod(
+        &self,
+        _cancel: &tokio_util::sync::CancellationToken,
+        _pod: &ApiPod,
+        _pod_status: &kubelet_container::PodStatus,
+    ) -> Result<(), PodSyncError> {
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn killing_a_pod_cancels_a_sync_stuck_in_the_runtime() {
+    let image = Arc::new(kubelet_cri::fake::FakeImageService::new());
+    image.set_delay("PullImage", Duration::from_secs(24 * 3600));
+    let cache = Arc::new(Cache::new());
+    let workers = PodWorkers::new(
+        Arc::new(HungPullSyncer {
+            image: image.clone(),
+        }),
+        cache.clone(),
+        Arc::new(WorkQueue::new()),
+        PodWorkersConfig {
+            jitter: false,
+            ..PodWorkersConfig::default()
+        },
+    );
+    let pleg_cache = cache.clone();
+    tokio::spawn(async move {
+        loop {
+            pleg_cache.update_time(Instant::now());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    let p = pod("a", 1);
+    workers.update_pod(update(SyncPodType::Create, &p));
+    settle().await;
+    assert_eq!(
+        image.called(),
+        ["PullImage"],
+        "the sync is stuck in the pull"
+    );
+    assert!(image.abandoned().is_empty());
+
+    let killed = workers.kill_pod_now(p, false, Some(0), None).await;
+    assert_eq!(
+        killed,
+        Ok(()),
+        "the kill completes although the pull never returns"
+    );
+    assert!(workers.is_pod_known_terminated("a"));
+    assert_eq!(
+        image.abandoned(),
+        ["PullImage"],
+        "the hung pull's future was dropped (its gRPC call cancelled)"
+    );
+}
+
 /// `syncFrequency` (the support table's proof): the resync interval decides when a synced
 /// pod is due again.
 #[tokio::test(start_paused = true)]

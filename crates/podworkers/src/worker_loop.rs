@@ -49,7 +49,7 @@ pub(crate) async fn pod_worker_loop(inner: Arc<Inner>, uid: String, mut rx: mpsc
         };
         // Signals that arrived meanwhile are covered by `complete_work`'s re-check.
         while rx.try_recv().is_ok() {}
-        let (result, is_terminal) = run_sync(&inner, &uid, &work, last_sync_time).await;
+        let (result, is_terminal) = run_cancellable(&inner, &uid, &work, last_sync_time).await;
         last_sync_time = Some(Instant::now());
         let mut phase_transition = false;
         match (&result, work.work_type) {
@@ -183,6 +183,27 @@ async fn pod_status_for(
     tokio::select! {
         r = inner.cache.get_newer_than(uid, last) => r.map_err(|e| PodSyncError::Failed(format!("error determining status: {e}"))),
         () = work.cancel.cancelled() => Err(PodSyncError::Cancelled),
+    }
+}
+
+/// Runs the work until it finishes or its cancellation token fires, whichever comes first.
+///
+/// Upstream hands the sync a context that `UpdatePod` cancels when the pod starts terminating
+/// or its grace period is shortened; every CRI call made under it (a hung `PullImage`, a
+/// postStart `ExecSync` that never returns, a slow `RunPodSandbox`) is cancelled with it.
+/// Here the in-flight `PodSyncer` future is dropped, which cancels the gRPC calls it is
+/// awaiting (tonic resets the stream) and releases what it holds; the worker then picks up
+/// the pending kill. A syncer that notices the token itself and returns early is fine too.
+async fn run_cancellable(
+    inner: &Inner,
+    uid: &str,
+    work: &Work,
+    last: Option<Instant>,
+) -> (Result<(), PodSyncError>, bool) {
+    tokio::select! {
+        biased;
+        r = run_sync(inner, uid, work, last) => r,
+        () = work.cancel.cancelled() => (Err(PodSyncError::Cancelled), false),
     }
 }
 

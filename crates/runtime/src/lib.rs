@@ -31,6 +31,7 @@
 //! | [`labels`]     | `kuberuntime/labels.go`                                                 |
 //! | [`quantity`]   | `resource.Quantity.Value/MilliValue` (via `kubelet-apimachinery`)       |
 //! | [`os`]         | `kubecontainer.OSInterface` (+ in-memory fake)                          |
+//! | [`pod_dirs`]   | `kubelet_volumes.go` `cleanupOrphanedPodDirs`                            |
 //! | [`setup`]      | `NewKubeGenericRuntimeManager` wiring                                   |
 
 pub mod actions;
@@ -52,6 +53,7 @@ pub mod lifecycle;
 pub mod logs;
 pub mod manager;
 pub mod os;
+pub mod pod_dirs;
 pub mod qos;
 pub mod quantity;
 pub mod resources;

@@ -5,6 +5,11 @@
 //! `containerLogMaxSize` is renamed to `<log>.<YYYYMMDD-hhmmss>`, the runtime is asked to
 //! reopen it (`ReopenContainerLog`), older rotated files are gzip-compressed, and at most
 //! `containerLogMaxFiles` files are kept (the live one included).
+//!
+//! Rotation runs on its own task (started by the kubelet, upstream `containerLogManager.Start`),
+//! never on the sync loop. Compression streams each file through gzip on a blocking thread
+//! (`spawn_blocking`), as upstream's `compressLog` copies through `gzip.Writer`: a log of
+//! any size costs a small buffer, and the async workers never wait for disk I/O.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -250,7 +255,7 @@ impl ContainerLogManager {
             .iter()
             .filter(|l| !l.to_string_lossy().ends_with(COMPRESS_SUFFIX))
         {
-            self.compress(l)?;
+            self.compress(l).await?;
         }
         // rotateLatestLog.
         let stamp = self
@@ -272,25 +277,13 @@ impl ContainerLogManager {
         Ok(())
     }
 
-    /// `compressLog`: gzip to `<log>.tmp`, rename to `<log>.gz`, remove the original.
-    fn compress(&self, log: &Path) -> Result<(), String> {
-        let data = self
-            .os
-            .read(log)
-            .map_err(|e| format!("failed to open log {}: {e}", log.display()))?;
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        enc.write_all(&data).map_err(|e| e.to_string())?;
-        let gz = enc.finish().map_err(|e| e.to_string())?;
-        let tmp = PathBuf::from(format!("{}{TMP_SUFFIX}", log.display()));
-        let out = PathBuf::from(format!("{}{COMPRESS_SUFFIX}", log.display()));
-        let result = self
-            .os
-            .write_file(&tmp, &gz)
-            .and_then(|()| self.os.rename(&tmp, &out))
-            .and_then(|()| self.os.remove_file(log))
-            .map_err(|e| format!("failed to compress log {}: {e}", log.display()));
-        let _ = self.os.remove_file(&tmp);
-        result
+    /// `compressLog` on a blocking thread (see [`compress_log`]).
+    async fn compress(&self, log: &Path) -> Result<(), String> {
+        let os = self.os.clone();
+        let path = log.to_path_buf();
+        tokio::task::spawn_blocking(move || compress_log(os.as_ref(), &path))
+            .await
+            .map_err(|e| format!("failed to compress log {}: {e}", log.display()))?
     }
 
     /// `Clean`: removes a container's log file and all its rotations.
@@ -306,5 +299,74 @@ impl ContainerLogManager {
                 tracing::error!(path = %l.display(), error = %e, "Failed to remove container log");
             }
         }
+    }
+}
+
+/// `compressLog`: streams `log` through gzip into `<log>.tmp`, renames it to `<log>.gz` and
+/// removes the original. Blocking I/O: run it on a blocking thread.
+pub fn compress_log(os: &dyn OsInterface, log: &Path) -> Result<(), String> {
+    let tmp = PathBuf::from(format!("{}{TMP_SUFFIX}", log.display()));
+    let out = PathBuf::from(format!("{}{COMPRESS_SUFFIX}", log.display()));
+    let mut src = os
+        .open(log)
+        .map_err(|e| format!("failed to open log {}: {e}", log.display()))?;
+    let written = os.create(&tmp).and_then(|dst| {
+        let mut enc = flate2::write::GzEncoder::new(dst, flate2::Compression::default());
+        std::io::copy(&mut src, &mut enc)?;
+        let mut dst = enc.finish()?;
+        dst.flush()
+    });
+    let result = written
+        .and_then(|()| os.rename(&tmp, &out))
+        .and_then(|()| os.remove_file(log))
+        .map_err(|e| format!("failed to compress log {}: {e}", log.display()));
+    if result.is_err() {
+        let _ = os.remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+    use crate::os::RealOs;
+
+    #[test]
+    fn compress_log_streams_a_large_file_through_gzip() {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = tmp.path().join("0.log.20260101-000000");
+        // 4 MiB of varied lines: far more than one copy buffer.
+        let line = |i: usize| {
+            format!(
+                "2026-01-01T00:00:00Z stdout F line {i} {}\n",
+                "x".repeat(i % 97)
+            )
+        };
+        let content: String = (0..50_000).map(line).collect();
+        std::fs::write(&log, &content).unwrap();
+
+        compress_log(&RealOs, &log).unwrap();
+
+        assert!(!log.exists(), "the original is removed");
+        assert!(!tmp.path().join("0.log.20260101-000000.tmp").exists());
+        let gz = std::fs::File::open(tmp.path().join("0.log.20260101-000000.gz")).unwrap();
+        let mut back = String::new();
+        flate2::read::GzDecoder::new(gz)
+            .read_to_string(&mut back)
+            .unwrap();
+        assert_eq!(back.len(), content.len());
+        assert!(back == content);
+    }
+
+    #[test]
+    fn compress_log_of_a_missing_file_leaves_nothing_behind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = tmp.path().join("gone.log.1");
+        let err = compress_log(&RealOs, &log).unwrap_err();
+        assert!(err.contains("failed to open log"), "{err}");
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     }
 }

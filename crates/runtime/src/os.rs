@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Filesystem access used by the runtime manager.
 pub trait OsInterface: Send + Sync {
@@ -18,6 +18,11 @@ pub trait OsInterface: Send + Sync {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
     /// Writes a whole file.
     fn write_file(&self, path: &Path, contents: &[u8]) -> io::Result<()>;
+    /// Opens a file for streaming reads (blocking I/O: call from a blocking task).
+    fn open(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>>;
+    /// Creates (or truncates) a file for streaming writes (blocking I/O: call from a
+    /// blocking task); the data is complete once the writer was flushed and dropped.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn io::Write + Send>>;
     /// Creates a symlink at `link` pointing to `target`.
     fn symlink(&self, target: &Path, link: &Path) -> io::Result<()>;
     /// Removes a file or symlink.
@@ -32,6 +37,37 @@ pub trait OsInterface: Send + Sync {
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// True if the path exists (following symlinks).
     fn exists(&self, path: &Path) -> bool;
+    /// True if `path` is a directory (not following a symlink).
+    fn is_dir(&self, path: &Path) -> bool;
+    /// `rmdir`: removes an empty directory.
+    fn remove_dir(&self, path: &Path) -> io::Result<()>;
+    /// Whether `path` is a mount point: on another device than its parent (upstream
+    /// `mount.IsLikelyNotMountPoint`, negated; bind mounts of the same filesystem look
+    /// like plain directories, as upstream).
+    fn is_mount_point(&self, path: &Path) -> io::Result<bool>;
+    /// Removes `path` and everything below it without crossing into another filesystem
+    /// (upstream `removeall.RemoveAllOneFilesystem`): a mount point below it is an error and
+    /// nothing on it is touched.
+    fn remove_all_one_filesystem(&self, path: &Path) -> io::Result<()>;
+}
+
+/// Recursive removal that refuses to descend into anything on another device than `dev`.
+fn remove_one_filesystem(path: &Path, dev: u64) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.dev() != dev {
+        return Err(io::Error::other(format!(
+            "cannot delete directory {}: it is a mount point",
+            path.display()
+        )));
+    }
+    if !meta.is_dir() {
+        return std::fs::remove_file(path);
+    }
+    for entry in std::fs::read_dir(path)? {
+        remove_one_filesystem(&entry?.path(), dev)?;
+    }
+    std::fs::remove_dir(path)
 }
 
 /// The real filesystem.
@@ -66,6 +102,14 @@ impl OsInterface for RealOs {
         std::fs::write(path, contents)
     }
 
+    fn open(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        Ok(Box::new(io::BufReader::new(std::fs::File::open(path)?)))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn io::Write + Send>> {
+        Ok(Box::new(io::BufWriter::new(std::fs::File::create(path)?)))
+    }
+
     fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
         std::os::unix::fs::symlink(target, link)
     }
@@ -95,6 +139,31 @@ impl OsInterface for RealOs {
     fn exists(&self, path: &Path) -> bool {
         path.exists()
     }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+    }
+
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_dir(path)
+    }
+
+    fn is_mount_point(&self, path: &Path) -> io::Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(path)?;
+        if meta.file_type().is_symlink() {
+            return Ok(false);
+        }
+        let parent = path.parent().unwrap_or(Path::new("/"));
+        Ok(std::fs::metadata(parent)?.dev() != meta.dev())
+    }
+
+    fn remove_all_one_filesystem(&self, path: &Path) -> io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let parent = path.parent().unwrap_or(Path::new("/"));
+        let dev = std::fs::metadata(parent)?.dev();
+        remove_one_filesystem(path, dev)
+    }
 }
 
 /// One entry of [`FakeOs`].
@@ -111,7 +180,8 @@ pub enum FakeEntry {
 /// In-memory filesystem recording every path it holds; parents are implied.
 #[derive(Debug, Default)]
 pub struct FakeOs {
-    entries: Mutex<BTreeMap<PathBuf, FakeEntry>>,
+    entries: Arc<Mutex<BTreeMap<PathBuf, FakeEntry>>>,
+    mounts: Mutex<Vec<PathBuf>>,
 }
 
 impl FakeOs {
@@ -132,6 +202,47 @@ impl FakeOs {
     /// All paths currently present, sorted.
     pub fn paths(&self) -> Vec<PathBuf> {
         self.lock().keys().cloned().collect()
+    }
+
+    /// Makes `path` (a directory) a mount point.
+    pub fn mount(&self, path: &Path) {
+        self.mkdir_all(path).unwrap_or_default();
+        self.mounts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(path.to_path_buf());
+    }
+
+    fn mounted_below(&self, path: &Path) -> Option<PathBuf> {
+        self.mounts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|m| m.starts_with(path))
+            .cloned()
+    }
+}
+
+/// Appends to a [`FakeOs`] file as it is written.
+struct FakeWriter {
+    entries: Arc<Mutex<BTreeMap<PathBuf, FakeEntry>>>,
+    path: PathBuf,
+}
+
+impl io::Write for FakeWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut e = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        match e.get_mut(&self.path) {
+            Some(FakeEntry::File(data)) => {
+                data.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            _ => Err(not_found(&self.path)),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -173,6 +284,18 @@ impl OsInterface for FakeOs {
         self.lock()
             .insert(path.to_path_buf(), FakeEntry::File(contents.to_vec()));
         Ok(())
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        Ok(Box::new(io::Cursor::new(self.read(path)?)))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn io::Write + Send>> {
+        self.write_file(path, b"")?;
+        Ok(Box::new(FakeWriter {
+            entries: self.entries.clone(),
+            path: path.to_path_buf(),
+        }))
     }
 
     fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
@@ -221,5 +344,41 @@ impl OsInterface for FakeOs {
 
     fn exists(&self, path: &Path) -> bool {
         self.lock().contains_key(path)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.lock().get(path) == Some(&FakeEntry::Dir)
+    }
+
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        let mut e = self.lock();
+        if e.get(path) != Some(&FakeEntry::Dir) {
+            return Err(not_found(path));
+        }
+        if e.keys().any(|p| p.parent() == Some(path)) {
+            return Err(io::Error::new(
+                io::ErrorKind::DirectoryNotEmpty,
+                format!("{}: directory not empty", path.display()),
+            ));
+        }
+        e.remove(path);
+        Ok(())
+    }
+
+    fn is_mount_point(&self, path: &Path) -> io::Result<bool> {
+        if !self.exists(path) {
+            return Err(not_found(path));
+        }
+        Ok(self.mounted_below(path).is_some_and(|m| m == path))
+    }
+
+    fn remove_all_one_filesystem(&self, path: &Path) -> io::Result<()> {
+        if let Some(m) = self.mounted_below(path) {
+            return Err(io::Error::other(format!(
+                "cannot delete directory {}: it is a mount point",
+                m.display()
+            )));
+        }
+        self.remove_dir_all(path)
     }
 }

@@ -152,6 +152,10 @@ impl KubeGenericRuntimeManager {
             .and_then(|l| l.post_start.as_ref())
         {
             let cid = self.id(&id);
+            // Upstream runs the postStart exec hook with timeout 0 (`handlers.go`: "TODO: Pass
+            // a proper timeout value"), which cri-client turns into an ExecSync without a
+            // deadline: the hook may run as long as it likes, and only a cancelled pod sync
+            // (the pod is killed) ends it. The pod workers drop this future then.
             if let Err(e) = self
                 .run_lifecycle_handler(&cid, pod, container, hook, ctx.pod_ips, None)
                 .await

@@ -36,7 +36,9 @@ pub use authz::{AlwaysAllow, Attributes, AuthorizeFuture, Authorizer, Authorizer
 pub use certs::CertKeyPaths;
 pub use ciphers::TlsFlagError;
 pub use healthz::{HealthCheck, healthz_router};
-pub use listen::{ServerError, bind, serve};
+pub use listen::{
+    HEADER_READ_TIMEOUT, MAX_CONNECTIONS, ServeLimits, ServerError, bind, serve, serve_with_limits,
+};
 pub use readonly::read_only_router;
 pub use secure::{SecureServer, SecureServerConfig, secure_router, start_secure_server};
 pub use tls::{PreparedTls, TlsError, TlsSettings, prepare_tls};

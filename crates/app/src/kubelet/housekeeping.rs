@@ -1,22 +1,21 @@
-//! Housekeeping (`pkg/kubelet/kubelet_pods.go` `HandlePodCleanups`, with
-//! `cleanupOrphanedPodCgroups` in `pod_cgroups.rs`) and container garbage
-//! collection (`pkg/kubelet/kuberuntime/kuberuntime_gc.go`, started by
-//! `StartGarbageCollection`).
+//! Housekeeping (`pkg/kubelet/kubelet_pods.go` `HandlePodCleanups`): forget finished workers,
+//! kill orphaned runtime pods, remove orphaned pod cgroups (`cleanupOrphanedPodCgroups` in
+//! `pod_cgroups.rs`) and orphaned pod directories (`kubelet_volumes.go`
+//! `cleanupOrphanedPodDirs`), garbage collect back-off entries. Container GC runs on its own
+//! task (`kubelet_container::ContainerGc`); housekeeping only asks it for an extra round when
+//! a pod worker finished.
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use kubelet_container::SyncPodType;
+use kubelet_container::{Pod as RuntimePod, SyncPodType};
 use kubelet_podworkers::{PodWorkerState, UpdatePodOptions};
 
 use super::Kubelet;
 
-/// Period of container GC (upstream `ContainerGCPeriod`).
-pub const CONTAINER_GC_PERIOD: Duration = Duration::from_secs(60);
-
 /// `HandlePodCleanups`: forget finished workers, restart desired pods whose worker is gone,
-/// kill runtime pods nobody asked for, drop stale statuses, and collect garbage when due.
+/// kill runtime pods nobody asked for, drop stale statuses, remove the cgroups and the
+/// directories of pods that are gone, and garbage collect back-off entries.
 /// Only called once every source has been seen, so an empty first view is never taken
 /// for "no pods" (which would kill the pods a restarted kubelet must adopt).
 pub async fn handle_pod_cleanups(kl: &Kubelet) {
@@ -34,7 +33,10 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
     let workers = kl
         .pod_workers
         .sync_known_pods(desired.iter().map(String::as_str));
-    let finished_some = kl.note_worker_count(workers.len());
+    if kl.note_worker_count(workers.len()) {
+        // A pod finished: its dead containers and sandboxes may go now (on the GC task).
+        kl.container_gc.trigger();
+    }
     let mut possibly_running: HashSet<String> = workers
         .iter()
         .filter(|(_, w)| matches!(w.state, PodWorkerState::Sync | PodWorkerState::Terminating))
@@ -60,49 +62,69 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
         .collect();
     kl.status_manager
         .remove_orphaned_statuses(keep.iter().copied());
-    kill_orphaned_runtime_pods(kl, &keep).await;
+    let running = kill_orphaned_runtime_pods(kl, &keep).await;
 
     if let (Some(pc), Some(found)) = (&kl.pod_cgroups, &cgroup_pods) {
         tracing::trace!("Clean up orphaned pod cgroups");
         pc.cleanup_orphaned_pod_cgroups(found, &possibly_running);
     }
 
-    if finished_some || kl.gc_due() {
-        garbage_collect(kl).await;
+    if let Some(running) = running {
+        let known: HashSet<String> = keep
+            .iter()
+            .map(|u| (*u).to_string())
+            .chain(running.into_iter().map(|p| p.id))
+            .collect();
+        cleanup_orphaned_pod_dirs(kl, known).await;
     }
+
+    // Cleanup any backoff entries (upstream `kl.crashLoopBackOff.GC()`).
+    kl.backoff.gc();
 }
 
 /// Runtime pods (running containers or ready sandboxes) that no worker knows about are
 /// orphans (e.g. a static pod manifest removed while the kubelet was down): kill them.
-async fn kill_orphaned_runtime_pods(kl: &Kubelet, keep: &HashSet<&str>) {
+/// Returns the running runtime pods, or `None` when the runtime could not list them.
+async fn kill_orphaned_runtime_pods(kl: &Kubelet, keep: &HashSet<&str>) -> Option<Vec<RuntimePod>> {
     let running = match kl.runtime.get_pods(false).await {
         Ok(p) => p,
         Err(e) => {
             tracing::info!(err = %e, "Error listing running pods during housekeeping");
-            return;
+            return None;
         }
     };
-    for pod in running {
+    for pod in &running {
         if keep.contains(pod.id.as_str()) || kl.pod_workers.is_working(&pod.id) {
             continue;
         }
         tracing::info!(uid = %pod.id, name = %pod.name, namespace = %pod.namespace, "Killing orphaned runtime pod");
         kl.pod_workers
-            .update_pod(UpdatePodOptions::kill_runtime_pod(Arc::new(pod)));
+            .update_pod(UpdatePodOptions::kill_runtime_pod(Arc::new(pod.clone())));
     }
+    Some(running)
 }
 
-/// Removes dead containers and the sandboxes of pods that are gone.
-pub async fn garbage_collect(kl: &Kubelet) {
-    let started = Instant::now();
-    match kl
-        .runtime
-        .garbage_collect(&kl.gc_policy, kl.sources_ready(), false)
-        .await
-    {
-        Ok(()) => {
-            tracing::debug!(took = ?started.elapsed(), "Container garbage collection succeeded")
+/// Removes `<root-dir>/pods/<uid>` of pods that are neither desired, nor tracked by a pod
+/// worker, nor running (upstream `cleanupOrphanedPodDirs`), off the async workers. Without a
+/// list of running pods nothing is removed: a running pod's directory must never go.
+async fn cleanup_orphaned_pod_dirs(kl: &Kubelet, known: HashSet<String>) {
+    let os = kl.os.clone();
+    let root = kl.root_dir.clone();
+    let cleaned = tokio::task::spawn_blocking(move || {
+        kubelet_runtime::pod_dirs::cleanup_orphaned_pod_dirs(os.as_ref(), &root, |uid| {
+            known.contains(uid)
+        })
+    })
+    .await;
+    match cleaned {
+        Ok(errors) => {
+            if let Some(first) = errors.first() {
+                tracing::error!(err = %first, num_errs = errors.len(), "There were many similar errors. Turn up verbosity to see them.");
+                for e in &errors {
+                    tracing::trace!(err = %e, "Orphan pod");
+                }
+            }
         }
-        Err(e) => tracing::info!(err = %e, "Container garbage collection failed"),
+        Err(e) => tracing::error!(err = %e, "Orphaned pod directory cleanup failed"),
     }
 }

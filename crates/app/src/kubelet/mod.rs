@@ -20,13 +20,14 @@ mod syncer;
 mod test_config;
 
 use std::collections::{BTreeSet, HashSet};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kubelet_cm::{HostFs, MachineInfo, NodeConfig, QosCgroups, QosSetup};
 use kubelet_config::KubeletServer;
-use kubelet_container::{Cache, ContainerGcPolicy, RealClock, Runtime};
+use kubelet_container::{Backoff, Cache, ContainerGc, RealClock, Runtime};
 use kubelet_pleg::{GenericPleg, RelistDuration};
 use kubelet_podsource::PodConfig;
 use kubelet_podworkers::{PodWorkers, PodWorkersConfig, WorkQueue};
@@ -93,15 +94,20 @@ pub struct Kubelet {
     pub pleg: Arc<GenericPleg>,
     /// Pods to resync when their crash-loop back-off expires.
     pub backoff_requeue: Arc<WorkQueue>,
-    /// Container GC policy.
-    pub gc_policy: ContainerGcPolicy,
+    /// CrashLoopBackOff state per container (garbage collected by housekeeping).
+    pub backoff: Arc<Backoff>,
+    /// Container GC, run on its own task (`StartGarbageCollection`).
+    pub container_gc: Arc<ContainerGc>,
+    /// `--root-dir` (pod directories live in `<root-dir>/pods`).
+    pub root_dir: PathBuf,
+    /// Filesystem access for the pod directories.
+    pub os: Arc<dyn kubelet_runtime::os::OsInterface>,
     /// Sync loop liveness.
     pub sync_loop_monitor: SyncLoopMonitor,
     /// Pod-level cgroups (with `cgroupsPerQOS`).
     pub pod_cgroups: Option<Arc<pod_cgroups::PodCgroups>>,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
-    last_gc: Mutex<Instant>,
     worker_count: AtomicUsize,
 }
 
@@ -126,16 +132,6 @@ impl Kubelet {
     /// Records the number of pod workers; true when it went down (a pod finished).
     pub fn note_worker_count(&self, n: usize) -> bool {
         self.worker_count.swap(n, Ordering::Relaxed) > n
-    }
-
-    /// Whether the periodic container GC is due; resets the timer when it is.
-    pub fn gc_due(&self) -> bool {
-        let mut last = self.last_gc.lock().unwrap_or_else(PoisonError::into_inner);
-        if last.elapsed() >= housekeeping::CONTAINER_GC_PERIOD {
-            *last = Instant::now();
-            return true;
-        }
-        false
     }
 }
 
@@ -254,11 +250,13 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         pod_state.clone(),
     )
     .map(Arc::new);
+    let backoff: Arc<Backoff> =
+        Arc::new(crash_loop::crash_loop_back_off(server, Arc::new(RealClock)));
     let syncer = Arc::new(syncer::KubeletSyncer {
         runtime: runtime.clone(),
         status_manager: status_manager.clone(),
         reason_cache: Arc::new(ReasonCache::new(1000)),
-        backoff: Arc::new(crash_loop::crash_loop_back_off(server, Arc::new(RealClock))),
+        backoff: backoff.clone(),
         backoff_requeue: backoff_requeue.clone(),
         host_ips: deps.node_ips.iter().map(ToString::to_string).collect(),
         sync_slots: Arc::new(tokio::sync::Semaphore::new(syncer::sync_pod_slots(
@@ -277,6 +275,10 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         },
     );
     pod_state.set(pod_workers.clone());
+    let container_gc = Arc::new(ContainerGc::new(
+        runtime.clone(),
+        runtime_setup::gc_policy(server),
+    ));
     let kubelet = Arc::new(Kubelet {
         pod_manager: PodManager::default(),
         pod_workers,
@@ -285,12 +287,14 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         cache,
         pleg,
         backoff_requeue,
-        gc_policy: runtime_setup::gc_policy(server),
+        backoff,
+        container_gc,
+        root_dir: PathBuf::from(&server.flags.root_directory),
+        os: Arc::new(kubelet_runtime::os::RealOs),
         sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
         pod_cgroups,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
-        last_gc: Mutex::new(Instant::now()),
         worker_count: AtomicUsize::new(0),
     });
     Ok(Built {
@@ -329,7 +333,22 @@ fn spawn_pleg(deps: &KubeletDeps<'_>, b: &Built, tasks: &mut JoinSet<()>) {
     }
 }
 
-/// Container log rotation every `containerLogMonitorInterval`.
+/// Container GC on its own task (upstream `StartGarbageCollection`): every `ContainerGCPeriod`,
+/// and when housekeeping saw a pod worker finish; never on the sync loop.
+fn spawn_container_gc(deps: &KubeletDeps<'_>, b: &Built, tasks: &mut JoinSet<()>) {
+    let cancel = deps.shutdown.clone();
+    let kubelet = b.kubelet.clone();
+    tasks.spawn(async move {
+        let gc = kubelet.container_gc.clone();
+        tokio::select! {
+            () = cancel.cancelled() => {}
+            () = gc.run(kubelet_container::CONTAINER_GC_PERIOD, || kubelet.sources_ready()) => {}
+        }
+    });
+}
+
+/// Container log rotation on its own task (upstream `containerLogManager.Start`), every
+/// `containerLogMonitorInterval`.
 fn spawn_log_rotation(deps: &KubeletDeps<'_>, b: &Built, tasks: &mut JoinSet<()>) {
     let interval = deps
         .server
@@ -373,6 +392,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
     let mut tasks = JoinSet::new();
     spawn_pleg(&deps, &b, &mut tasks);
     spawn_log_rotation(&deps, &b, &mut tasks);
+    spawn_container_gc(&deps, &b, &mut tasks);
     let Built {
         kubelet,
         pod_config,

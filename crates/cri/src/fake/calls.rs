@@ -2,6 +2,7 @@
 //! `InjectError`/`popError` in `k8s.io/cri-api/pkg/apis/testing`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::error::{CriError, CriResult};
@@ -20,20 +21,64 @@ pub struct FakeCalls {
     pub unimplemented: HashSet<String>,
     /// Methods that sleep this long before answering (for deadline tests).
     pub delays: HashMap<String, Duration>,
+    /// Calls whose future was dropped before they answered (the caller hit a deadline or
+    /// was cancelled), in order. Shared with the in-flight calls, which record themselves.
+    pub abandoned: Arc<Mutex<Vec<String>>>,
+}
+
+/// A call that has begun: its delay, its answer, and a guard recording it as abandoned
+/// when it is dropped before [`settle`] finished.
+pub(crate) struct Begun {
+    method: &'static str,
+    delay: Option<Duration>,
+    err: Option<CriError>,
+    abandoned: Arc<Mutex<Vec<String>>>,
+}
+
+/// Records the call as abandoned unless disarmed.
+struct AbandonGuard<'a>(Option<&'a Begun>);
+
+impl Drop for AbandonGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(b) = self.0 {
+            b.abandoned
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(b.method.to_owned());
+        }
+    }
 }
 
 impl FakeCalls {
     /// Records `method` and returns its delay and the error to answer with, if any.
-    pub(crate) fn begin(&mut self, method: &'static str) -> (Option<Duration>, Option<CriError>) {
+    pub(crate) fn begin(&mut self, method: &'static str) -> Begun {
         self.called.push(method.to_owned());
         let delay = self.delays.get(method).copied();
-        if self.unimplemented.contains(method) {
+        let err = if self.unimplemented.contains(method) {
             let msg = format!("unknown method {method} for service runtime.v1");
-            let err = CriError::status(FAKE_ENDPOINT, method, tonic::Code::Unimplemented, msg);
-            return (delay, Some(err));
+            Some(CriError::status(
+                FAKE_ENDPOINT,
+                method,
+                tonic::Code::Unimplemented,
+                msg,
+            ))
+        } else {
+            self.errors.get_mut(method).and_then(VecDeque::pop_front)
+        };
+        Begun {
+            method,
+            delay,
+            err,
+            abandoned: self.abandoned.clone(),
         }
-        let err = self.errors.get_mut(method).and_then(VecDeque::pop_front);
-        (delay, err)
+    }
+
+    /// Names of the calls dropped before they answered.
+    pub fn abandoned(&self) -> Vec<String> {
+        self.abandoned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Queues `err` as the answer of the next call of `method`.
@@ -46,11 +91,14 @@ impl FakeCalls {
 }
 
 /// Sleeps the delay [`FakeCalls::begin`] returned, then answers its injected error, if any.
-pub(crate) async fn settle((delay, err): (Option<Duration>, Option<CriError>)) -> CriResult<()> {
-    if let Some(d) = delay {
+/// Dropped while sleeping, the call is recorded in [`FakeCalls::abandoned`].
+pub(crate) async fn settle(begun: Begun) -> CriResult<()> {
+    if let Some(d) = begun.delay {
+        let mut guard = AbandonGuard(Some(&begun));
         tokio::time::sleep(d).await;
+        guard.0 = None;
     }
-    err.map_or(Ok(()), Err)
+    begun.err.map_or(Ok(()), Err)
 }
 
 /// Error with `code` from a fake `method`.

@@ -155,6 +155,11 @@ impl FakeImageService {
         self.lock().calls.called.clone()
     }
 
+    /// Calls dropped before they answered (see [`crate::fake::FakeCalls::abandoned`]).
+    pub fn abandoned(&self) -> Vec<String> {
+        self.lock().calls.abandoned()
+    }
+
     /// Queues `err` as the answer of the next call of `method`.
     pub fn inject_error(&self, method: &str, err: CriError) {
         self.lock().calls.inject_error(method, err);

@@ -58,6 +58,11 @@ impl FakeRuntimeService {
         self.lock().calls.called.clone()
     }
 
+    /// Calls dropped before they answered (see [`crate::fake::FakeCalls::abandoned`]).
+    pub fn abandoned(&self) -> Vec<String> {
+        self.lock().calls.abandoned()
+    }
+
     /// Forgets the recorded calls.
     pub fn clear_calls(&self) {
         self.lock().calls.called.clear();

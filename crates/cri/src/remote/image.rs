@@ -1,7 +1,12 @@
 //! gRPC implementation of [`ImageService`], mirroring `k8s.io/cri-client/pkg/remote_image.go`
-//! (`remoteImageService`): per-call deadline = runtimeRequestTimeout except PullImage, which has
-//! no deadline of its own (upstream uses `context.WithCancel`; the kubelet's image pull
-//! machinery bounds it, e.g. with `imagePullProgressDeadline` for slow pulls).
+//! (`remoteImageService`): per-call deadline = runtimeRequestTimeout except PullImage.
+//!
+//! PullImage has no deadline, as upstream at v0.35.4 (`context.WithCancel`): a pull of a large
+//! image may take longer than any fixed timeout. Kubernetes 1.35 has no pull progress deadline
+//! either (`imagePullProgressDeadline` was a dockershim flag, removed with it in 1.24; no
+//! feature gate replaces it). A pull ends when it completes, fails, or when the pod's sync is
+//! cancelled: killing the pod drops the pod worker's `SyncPod` future, and with it this call
+//! (tonic resets the HTTP/2 stream, as Go cancels the context).
 
 use std::time::Duration;
 

@@ -333,3 +333,49 @@ async fn client_reconnects_after_the_runtime_restarts() {
     assert!(last.is_none(), "no reconnect: {last:?}");
     assert_eq!(restarted.runtime.called(), ["Version"]);
 }
+
+#[tokio::test]
+async fn pull_image_has_no_deadline_and_a_dropped_pull_is_cancelled_on_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = fake_server(&dir).await;
+    let img = RemoteImageService::connect(&server.endpoint(), Duration::from_millis(200))
+        .await
+        .unwrap();
+    // Longer than the runtime request timeout: upstream sets no deadline on PullImage.
+    server
+        .image
+        .set_delay("PullImage", Duration::from_millis(600));
+    img.pull_image(&spec("busybox:1.36"), None, None)
+        .await
+        .unwrap();
+    assert!(server.image.abandoned().is_empty());
+
+    // A pull that never ends is cancelled when its caller goes away (the pod was killed).
+    server
+        .image
+        .set_delay("PullImage", Duration::from_secs(24 * 3600));
+    let pull = tokio::spawn(async move { img.pull_image(&spec("nginx:1"), None, None).await });
+    for _ in 0..250 {
+        if server.image.called().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        server.image.called().len(),
+        2,
+        "the second pull reached the server"
+    );
+    pull.abort();
+    for _ in 0..250 {
+        if !server.image.abandoned().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        server.image.abandoned(),
+        ["PullImage"],
+        "the server-side call was cancelled with the client's"
+    );
+}
