@@ -10,7 +10,8 @@
 //! 100`: the upstream kubelet would otherwise delete the shared images on a full disk).
 //! The upstream kubelet stops every runtime pod it does not know, so run this test alone on
 //! the runtime: `flock /var/lib/kubelet-rs-test/dev-runtime.lock cargo test -p kubelet-rs
-//! --test configz_upstream`.
+//! --test configz_upstream`. The upstream kubelet bind-mounts its `--root-dir` onto itself;
+//! the test unmounts it after each run.
 //!
 //! The upstream binary is `$KRS_CLUSTER_BIN/kubelet` (or `_output/bin/kubelet`, built by
 //! `hack/lib/cluster-build.sh`); when it is missing the test fails. With
@@ -353,6 +354,28 @@ fn configz_of(
     got
 }
 
+/// The mount points at or under `dir` (`/proc/self/mountinfo`), deepest first.
+fn mounts_under(dir: &Path) -> Vec<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let mut found: Vec<PathBuf> = info
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .map(PathBuf::from)
+        .filter(|m| m.starts_with(dir))
+        .collect();
+    found.sort_by(|a, b| b.cmp(a));
+    found
+}
+
+/// Unmounts what a kubelet left mounted under its root directory; fails if any remains.
+fn unmount_under(dir: &Path) {
+    for m in mounts_under(dir) {
+        nix::mount::umount2(&m, nix::mount::MntFlags::empty())
+            .unwrap_or_else(|e| panic!("umount {}: {e}", m.display()));
+    }
+    assert_eq!(mounts_under(dir), Vec::<PathBuf>::new(), "mounts left");
+}
+
 /// `a.b[0].c` → leaf value.
 fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, Value>) {
     match v {
@@ -427,13 +450,14 @@ fn configz_matches_the_upstream_kubelet() {
         let pki = d.join("pki");
         let run = |bin: &Path, who: &str| {
             let _ = std::fs::remove_dir_all(&pki);
+            let root = d.join(format!("root-{who}"));
             let mut a = args.clone();
-            a.push(format!(
-                "--root-dir={}",
-                d.join(format!("root-{who}")).display()
-            ));
+            a.push(format!("--root-dir={}", root.display()));
             a.push(format!("--cert-dir={}", pki.display()));
-            configz_of(bin, &a, port, d.join(format!("{who}.log")))
+            let got = configz_of(bin, &a, port, d.join(format!("{who}.log")));
+            // The upstream kubelet bind-mounts its root directory onto itself (rshared).
+            unmount_under(&root);
+            got
         };
         let u = run(&upstream, "upstream");
         let o = run(&ours, "kubelet-rs");
