@@ -11,6 +11,7 @@
 //! | [`reserved`] | `cmd/kubelet/app/server.go` (`parseResourceList`), `pkg/kubelet/cm/container_manager.go` (`ParseQOSReserved`) |
 //! | [`validation`] | `apimachinery/pkg/util/validation/validation.go`, `apimachinery/pkg/api/validate/content` |
 //! | [`go_quote`] | `src/strconv/quote.go` (`Quote`, the `%q` verb) |
+//! | [`net`] | `k8s.io/utils/net` (`ParseIPSloppy`), `k8s.io/component-helpers/node/util/ips.go` (`ParseNodeIPArgument`) |
 //! | [`taints`] | `pkg/util/taints/taints.go`, `pkg/util/flag/flags.go` (`RegisterWithTaintsVar`) |
 //!
 //! Everything public is also re-exported here.
@@ -19,6 +20,7 @@ pub mod cpuset;
 pub mod duration;
 pub mod eviction;
 mod goquote;
+pub mod net;
 pub mod quantity;
 pub mod reserved;
 pub mod taints;
@@ -33,6 +35,7 @@ pub use eviction::{
     parse_langle_map, parse_threshold_config,
 };
 pub use goquote::go_quote;
+pub use net::{NodeIpError, parse_ip_sloppy, parse_node_ip_argument};
 pub use quantity::{Format, Quantity, QuantityError};
 pub use reserved::{RESERVABLE_RESOURCES, ReservedError, parse_qos_reserved, parse_resource_list};
 pub use taints::{

@@ -5,6 +5,10 @@ use std::process::ExitCode;
 
 use kubelet_config::{Command, ConfigError, KubeletServer, RealFs};
 
+use kubelet_cm::RealHostFs;
+
+use crate::configz;
+use crate::startable::check_startable;
 use crate::startup::{self, host_info};
 use crate::version;
 
@@ -86,18 +90,28 @@ pub fn main_with_args(args: &[String]) -> ExitCode {
     }
 }
 
-/// `--print-config`: validate like a start, then print the configz object.
+/// `--print-config`: run every check a start runs ([`check_startable`]), print its
+/// warnings, then print the configz object with `kind`/`apiVersion`.
 fn print_effective_config(server: &KubeletServer, host: kubelet_config::HostInfo) -> ExitCode {
     for w in &server.warnings {
         eprintln!("W {w}");
     }
-    if let Err(e) = startup::validate_kubelet_server(server, host) {
-        return fail_early(&e.to_string());
+    // The start's own warnings (ignored --node-ip or clusterDNS entries, TLS suites not
+    // offered...), in the configured log format.
+    if let Ok(format) = server.config.logging.format.parse() {
+        let _ = kubelet_klog::init_warnings_only(format);
     }
+    let checked = match check_startable(server, host, &RealHostFs) {
+        Ok(c) => c,
+        Err(e) => return fail_early(&e.to_string()),
+    };
     for w in kubelet_config::support::warnings(server) {
         eprintln!("W {w}");
     }
-    let json = server.config.to_versioned_json();
+    for w in &checked.warnings {
+        w.log();
+    }
+    let json = configz::effective_config(&server.config, &server.flags).to_versioned_json();
     match serde_json::to_string_pretty(&json) {
         Ok(s) => {
             stdout(&format!("{s}\n"));

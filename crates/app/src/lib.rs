@@ -8,6 +8,7 @@ pub mod configz;
 pub mod kubelet;
 pub mod lockfile;
 pub mod notify;
+pub mod startable;
 pub mod startup;
 pub mod version;
 

@@ -14,6 +14,7 @@ use crate::auth::{AuthError, AuthSettings, build_auth};
 use crate::configz::Configz;
 use crate::lockfile::{self, LockError, LockFile};
 use crate::notify::notify_ready;
+use crate::startable::check_startable;
 use crate::version;
 
 /// Why the kubelet stopped with an error.
@@ -137,17 +138,23 @@ pub async fn acquire_lock_file(
     Ok(Some(lock))
 }
 
-/// Step: configz registration of the versioned configuration.
+/// Step: configz registration of the configuration as `InitializeTLS` left it.
 pub fn init_configz(s: &KubeletServer) -> Configz {
-    Configz::new(s.config.to_versioned_json())
+    Configz::new(crate::configz::kubelet_config_object(&s.config, &s.flags))
 }
 
-/// Step: standalone detection. API clients are a later milestone: with `--kubeconfig`
-/// we refuse to start rather than run differently from what the operator asked.
-pub fn detect_standalone(s: &KubeletServer) -> Result<(), RunError> {
+/// API clients are a later milestone: with `--kubeconfig` we refuse to start rather than
+/// run differently from what the operator asked.
+pub fn check_standalone(s: &KubeletServer) -> Result<(), RunError> {
     if !s.flags.kubeconfig.is_empty() {
         return Err(RunError::ApiClientsUnsupported(s.flags.kubeconfig.clone()));
     }
+    Ok(())
+}
+
+/// Step: standalone detection ([`check_standalone`] has refused `--kubeconfig`).
+pub fn detect_standalone(s: &KubeletServer) -> Result<(), RunError> {
+    check_standalone(s)?;
     tracing::info!("Standalone mode, no API client");
     Ok(())
 }
@@ -374,28 +381,28 @@ pub async fn wait_for_shutdown(
     Ok(())
 }
 
-/// `run()`: every step in upstream's order, then wait, then shut down cleanly.
+/// `run()`: every step in upstream's order, then wait, then shut down cleanly. The checks
+/// of [`check_startable`] (validation, the standalone mode, hostname, auth, machine info,
+/// container-manager settings, resource managers, swap, node IPs, TLS, clusterDNS,
+/// containerLogMaxSize) all run before the first step that writes or binds anything.
 pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     tracing::info!(version = %version::git_version(), "Kubelet version");
     set_feature_gates(&s);
-    validate_kubelet_server(&s, host)?;
+    let fs = RealHostFs;
+    let checked = check_startable(&s, host, &fs)?;
     for w in kubelet_config::support::warnings(&s) {
         tracing::warn!("{w}");
+    }
+    for w in &checked.warnings {
+        w.log();
     }
     memory_qos_warning(&s, host);
     let contention = CancellationToken::new();
     let _lock = acquire_lock_file(&s, &contention).await?;
     let configz = init_configz(&s);
     detect_standalone(&s)?;
-    let node_name = node_name(&s.flags.hostname_override)?;
-    let auth = build_auth_step(&s)?;
-    tracing::debug!(auth = ?auth, "Authentication and authorization");
-    let fs = RealHostFs;
+    tracing::debug!(auth = ?checked.auth, "Authentication and authorization");
     let _roots = cgroup_roots(&s);
-    let machine = machine_info(&fs)?;
-    let node_config = container_manager_config(&s, &machine)?;
-    check_resource_managers(&s)?;
-    check_swap(&s, &fs, host)?;
     apply_oom_score(&fs, s.config.oom_score_adj.unwrap_or(-999));
     let runtime = pre_init_runtime_service(&s).await?;
 
@@ -403,9 +410,13 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     let fatal = CancellationToken::new();
     let kubelet = crate::kubelet::run_kubelet(crate::kubelet::KubeletDeps {
         server: &s,
-        node_name,
-        machine,
-        node_config,
+        node_name: checked.node_name,
+        machine: checked.machine,
+        node_config: checked.node_config,
+        node_ips: checked.node_ips,
+        cluster_dns: checked.cluster_dns,
+        container_log_max_size: checked.container_log_max_size,
+        serving_tls: checked.tls,
         cgroup_version: cgroup_version(host),
         runtime,
         configz,

@@ -71,8 +71,16 @@ impl NodeConfig {
             Vec::new()
         } else {
             let empty = BTreeMap::new();
-            parse_threshold_config(&[], input.eviction_hard, &empty, &empty, &empty)
-                .map_err(|e| CmError::Config(e.to_string()))?
+            // Upstream returns the bare parse error; the value is named so the operator can
+            // find it.
+            parse_threshold_config(&[], input.eviction_hard, &empty, &empty, &empty).map_err(
+                |e| {
+                    CmError::Config(format!(
+                        "evictionHard (--eviction-hard) {}: {e}",
+                        kubelet_apimachinery::format_langle_map(input.eviction_hard)
+                    ))
+                },
+            )?
         };
         let qos_reserved = parse_qos_reserved(input.qos_reserved)
             .map_err(|e| CmError::Config(format!("--qos-reserved value failed to parse: {e}")))?;

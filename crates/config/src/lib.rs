@@ -10,6 +10,7 @@
 
 mod configfile;
 mod decode;
+mod decode_error;
 pub mod defaults;
 mod dropin;
 mod flag_table;

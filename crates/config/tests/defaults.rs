@@ -105,7 +105,10 @@ fn common() -> Value {
         "registerNode": true,
         "localStorageCapacityIsolation": true,
         "containerRuntimeEndpoint": "unix:///run/containerd/containerd.sock",
-        "failCgroupV1": true
+        "failCgroupV1": true,
+        // No v1beta1 default, but the internal `bool` converted back is always printed
+        // (what upstream's /configz shows).
+        "enableSystemLogQuery": false
     })
 }
 

@@ -65,10 +65,11 @@ fn unknown_and_duplicate_fields_fall_back_to_lenient_with_warning() {
     );
     let s = run(&["--config=/c.yaml"], &fs);
     assert_eq!(s.config.max_pods, 5);
+    // In sorted key order, as the upstream kubelet v1.35.4 lists them for this file.
     assert_eq!(
         s.warnings,
         vec![
-            "Using lenient decoding as strict decoding failed: strict decoding error: unknown field \"bogusField\", unknown field \"authentication.nope\""
+            "Using lenient decoding as strict decoding failed: strict decoding error: unknown field \"authentication.nope\", unknown field \"bogusField\""
         ]
     );
     let fs = FakeFs::default().with_file("/d.yaml", &format!("{HDR}maxPods: 5\nmaxPods: 6\n"));

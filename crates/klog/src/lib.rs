@@ -104,9 +104,7 @@ pub fn enabled_in_file(
 
 /// Installs the global subscriber writing to stderr, as klog does.
 pub fn init(format: Format, verbosity: u32, vmodule: VModule) -> Result<(), LogError> {
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-    let filter = tracing_subscriber::filter::filter_fn(move |meta| {
+    init_filtered(format, move |meta| {
         enabled_in_file(
             meta.target(),
             meta.file(),
@@ -114,7 +112,22 @@ pub fn init(format: Format, verbosity: u32, vmodule: VModule) -> Result<(), LogE
             verbosity,
             &vmodule,
         )
-    });
+    })
+}
+
+/// Like [`init`], but only warnings and errors are written (kubelet-rs's `--print-config`
+/// shows the warnings a start would log, and nothing else).
+pub fn init_warnings_only(format: Format) -> Result<(), LogError> {
+    init_filtered(format, |meta| *meta.level() <= tracing::Level::WARN)
+}
+
+fn init_filtered(
+    format: Format,
+    keep: impl Fn(&tracing::Metadata<'_>) -> bool + Send + Sync + 'static,
+) -> Result<(), LogError> {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let filter = tracing_subscriber::filter::filter_fn(keep);
     let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let registry = tracing_subscriber::registry().with(filter);
     let result = match format {

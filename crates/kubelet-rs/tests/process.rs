@@ -374,13 +374,96 @@ async fn secure_server_serves_configz_equal_to_print_config() {
         .args(args)
         .output()
         .unwrap();
-    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // `--print-config` adds kind/apiVersion; upstream's /configz has neither.
+    let printed_map = printed.as_object_mut().unwrap();
+    assert_eq!(printed_map.remove("kind").unwrap(), "KubeletConfiguration");
+    assert!(printed_map.remove("apiVersion").is_some());
+    assert!(served["kubeletconfig"].get("kind").is_none());
     assert_eq!(
         served["kubeletconfig"], printed,
         "/configz must serve what --print-config prints"
+    );
+    assert_eq!(
+        printed["tlsCertFile"],
+        certs.join("kubelet.crt").to_str().unwrap()
     );
     assert_eq!(printed["maxPods"], 42);
     let (status, body) = common::tls::https_get(port, "/pods", &certs.join("kubelet.crt")).await;
     assert_eq!(status, 200);
     assert!(body.contains("\"kind\":\"PodList\""), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn start_refuses_what_print_config_refuses_before_writing_or_binding() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    let lock = dir.path().join("kubelet.lock");
+    let certs = dir.path().join("pki");
+    for (extra, needle) in UNSTARTABLE {
+        let port = free_port();
+        let cfg = write(
+            dir.path(),
+            "k.yaml",
+            &standalone_config(&cri.endpoint(), port, extra),
+        );
+        let mut p = Proc::spawn(
+            dir.path(),
+            "k",
+            &[
+                "--config",
+                cfg.to_str().unwrap(),
+                "--lock-file",
+                lock.to_str().unwrap(),
+                "--cert-dir",
+                certs.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(p.wait_exit(START).await, Some(1), "{extra}: {}", p.log());
+        assert!(
+            p.log().contains(needle),
+            "{extra}: {needle:?} in:\n{}",
+            p.log()
+        );
+        assert!(http_get(port, "/healthz").is_none());
+        assert!(!lock.exists(), "{extra}: the lock file was written");
+        assert!(!certs.exists(), "{extra}: the serving pair was written");
+    }
+    assert!(
+        cri.runtime.called().is_empty(),
+        "the runtime was called: {:?}",
+        cri.runtime.called()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn garbage_node_ip_starts_with_upstreams_warning() {
+    let FakeSetup {
+        dir,
+        cri: _cri,
+        port,
+        cfg,
+        ..
+    } = fake_setup("").await;
+    let mut p = Proc::spawn(
+        dir.path(),
+        "k",
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "--node-ip=garbage",
+            "--cert-dir",
+            dir.path().join("pki").to_str().unwrap(),
+        ],
+    );
+    assert!(wait_healthy(&mut p, port, START).await, "log:\n{}", p.log());
+    let log = p.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("Could not parse some node IP(s), ignoring them"))
+        .unwrap_or_else(|| panic!("no warning in:\n{log}"));
+    assert!(line.starts_with('W'), "{line}");
+    assert!(line.contains("IPs=\"[garbage]\""), "{line}");
 }

@@ -155,30 +155,24 @@ fn write_file(path: &Path, data: &[u8], mode: u32) -> Result<(), TlsError> {
     f.sync_all().map_err(io)
 }
 
-/// The first half of `InitializeTLS`: picks the pair and, for the default pair, generates it
-/// when neither file can be read. Returns the paths to load.
-pub fn ensure_serving_cert(
-    cert_file: Option<&Path>,
-    key_file: Option<&Path>,
-    cert_dir: &Path,
+/// Generates the self-signed pair for `hostname` (plus `ips`) and writes it to `paths`.
+pub fn write_self_signed(
+    paths: &CertKeyPaths,
     hostname: &str,
     ips: &[IpAddr],
-) -> Result<CertKeyPaths, TlsError> {
-    let (paths, defaulted) = cert_key_paths(cert_file, key_file, cert_dir)?;
-    if defaulted && !can_read_cert_and_key(&paths)? {
-        let generated = generate_self_signed(hostname, ips).map_err(|e| TlsError::Generate {
-            host: hostname.to_string(),
-            reason: e.to_string(),
-        })?;
-        write_file(&paths.cert, generated.cert_pem.as_bytes(), 0o644)?;
-        write_file(&paths.key, generated.key_pem.as_bytes(), 0o600)?;
-        tracing::info!(
-            cert = %paths.cert.display(),
-            key = %paths.key.display(),
-            "Using self-signed cert"
-        );
-    }
-    Ok(paths)
+) -> Result<(), TlsError> {
+    let generated = generate_self_signed(hostname, ips).map_err(|e| TlsError::Generate {
+        host: hostname.to_string(),
+        reason: e.to_string(),
+    })?;
+    write_file(&paths.cert, generated.cert_pem.as_bytes(), 0o644)?;
+    write_file(&paths.key, generated.key_pem.as_bytes(), 0o600)?;
+    tracing::info!(
+        cert = %paths.cert.display(),
+        key = %paths.key.display(),
+        "Using self-signed cert"
+    );
+    Ok(())
 }
 
 /// Reads a PEM certificate chain.
@@ -265,7 +259,9 @@ mod tests {
     fn key_file_is_private() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("pki");
-        let p = ensure_serving_cert(None, None, &dir, "node1", &[]).unwrap();
+        let (p, defaulted) = cert_key_paths(None, None, &dir).unwrap();
+        assert!(defaulted);
+        write_self_signed(&p, "node1", &[]).unwrap();
         let mode = fs::metadata(&p.key).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         load_certs(&p.cert).unwrap();

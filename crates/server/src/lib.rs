@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 pub use authn::UserInfo;
 pub use authz::{AlwaysAllow, Attributes, AuthorizeFuture, Authorizer, AuthorizerError, Decision};
+pub use certs::CertKeyPaths;
 pub use ciphers::TlsFlagError;
 pub use healthz::{HealthCheck, healthz_router};
 pub use listen::{
@@ -40,7 +41,7 @@ pub use listen::{
 };
 pub use readonly::read_only_router;
 pub use secure::{SecureServer, SecureServerConfig, secure_router, start_secure_server};
-pub use tls::{TlsError, TlsSettings};
+pub use tls::{PreparedTls, TlsError, TlsSettings, prepare_tls};
 
 /// What the HTTP servers need from the kubelet (upstream `server.HostInterface`).
 pub trait HostInterface: Send + Sync {

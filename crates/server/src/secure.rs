@@ -30,7 +30,7 @@ use crate::filter::{AuthFilter, auth_filter};
 use crate::methods::get_only;
 use crate::readonly::default_handlers;
 use crate::respond::text;
-use crate::tls::{TlsSettings, build_server_config};
+use crate::tls::{PreparedTls, TlsSettings, build_server_config};
 use crate::{Host, ServerError, bind};
 
 /// Everything the secure server needs from the configuration.
@@ -44,6 +44,9 @@ pub struct SecureServerConfig {
     pub node_name: String,
     /// Serving certificate, minimum version and cipher suites.
     pub tls: TlsSettings,
+    /// [`TlsSettings`] and `client_ca_file` already checked by [`crate::prepare_tls`]
+    /// (the kubelet checks them before it starts anything); `None`: checked here.
+    pub prepared_tls: Option<PreparedTls>,
     /// `authentication.x509.clientCAFile`; `None` when unset (no client certificates).
     pub client_ca_file: Option<PathBuf>,
     /// `authentication.anonymous.enabled`.
@@ -130,7 +133,10 @@ pub async fn start_secure_server(
     configz: serde_json::Value,
     cancel: CancellationToken,
 ) -> Result<SecureServer, ServerError> {
-    let tls = build_server_config(&cfg.tls, cfg.client_ca_file.as_deref())?;
+    let tls = match &cfg.prepared_tls {
+        Some(p) => p.server_config(&cfg.tls.hostname, &cfg.tls.ips)?,
+        None => build_server_config(&cfg.tls, cfg.client_ca_file.as_deref())?,
+    };
     let listener = bind(&cfg.address, cfg.port).await?;
     let local_addr = listener.local_addr().map_err(|source| ServerError::Bind {
         address: format!("{}:{}", cfg.address, cfg.port),
@@ -168,6 +174,7 @@ mod tests {
             port: 0,
             node_name: "node1".into(),
             tls: TlsSettings::default(),
+            prepared_tls: None,
             client_ca_file: None,
             anonymous: false,
             authorizer: Arc::new(crate::AlwaysAllow),

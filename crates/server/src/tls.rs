@@ -12,7 +12,9 @@ use rustls::crypto::CryptoProvider;
 use rustls::server::WebPkiClientVerifier;
 use rustls::server::danger::ClientCertVerifier;
 
-use crate::certs::{ensure_serving_cert, load_certs, load_key};
+use crate::certs::{
+    CertKeyPaths, can_read_cert_and_key, cert_key_paths, load_certs, load_key, write_self_signed,
+};
 use crate::ciphers::{TlsFlagError, TlsVersion, parse_cipher_suites, parse_min_version};
 
 /// The TLS inputs of the secure port, from `KubeletConfiguration` and the flags.
@@ -157,40 +159,106 @@ fn client_verifier(
         .map_err(|e| bad(e.to_string()))
 }
 
-/// `InitializeTLS` + the server's `tls.Config`: ensures the serving certificate (generating
-/// the self-signed one when needed), then builds the rustls configuration (h2 and
-/// http/1.1 offered over ALPN, as Go's server does).
+/// The part of `InitializeTLS` that writes nothing: the flags parsed, the serving pair chosen
+/// and, when it exists, loaded and checked to pair; the client CA bundle loaded. What is left
+/// for the start is generating the self-signed pair when neither default file exists.
+#[derive(Clone)]
+pub struct PreparedTls {
+    provider: Arc<CryptoProvider>,
+    versions: Vec<&'static rustls::SupportedProtocolVersion>,
+    paths: CertKeyPaths,
+    /// The default pair does not exist yet: the start generates it.
+    generate: bool,
+    client_verifier: Option<Arc<dyn ClientCertVerifier>>,
+}
+
+impl std::fmt::Debug for PreparedTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedTls")
+            .field("paths", &self.paths)
+            .field("generate", &self.generate)
+            .field("client_ca", &self.client_verifier.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checks everything [`build_server_config`] would, without writing: `tlsMinVersion`,
+/// `tlsCipherSuites`, the certificate/key pair (both or neither given; when readable, they
+/// must load and match) and the client CA bundle.
+pub fn prepare_tls(
+    s: &TlsSettings,
+    client_ca_file: Option<&Path>,
+) -> Result<PreparedTls, TlsError> {
+    let (provider, versions) = provider_and_versions(s)?;
+    let provider = Arc::new(provider);
+    let (paths, defaulted) =
+        cert_key_paths(s.cert_file.as_deref(), s.key_file.as_deref(), &s.cert_dir)?;
+    let generate = defaulted && !can_read_cert_and_key(&paths)?;
+    let client_verifier = client_ca_file
+        .map(|ca| client_verifier(ca, provider.clone()))
+        .transpose()?;
+    let prepared = PreparedTls {
+        provider,
+        versions,
+        paths,
+        generate,
+        client_verifier,
+    };
+    if !prepared.generate {
+        prepared.load_pair()?;
+    }
+    Ok(prepared)
+}
+
+impl PreparedTls {
+    /// The serving certificate and key files (`<cert-dir>/kubelet.{crt,key}` by default).
+    pub fn cert_key_paths(&self) -> &CertKeyPaths {
+        &self.paths
+    }
+
+    /// The rustls configuration of the pair on disk.
+    fn load_pair(&self) -> Result<Arc<ServerConfig>, TlsError> {
+        let chain = load_certs(&self.paths.cert)?;
+        let key = load_key(&self.paths.key)?;
+        let builder = ServerConfig::builder_with_provider(self.provider.clone())
+            .with_protocol_versions(&self.versions)
+            .map_err(|e| TlsError::Flag(TlsFlagError::UnknownVersion(e.to_string())))?;
+        let builder = match &self.client_verifier {
+            Some(v) => builder.with_client_cert_verifier(v.clone()),
+            None => builder.with_no_client_auth(),
+        };
+        let mut config = builder
+            .with_single_cert(chain, key)
+            .map_err(|e| TlsError::Pair {
+                cert: self.paths.cert.clone(),
+                key: self.paths.key.clone(),
+                reason: e.to_string(),
+            })?;
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(Arc::new(config))
+    }
+
+    /// The server's `tls.Config`: generates the self-signed pair for `hostname` (plus `ips`)
+    /// when needed, then loads it (h2 and http/1.1 offered over ALPN, as Go's server does).
+    pub fn server_config(
+        &self,
+        hostname: &str,
+        ips: &[IpAddr],
+    ) -> Result<Arc<ServerConfig>, TlsError> {
+        if self.generate {
+            write_self_signed(&self.paths, hostname, ips)?;
+        }
+        self.load_pair()
+    }
+}
+
+/// `InitializeTLS` + the server's `tls.Config`: [`prepare_tls`], then
+/// [`PreparedTls::server_config`].
 pub fn build_server_config(
     s: &TlsSettings,
     client_ca_file: Option<&Path>,
 ) -> Result<Arc<ServerConfig>, TlsError> {
-    let (provider, versions) = provider_and_versions(s)?;
-    let provider = Arc::new(provider);
-    let paths = ensure_serving_cert(
-        s.cert_file.as_deref(),
-        s.key_file.as_deref(),
-        &s.cert_dir,
-        &s.hostname,
-        &s.ips,
-    )?;
-    let chain = load_certs(&paths.cert)?;
-    let key = load_key(&paths.key)?;
-    let builder = ServerConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(&versions)
-        .map_err(|e| TlsError::Flag(TlsFlagError::UnknownVersion(e.to_string())))?;
-    let builder = match client_ca_file {
-        Some(ca) => builder.with_client_cert_verifier(client_verifier(ca, provider)?),
-        None => builder.with_no_client_auth(),
-    };
-    let mut config = builder
-        .with_single_cert(chain, key)
-        .map_err(|e| TlsError::Pair {
-            cert: paths.cert.clone(),
-            key: paths.key.clone(),
-            reason: e.to_string(),
-        })?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    prepare_tls(s, client_ca_file)?.server_config(&s.hostname, &s.ips)
 }
 
 #[cfg(test)]
@@ -253,5 +321,51 @@ mod tests {
         let err = build_server_config(&s, Some(&ca)).unwrap_err().to_string();
         assert!(err.contains("unable to load client CA file"), "{err}");
         assert!(err.contains("ca.crt"), "{err}");
+    }
+
+    #[test]
+    fn prepare_writes_nothing_and_server_config_generates_the_default_pair() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = TlsSettings {
+            cert_dir: tmp.path().join("pki"),
+            hostname: "node1".into(),
+            ..Default::default()
+        };
+        let p = prepare_tls(&s, None).unwrap();
+        assert_eq!(p.cert_key_paths().cert, tmp.path().join("pki/kubelet.crt"));
+        assert!(
+            !tmp.path().join("pki").exists(),
+            "prepare_tls must not write"
+        );
+        p.server_config("node1", &[]).unwrap();
+        assert!(tmp.path().join("pki/kubelet.key").exists());
+        // now the pair exists: it is loaded and checked, not generated again
+        let again = prepare_tls(&s, None).unwrap();
+        assert!(!again.generate);
+    }
+
+    #[test]
+    fn prepare_refuses_a_key_that_does_not_match_the_certificate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = crate::certs::generate_self_signed("a", &[]).unwrap();
+        let b = crate::certs::generate_self_signed("b", &[]).unwrap();
+        let cert = tmp.path().join("a.crt");
+        let key = tmp.path().join("b.key");
+        std::fs::write(&cert, a.cert_pem).unwrap();
+        std::fs::write(&key, b.key_pem).unwrap();
+        let s = TlsSettings {
+            cert_file: Some(cert),
+            key_file: Some(key),
+            ..Default::default()
+        };
+        let err = prepare_tls(&s, None).unwrap_err().to_string();
+        assert!(err.contains("a.crt") && err.contains("b.key"), "{err}");
+        let missing = TlsSettings {
+            cert_file: Some(tmp.path().join("none.crt")),
+            key_file: Some(tmp.path().join("b.key")),
+            ..Default::default()
+        };
+        let err = prepare_tls(&missing, None).unwrap_err().to_string();
+        assert!(err.contains("none.crt"), "{err}");
     }
 }

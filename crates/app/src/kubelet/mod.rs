@@ -38,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use host::{SyncLoopMonitor, sync_loop_timeout};
 pub use pod_manager::PodManager;
+pub(crate) use secure::secure_server_wanted;
 
 use crate::configz::Configz;
 use crate::startup::{PreInitRuntime, RunError};
@@ -52,6 +53,14 @@ pub struct KubeletDeps<'a> {
     pub machine: MachineInfo,
     /// Parsed container-manager settings.
     pub node_config: NodeConfig,
+    /// The usable `--node-ip` entries (pods' hostIP, serving certificate SANs).
+    pub node_ips: Vec<std::net::IpAddr>,
+    /// The usable `clusterDNS` entries.
+    pub cluster_dns: Vec<std::net::IpAddr>,
+    /// `containerLogMaxSize` in bytes.
+    pub container_log_max_size: i64,
+    /// The secure server's TLS, checked before the start (`None` without `enableServer`).
+    pub serving_tls: Option<kubelet_server::PreparedTls>,
     /// The host's cgroup hierarchy, detected once at start.
     pub cgroup_version: kubelet_cm::CgroupVersion,
     /// The connected CRI runtime.
@@ -252,7 +261,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         reason_cache: Arc::new(ReasonCache::new(1000)),
         backoff: backoff.clone(),
         backoff_requeue: backoff_requeue.clone(),
-        host_ips: node_ips(server).iter().map(ToString::to_string).collect(),
+        host_ips: deps.node_ips.iter().map(ToString::to_string).collect(),
         sync_slots: Arc::new(tokio::sync::Semaphore::new(syncer::sync_pod_slots(
             deps.machine.num_cores(),
         ))),
@@ -304,16 +313,6 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         },
         pleg_tx,
     })
-}
-
-/// `--node-ip` (one or a dual-stack pair): the node's IPs (pods' hostIP, serving cert SANs).
-pub(crate) fn node_ips(server: &KubeletServer) -> Vec<std::net::IpAddr> {
-    server
-        .flags
-        .node_ip
-        .split(',')
-        .filter_map(|ip| ip.trim().parse().ok())
-        .collect()
 }
 
 /// The PLEG: the generic relist, plus the CRI event stream with the `EventedPLEG` gate.
@@ -419,8 +418,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         drop(pod_config);
     });
     secure::start_secure_server(
-        deps.server,
-        &deps.node_name,
+        &deps,
         &kubelet,
         deps.configz.payload(),
         &deps.shutdown,

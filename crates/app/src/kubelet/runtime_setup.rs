@@ -51,17 +51,11 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
             .as_deref()
             .filter(|p| !p.is_empty())
             .map(PathBuf::from),
-        cluster_dns: c
-            .cluster_dns
-            .iter()
-            .filter_map(|ip| ip.parse().ok())
-            .collect(),
+        cluster_dns: deps.cluster_dns.clone(),
         cluster_domain: c.cluster_domain.clone(),
         serialize_image_pulls: c.serialize_image_pulls.unwrap_or(true),
         max_parallel_image_pulls: c.max_parallel_image_pulls,
-        container_log_max_size: kubelet_apimachinery::Quantity::parse(&c.container_log_max_size)
-            .map_err(|e| err("containerLogMaxSize", e))?
-            .value(),
+        container_log_max_size: deps.container_log_max_size,
         container_log_max_files: c.container_log_max_files.unwrap_or(5),
         cpu_cfs_quota: c.cpu_cfs_quota.unwrap_or(true),
         cpu_cfs_quota_period: c
@@ -71,7 +65,7 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
         seccomp_default: s.flags.seccomp_default || c.seccomp_default.unwrap_or(false),
         single_process_oom_kill: c.single_process_oom_kill.unwrap_or(!cgroup_v2),
         memory_capacity: i64::try_from(deps.machine.memory_capacity).unwrap_or(i64::MAX),
-        node_ips: super::node_ips(s),
+        node_ips: deps.node_ips.clone(),
         allocatable_milli_cpu: cpu,
         allocatable_memory: memory,
         allocatable_ephemeral_storage: 0,

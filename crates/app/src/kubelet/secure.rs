@@ -1,7 +1,7 @@
 //! The secure server on `address:port` (10250) when `enableServer` is true
 //! (`startKubelet` → `ListenAndServe`, TLS from `InitializeTLS`, auth from `BuildAuth`).
+//! The TLS inputs were checked before the start (`crate::startable`).
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -9,14 +9,11 @@ use kubelet_config::KubeletServer;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::Kubelet;
+use super::{Kubelet, KubeletDeps};
 use crate::startup::RunError;
 
-fn path(s: &str) -> Option<PathBuf> {
-    (!s.is_empty()).then(|| PathBuf::from(s))
-}
-
-/// The secure server's settings from flags and configuration.
+/// The secure server's settings from flags and configuration (the TLS not yet checked:
+/// `prepared_tls` is `None`).
 pub fn secure_server_config(
     server: &KubeletServer,
     node_name: &str,
@@ -24,22 +21,15 @@ pub fn secure_server_config(
     let c = &server.config;
     let port = u16::try_from(c.port)
         .map_err(|_| RunError::Kubelet(format!("invalid port (--port) {}", c.port)))?;
-    let mut ips: Vec<IpAddr> = super::node_ips(server);
-    ips.push(Ipv4Addr::LOCALHOST.into());
+    let node_ips = crate::startable::node_ips(server, &mut Vec::new())?;
+    let ca = &c.authentication.x509.client_ca_file;
     Ok(kubelet_server::SecureServerConfig {
         address: c.address.clone(),
         port,
         node_name: node_name.to_string(),
-        tls: kubelet_server::TlsSettings {
-            cert_file: path(&c.tls_cert_file),
-            key_file: path(&c.tls_private_key_file),
-            cert_dir: PathBuf::from(&server.flags.cert_directory),
-            hostname: node_name.to_string(),
-            ips,
-            min_version: c.tls_min_version.clone(),
-            cipher_suites: c.tls_cipher_suites.clone(),
-        },
-        client_ca_file: path(&c.authentication.x509.client_ca_file),
+        tls: crate::startable::tls_settings(server, node_name, &node_ips),
+        prepared_tls: None,
+        client_ca_file: (!ca.is_empty()).then(|| PathBuf::from(ca)),
         anonymous: c.authentication.anonymous.enabled.unwrap_or(false),
         authorizer: Arc::new(kubelet_server::AlwaysAllow),
         fine_grained_authz: server
@@ -63,19 +53,20 @@ pub fn secure_server_wanted(server: &KubeletServer) -> Result<bool, RunError> {
     Ok(true)
 }
 
-/// Starts the secure server (binding before returning, so errors stop the start-up).
+/// Starts the secure server (binding before returning, so errors stop the start-up) with
+/// the TLS `check_startable` prepared (`None`: no secure server).
 pub async fn start_secure_server(
-    server: &KubeletServer,
-    node_name: &str,
+    deps: &KubeletDeps<'_>,
     kubelet: &Arc<Kubelet>,
     configz: serde_json::Value,
     cancel: &CancellationToken,
     tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
-    if !secure_server_wanted(server)? {
+    let Some(prepared_tls) = deps.serving_tls.clone() else {
         return Ok(());
-    }
-    let cfg = secure_server_config(server, node_name)?;
+    };
+    let mut cfg = secure_server_config(deps.server, &deps.node_name)?;
+    cfg.prepared_tls = Some(prepared_tls);
     let srv =
         kubelet_server::start_secure_server(cfg, kubelet.clone(), configz, cancel.clone()).await?;
     tracing::info!(address = %srv.local_addr, "Started the kubelet's secure server");

@@ -49,6 +49,14 @@ async fn runtime_settings(s: &KubeletServer, endpoint: &str) -> RuntimeManagerSe
         node_name: "node".into(),
         machine,
         node_config,
+        // What `check_startable` computes from the configuration.
+        node_ips: crate::startable::node_ips(s, &mut Vec::new()).unwrap(),
+        cluster_dns: crate::startable::cluster_dns(s, &mut Vec::new()),
+        container_log_max_size: crate::startable::container_log_max_size(
+            &s.config.container_log_max_size,
+        )
+        .unwrap(),
+        serving_tls: None,
         cgroup_version: CgroupVersion::V2,
         runtime: PreInitRuntime {
             runtime: Arc::new(

@@ -120,24 +120,32 @@ healthzPort: 0
         k
     }
 
-    /// Runs the start-up steps after validation (machine info, container-manager settings,
-    /// CRI pre-init), then `run_kubelet`: a new kubelet instance over the same fake runtime.
+    /// Runs `check_startable` (over the fake host), the CRI pre-init, then `run_kubelet`: a
+    /// new kubelet instance over the same fake runtime.
     pub async fn start(&mut self) {
         assert!(
             self.running.is_none(),
             "the test kubelet is already running"
         );
         let s = &self.server;
-        let machine = startup::machine_info(self.host_fs.as_ref()).unwrap();
-        let node_config = startup::container_manager_config(s, &machine).unwrap();
+        let checked = kubelet_app::startable::check_startable(
+            s,
+            HostInfo { cgroup_v1: false },
+            self.host_fs.as_ref(),
+        )
+        .unwrap();
         let runtime = startup::pre_init_runtime_service(s).await.unwrap();
         let shutdown = CancellationToken::new();
         let fatal = CancellationToken::new();
         let running = run_kubelet(KubeletDeps {
             server: s,
-            node_name: NODE.to_string(),
-            machine,
-            node_config,
+            node_name: checked.node_name,
+            machine: checked.machine,
+            node_config: checked.node_config,
+            node_ips: checked.node_ips,
+            cluster_dns: checked.cluster_dns,
+            container_log_max_size: checked.container_log_max_size,
+            serving_tls: checked.tls,
             cgroup_version: CgroupVersion::V2,
             runtime,
             configz: startup::init_configz(s),
@@ -333,6 +341,11 @@ fn fake_host() -> FakeHostFs {
     fs.add_file("/sys/devices/system/cpu/online", "0-1\n");
     fs.add_file("/proc/meminfo", "MemTotal:        4194304 kB\n");
     fs.add_file("/proc/sys/kernel/osrelease", "6.1.0-test\n");
+    // No swap (`failSwapOn` is on by default).
+    fs.add_file(
+        "/proc/swaps",
+        "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n",
+    );
     // The kernel tunables as the kubelet wants them (`setupKernelTunables` reads them all).
     for (flag, value) in kubelet_cm::kernel_tunables::DESIRED_KERNEL_TUNABLES {
         fs.add_file(format!("/proc/sys/{flag}"), format!("{value}\n"));

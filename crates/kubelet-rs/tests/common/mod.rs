@@ -57,6 +57,23 @@ enforceNodeAllocatable: [none]
     )
 }
 
+/// Configurations a start refuses and `--print-config` must refuse too (issue 12, item 4):
+/// the config lines to add and a piece of the error that names the culprit.
+pub const UNSTARTABLE: &[(&str, &str)] = &[
+    (
+        "cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n",
+        "cpuManagerPolicy (--cpu-manager-policy)",
+    ),
+    (
+        "tlsCipherSuites: [TLS_NO_SUCH_SUITE]\n",
+        "TLS_NO_SUCH_SUITE",
+    ),
+    ("kubeReserved:\n  cpu: lots\n", "lots"),
+    ("evictionHard:\n  memory.available: 10Zi\n", "10Zi"),
+    ("containerLogMaxSize: 10Qi\n", "10Qi"),
+    ("serverTLSBootstrap: true\n", "serverTLSBootstrap"),
+];
+
 pub fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, content).unwrap();

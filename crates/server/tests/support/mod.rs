@@ -127,6 +127,7 @@ pub fn config(dir: &Path) -> SecureServerConfig {
         port: 0,
         node_name: "node1".into(),
         tls: tls_settings(dir),
+        prepared_tls: None,
         client_ca_file: None,
         anonymous: true,
         authorizer: Arc::new(AlwaysAllow),
