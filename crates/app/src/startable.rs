@@ -104,6 +104,9 @@ pub fn check_startable(
         container_log_max_size,
         s.config.container_log_max_files.unwrap_or(5),
     )?;
+    // `NewMainKubelet` → `sysctl.NewAllowlist`: the same error `run_kubelet` would return.
+    kubelet_admission::validate_allowed_unsafe_sysctls(&s.config.allowed_unsafe_sysctls)
+        .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?;
     Ok(Startable {
         node_name,
         auth,

@@ -40,15 +40,23 @@ pub fn standalone_handlers(deps: &KubeletDeps<'_>) -> Result<PodAdmitHandlers, A
 /// The node's allocatable pods, CPU and memory (upstream node status setters:
 /// capacity minus `GetNodeAllocatableReservation`, never below zero).
 fn allocatable(deps: &KubeletDeps<'_>) -> Allocatable {
-    let c = &deps.server.config;
-    let machine = &deps.machine;
-    let (milli_cpu, memory_unreserved) = deps.node_config.pods_cgroup_limits(machine);
+    node_allocatable(&deps.server.config, &deps.machine, &deps.node_config)
+}
+
+/// [`allocatable`] from its inputs: the configuration, the machine and the parsed
+/// container-manager settings (whose hard eviction thresholds are empty under
+/// `--experimental-allocatable-ignore-eviction`).
+pub(crate) fn node_allocatable(
+    c: &kubelet_config::KubeletConfiguration,
+    machine: &kubelet_cm::MachineInfo,
+    node_config: &kubelet_cm::NodeConfig,
+) -> Allocatable {
+    let (milli_cpu, memory_unreserved) = node_config.pods_cgroup_limits(machine);
     let capacity = Quantity::from_int(
         i64::try_from(machine.memory_capacity).unwrap_or(i64::MAX),
         Format::BinarySI,
     );
-    let eviction: i64 = deps
-        .node_config
+    let eviction: i64 = node_config
         .hard_eviction_thresholds
         .iter()
         .filter(|t| t.signal == Signal::MemoryAvailable)

@@ -237,3 +237,30 @@ fn node_name_follows_hostname_override() {
     let host = node_name("").unwrap();
     assert!(!host.is_empty() && host == host.to_lowercase());
 }
+
+#[test]
+fn admission_allocatable_follows_reserved_and_eviction_settings() {
+    let memory = |args: &[&str], yaml: &str| {
+        let s = server(args, yaml);
+        let machine = machine();
+        let node_config = container_manager_config(&s, &machine).unwrap();
+        super::admission::node_allocatable(&s.config, &machine, &node_config).memory
+    };
+    const GIB: i64 = 1 << 30;
+    // 8 GiB machine; the defaults apply no threshold in a config file that sets none.
+    let hard = "evictionHard:\n  memory.available: 1Gi\n";
+    assert_eq!(memory(&[], hard), 7 * GIB);
+    assert_eq!(
+        memory(&[], &format!("{hard}kubeReserved:\n  memory: 1Gi\n")),
+        6 * GIB
+    );
+    assert_eq!(
+        memory(&[], &format!("{hard}systemReserved:\n  memory: 2Gi\n")),
+        5 * GIB
+    );
+    // `--experimental-allocatable-ignore-eviction`: the threshold no longer counts.
+    assert_eq!(
+        memory(&["--experimental-allocatable-ignore-eviction"], hard),
+        8 * GIB
+    );
+}

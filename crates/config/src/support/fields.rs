@@ -53,9 +53,13 @@ fn is_limited_swap(v: &Value) -> bool {
 
 /// `kubeReserved` and `systemReserved`.
 const RESERVED: Support = Support::Partial {
-    works: "`cpu` and `memory` are taken from node allocatable: the `kubepods` cgroup limits and the pods' allocatable (downward API)",
+    works: "`cpu` and `memory` are taken from node allocatable: the `kubepods` cgroup limits, pod admission and the pods' allocatable (downward API)",
     upstream: "also reserves `pid` (the `kubepods` cgroup pids.max) and `ephemeral-storage` (allocatable for admission and eviction)",
-    proof: &[QOS_CGROUP_LIMITS, RUNTIME_SETTINGS],
+    proof: &[
+        QOS_CGROUP_LIMITS,
+        RUNTIME_SETTINGS,
+        "crates/app/src/kubelet/support_proofs.rs::admission_allocatable_follows_reserved_and_eviction_settings",
+    ],
     unsupported: reserves_beyond_cpu_memory,
 };
 
@@ -561,7 +565,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "evictionHard",
         Some("eviction-hard"),
         ignored_even_default(
-            "evicts pods when a threshold is crossed (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%); kubelet-rs has no eviction manager",
+            "evicts pods when a threshold is crossed (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%); kubelet-rs has no eviction manager (it only subtracts `memory.available` from the allocatable memory pod admission checks, as upstream does)",
         ),
     ),
     f(

@@ -130,9 +130,9 @@ pub static FLAGS: &[FlagSupport] = &[
     ),
     fl(
         "experimental-allocatable-ignore-eviction",
-        ignored(
-            "leaves the hard eviction thresholds out of node allocatable (admission); kubelet-rs does not count them anyway",
-        ),
+        done(&[
+            "crates/app/src/kubelet/support_proofs.rs::admission_allocatable_follows_reserved_and_eviction_settings",
+        ]),
     ),
     fl("housekeeping-interval", ignored(CADVISOR)),
     fl(

@@ -72,6 +72,10 @@ pub const UNSTARTABLE: &[(&str, &str)] = &[
     ("evictionHard:\n  memory.available: 10Zi\n", "10Zi"),
     ("containerLogMaxSize: 10Qi\n", "10Qi"),
     ("serverTLSBootstrap: true\n", "serverTLSBootstrap"),
+    (
+        "allowedUnsafeSysctls: [\"foo*\"]\n",
+        "are not known to be namespaced",
+    ),
 ];
 
 pub fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
