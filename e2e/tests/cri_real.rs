@@ -231,3 +231,36 @@ fn tempfile_dir() -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Issue 12, item 9: a runtime test that cannot reach its runtime fails; it is never counted
+/// as passed. Runs this very test binary again, filtered to one runtime test, against a
+/// socket nothing listens on (`KRS_TEST_RUNTIME_ENDPOINT`), and reads the child's summary.
+/// Not ignored under `KRS_SKIP_RUNTIME_TESTS=1`: it needs no runtime.
+#[test]
+fn an_unreachable_runtime_fails_the_runtime_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let bogus = format!("unix://{}", dir.path().join("nothing.sock").display());
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "version_handshake_status_and_cgroup_driver"])
+        .env(runtime_env::ENDPOINT_ENV, &bogus)
+        .env_remove("KRS_SKIP_RUNTIME_TESTS")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Under KRS_SKIP_RUNTIME_TESTS=1 the binary was built with the test ignored.
+    if cfg!(krs_skip_runtime) {
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        assert!(stdout.contains("1 ignored"), "{stdout}");
+        return;
+    }
+    assert!(
+        !out.status.success(),
+        "passed without a runtime:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("0 passed; 1 failed"), "{stdout}");
+    assert!(
+        stdout.contains("does not answer") || stderr.contains("does not answer"),
+        "the failure names the unreachable runtime:\n{stdout}\n{stderr}"
+    );
+}
