@@ -1,0 +1,184 @@
+//! The kubelet's API server clients: `cmd/kubelet/app/server.go` (`run`: `KubeClient`,
+//! `EventClient`, `HeartbeatClient`; `buildKubeletClientConfig` without certificate
+//! rotation or bootstrap), on kube-rs with rustls (ring).
+//!
+//! * The kubeconfig is loaded from the one explicit path, as upstream's
+//!   `ClientConfigLoadingRules{ExplicitPath}` (no `$KUBECONFIG` merging): client
+//!   certificates (files or data), bearer tokens (`token`, `tokenFile`, re-read by kube)
+//!   and exec credential plugins (kube-rs runs them; certificates they return are read
+//!   once, when the client is built).
+//! * Each client's QPS, burst and timeout come from the configuration as upstream derives
+//!   them ([`settings`]); the limiter is client-go's token bucket as a tower layer
+//!   ([`flowcontrol`]).
+//! * `contentType`: kube-rs speaks JSON only. `application/json` is honoured, the default
+//!   protobuf is sent as JSON with a warning at build time, anything else is refused.
+//! * The heartbeat client's timeout bounds each request until the response head (a tower
+//!   timeout) and every read of the body (kube's read timeout), as `http.Client.Timeout`
+//!   bounds the whole exchange. Upstream also sends it as `?timeout=` on every request;
+//!   kube-rs does not add that query parameter.
+//! * kube-rs retries 429/503/504 replies itself (its default retry policy); those
+//!   retries are not counted by the limiter, client-go's are.
+//!
+//! Not here: certificate rotation and TLS bootstrap, closing connections on heartbeat
+//! failure (`onHeartbeatFailure`), tracing. The app does not use these clients yet: it
+//! refuses `--kubeconfig` until node registration exists.
+
+pub mod flowcontrol;
+pub mod settings;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kube::client::ClientBuilder;
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+use kube::{Client, Config};
+use kubelet_config::KubeletConfiguration;
+
+pub use flowcontrol::{Clock, FakeClock, RateLimitLayer, RealClock, TokenBucketRateLimiter};
+pub use settings::{ContentType, KubeletClientSettings, RestClientSettings, default_user_agent};
+
+/// Why the clients could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The kubeconfig could not be read or does not describe a usable cluster and user.
+    #[error("invalid kubeconfig: {path}: {source}")]
+    Kubeconfig {
+        path: PathBuf,
+        #[source]
+        source: KubeconfigError,
+    },
+    /// kube-rs could not build a client from it (TLS material, auth settings).
+    #[error("failed to initialize kubelet {client} client from {path}: {source}")]
+    Client {
+        client: &'static str,
+        path: PathBuf,
+        #[source]
+        source: kube::Error,
+    },
+    /// `contentType` is neither JSON nor protobuf.
+    #[error(
+        "contentType (--content-type) {0:?} is not supported: kubelet-rs talks \
+         application/json (application/vnd.kubernetes.protobuf is accepted and sent as JSON)"
+    )]
+    ContentType(String),
+    /// The user agent is not a valid header value.
+    #[error("invalid user agent {0:?}")]
+    UserAgent(String),
+}
+
+/// The three clients of a kubelet in API server mode (`kubelet.Dependencies`).
+#[derive(Clone)]
+pub struct KubeletClients {
+    /// `KubeClient`: everything but events and heartbeats, `kubeAPIQPS`/`kubeAPIBurst`.
+    pub main: Client,
+    /// `EventClient`: event creation, `eventRecordQPS`/`eventBurst`.
+    pub event: Client,
+    /// `HeartbeatClient`: node status and lease, unthrottled, with a timeout.
+    pub heartbeat: Client,
+    /// What they were built with.
+    pub settings: KubeletClientSettings,
+    /// The main client's limiter (for tests and metrics).
+    pub main_limiter: Option<TokenBucketRateLimiter>,
+    /// The event client's limiter.
+    pub event_limiter: Option<TokenBucketRateLimiter>,
+}
+
+impl std::fmt::Debug for KubeletClients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeletClients")
+            .field("settings", &self.settings)
+            .field("main_limiter", &self.main_limiter)
+            .field("event_limiter", &self.event_limiter)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KubeletClients {
+    /// Build the clients from `--kubeconfig` and a defaulted, validated configuration,
+    /// with the real clock. Must run inside a tokio runtime.
+    pub async fn build(kubeconfig: &Path, cfg: &KubeletConfiguration) -> Result<Self, ClientError> {
+        Self::build_with_clock(kubeconfig, cfg, Arc::new(RealClock)).await
+    }
+
+    /// [`KubeletClients::build`] with the limiters on `clock`.
+    pub async fn build_with_clock(
+        kubeconfig: &Path,
+        cfg: &KubeletConfiguration,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, ClientError> {
+        let settings = KubeletClientSettings::from_config(cfg)?;
+        if let Some(w) = settings.content_type.warning() {
+            tracing::warn!("{w}");
+        }
+        let config = load_kubeconfig(kubeconfig).await?;
+        let user_agent = default_user_agent(
+            &std::env::args().next().unwrap_or_default(),
+            &kubelet_config::version::git_version(),
+            "",
+        );
+        let config = with_user_agent(config, &user_agent)?;
+        let client = |name: &'static str, s: &RestClientSettings| {
+            build_client(kubeconfig, name, config.clone(), s, clock.clone())
+        };
+        let (main, main_limiter) = client("main", &settings.main)?;
+        let (event, event_limiter) = client("event", &settings.event)?;
+        let (heartbeat, _) = client("heartbeat", &settings.heartbeat)?;
+        Ok(Self {
+            main,
+            event,
+            heartbeat,
+            settings,
+            main_limiter,
+            event_limiter,
+        })
+    }
+}
+
+/// Load the kubeconfig at `path` only (`ClientConfigLoadingRules{ExplicitPath: path}`),
+/// its current context; relative file references resolve against its directory.
+pub async fn load_kubeconfig(path: &Path) -> Result<Config, ClientError> {
+    let err = |source| ClientError::Kubeconfig {
+        path: path.to_path_buf(),
+        source,
+    };
+    let kubeconfig = Kubeconfig::read_from(path).map_err(err)?;
+    Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .map_err(err)
+}
+
+fn with_user_agent(mut config: Config, user_agent: &str) -> Result<Config, ClientError> {
+    let value = http::HeaderValue::from_str(user_agent)
+        .map_err(|_| ClientError::UserAgent(user_agent.to_string()))?;
+    config.headers.push((http::header::USER_AGENT, value));
+    Ok(config)
+}
+
+/// One client: kube's default stack (TLS, auth, retries) for `config`, with the
+/// timeout of `settings` and, outermost, the token bucket `RESTClientFor` would build.
+fn build_client(
+    path: &Path,
+    name: &'static str,
+    mut config: Config,
+    settings: &RestClientSettings,
+    clock: Arc<dyn Clock>,
+) -> Result<(Client, Option<TokenBucketRateLimiter>), ClientError> {
+    if let Some(t) = settings.timeout {
+        config.read_timeout = Some(t);
+    }
+    let builder = ClientBuilder::try_from(config).map_err(|source| ClientError::Client {
+        client: name,
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let builder = builder.with_layer(&tower::util::option_layer(
+        settings.timeout.map(tower::timeout::TimeoutLayer::new),
+    ));
+    let limiter = settings
+        .limiter()
+        .map(|(qps, burst)| TokenBucketRateLimiter::new(qps, burst, clock));
+    let builder = builder.with_layer(&tower::util::option_layer(
+        limiter.clone().map(RateLimitLayer::new),
+    ));
+    Ok((builder.build(), limiter))
+}
