@@ -1,8 +1,13 @@
-//! What the clients put on the wire, read by a plain-HTTP server in the test: client-go's
-//! user agent on every client, JSON, and the main client's token bucket.
+//! What the clients put on the wire, against servers in the test: client-go's user agent
+//! and the bearer token on every client, the main client's token bucket (a plain-HTTP
+//! server answering `/version`), and the heartbeat client's timeout
+//! (`min(nodeStatusUpdateFrequency, nodeLeaseDurationSeconds)`), which ends a request to a
+//! server that accepts TCP connections and stays silent, with tower's `Elapsed`.
 
 #![allow(clippy::unwrap_used)]
 
+use std::error::Error as _;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -58,17 +63,10 @@ async fn user_agent_and_throttling_on_the_wire() {
     let heads = Arc::new(Mutex::new(Vec::new()));
     let port = serve(heads.clone()).await;
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    \
-             server: http://127.0.0.1:{port}\nusers:\n- name: u\n  user:\n    token: t\n\
-             contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n\
-             current-context: c\n"
-        ),
-    )
-    .unwrap();
+    let kubeconfig = token_kubeconfig(
+        dir.path(),
+        &format!("    server: http://127.0.0.1:{port}\n"),
+    );
     let mut cfg = kubelet_config::new_kubelet_configuration();
     cfg.kube_api_qps = Some(10);
     cfg.kube_api_burst = 1;
@@ -106,4 +104,56 @@ async fn user_agent_and_throttling_on_the_wire() {
         assert_eq!(header(head, "user-agent"), Some(want.as_str()), "{head}");
         assert_eq!(header(head, "authorization"), Some("Bearer t"), "{head}");
     }
+}
+
+/// A kubeconfig in `dir` with the `cluster` lines and the bearer token `t`.
+fn token_kubeconfig(dir: &Path, cluster: &str) -> PathBuf {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n{cluster}\
+             users:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context:\n    \
+             cluster: c\n    user: u\ncurrent-context: c\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[tokio::test]
+async fn heartbeat_request_to_a_silent_server_times_out() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accept and hold every connection without a byte of TLS.
+    let silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((conn, _)) = listener.accept().await {
+            held.push(conn);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = token_kubeconfig(
+        dir.path(),
+        &format!("    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\n"),
+    );
+    let mut cfg = kubelet_config::new_kubelet_configuration();
+    cfg.node_status_update_frequency = kubelet_apimachinery::Duration::from_millis(300);
+    let clients = KubeletClients::build(&kubeconfig, &cfg).await.unwrap();
+    assert_eq!(
+        clients.settings.heartbeat.timeout,
+        Some(Duration::from_millis(300))
+    );
+    let err = clients.heartbeat.apiserver_version().await.unwrap_err();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = err.source();
+    let mut elapsed = false;
+    while let Some(e) = source {
+        elapsed |= e.is::<tower::timeout::error::Elapsed>();
+        source = e.source();
+    }
+    if let kube::Error::Service(inner) = &err {
+        elapsed |= inner.is::<tower::timeout::error::Elapsed>();
+    }
+    assert!(elapsed, "expected the heartbeat timeout, got {err:?}");
+    silent.abort();
 }
