@@ -148,17 +148,6 @@ async fn exec_credential_plugin() -> TestResult {
     Ok(())
 }
 
-#[tokio::test]
-async fn missing_kubeconfig_names_the_path() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    let path = dir.path().join("nope.kubeconfig");
-    let err = KubeletClients::build(&path, &config()).await.unwrap_err();
-    let msg = err.to_string();
-    assert!(msg.starts_with("invalid kubeconfig: "), "{msg}");
-    assert!(msg.contains(&path.display().to_string()), "{msg}");
-    Ok(())
-}
-
 #[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
 #[tokio::test]
 async fn main_client_is_throttled_heartbeat_is_not() -> TestResult {

@@ -47,8 +47,10 @@ pub enum ClientError {
         #[source]
         source: KubeconfigError,
     },
-    /// kube-rs could not build a client from it (TLS material, auth settings).
-    #[error("failed to initialize kubelet {client} client from {path}: {source}")]
+    /// kube-rs could not build a client from it (TLS material, auth settings). `client`
+    /// is upstream's name: `kubelet client`, `kubelet event client`, `kubelet heartbeat
+    /// client`.
+    #[error("failed to initialize {client} from {path}: {source}")]
     Client {
         client: &'static str,
         path: PathBuf,
@@ -120,9 +122,9 @@ impl KubeletClients {
         let client = |name: &'static str, s: &RestClientSettings| {
             build_client(kubeconfig, name, config.clone(), s, clock.clone())
         };
-        let (main, main_limiter) = client("main", &settings.main)?;
-        let (event, event_limiter) = client("event", &settings.event)?;
-        let (heartbeat, _) = client("heartbeat", &settings.heartbeat)?;
+        let (main, main_limiter) = client("kubelet client", &settings.main)?;
+        let (event, event_limiter) = client("kubelet event client", &settings.event)?;
+        let (heartbeat, _) = client("kubelet heartbeat client", &settings.heartbeat)?;
         Ok(Self {
             main,
             event,
@@ -181,4 +183,36 @@ fn build_client(
         limiter.clone().map(RateLimitLayer::new),
     ));
     Ok((builder.build(), limiter))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn kubeconfig_errors_name_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = kubelet_config::new_kubelet_configuration();
+        let missing = dir.path().join("nope.kubeconfig");
+        let err = KubeletClients::build(&missing, &cfg).await.unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("invalid kubeconfig: "), "{msg}");
+        assert!(msg.contains(&missing.display().to_string()), "{msg}");
+
+        // No server in the current context's cluster.
+        let no_server = dir.path().join("no-server.kubeconfig");
+        std::fs::write(
+            &no_server,
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {}\n\
+             users:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context:\n    \
+             cluster: c\n    user: u\ncurrent-context: c\n",
+        )
+        .unwrap();
+        let err = KubeletClients::build(&no_server, &cfg).await.unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Kubeconfig { path, source: KubeconfigError::MissingClusterUrl } if *path == no_server),
+            "{err:?}"
+        );
+    }
 }
