@@ -166,7 +166,10 @@ fn build_client(
     clock: Arc<dyn Clock>,
 ) -> Result<(Client, Option<TokenBucketRateLimiter>), ClientError> {
     if let Some(t) = settings.timeout {
+        // Every read of the body too; a write restarts the clock, so the idle time of a
+        // pooled connection does not count against the next request.
         config.read_timeout = Some(t);
+        config.reset_reader_on_write = true;
     }
     let builder = ClientBuilder::try_from(config).map_err(|source| ClientError::Client {
         client: name,
