@@ -24,6 +24,15 @@ pub struct PodCgroups {
     pod_state: Arc<dyn PodStateProvider>,
 }
 
+/// Upstream `SyncPod`'s `firstSync`: no container of the generated API status is running.
+pub fn is_first_sync(api_status: &ApiPodStatus) -> bool {
+    !api_status
+        .container_statuses
+        .iter()
+        .flatten()
+        .any(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()))
+}
+
 /// Pod cgroups found on the host, by pod UID (taken before the pod workers are read).
 pub type CgroupPods = BTreeMap<String, CgroupName>;
 
@@ -59,12 +68,13 @@ impl PodCgroups {
     /// The `SyncPod` step: a pod that has running containers but no cgroup (a kubelet
     /// restarted with `cgroupsPerQOS` newly on) is killed so it restarts inside its cgroup;
     /// then the cgroup is created unless the pod was killed and never restarts.
+    /// `first_sync` is [`is_first_sync`] of the pod's generated API status.
     pub async fn sync_pod(
         &self,
         runtime: &dyn Runtime,
         pod: &ApiPod,
         pod_status: &PodStatus,
-        api_status: &ApiPodStatus,
+        first_sync: bool,
     ) -> Result<(), PodSyncError> {
         let uid = pod_uid(pod);
         let Some(name) = self.namer.pod_cgroup_name(pod) else {
@@ -73,13 +83,9 @@ impl PodCgroups {
         if self.pod_state.is_pod_termination_requested(uid) {
             return Ok(());
         }
-        let first_sync = !api_status
-            .container_statuses
-            .iter()
-            .flatten()
-            .any(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()));
+        let exists = self.pcm.exists(&name);
         let mut pod_killed = false;
-        if !self.pcm.exists(&name) && !first_sync {
+        if !exists && !first_sync {
             let running = convert_pod_status_to_running_pod(runtime.type_name(), pod_status);
             match runtime.kill_pod(Some(pod), &running, None).await {
                 Ok(()) => pod_killed = true,
@@ -89,7 +95,7 @@ impl PodCgroups {
         let never = pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()) == Some("Never");
         // A run-once pod killed above is not expected to run again: no cgroup for it.
         let skip = pod_killed && never;
-        if !skip && !self.pcm.exists(&name) {
+        if !skip && !exists {
             self.pcm.ensure_exists(&name).map_err(|e| {
                 PodSyncError::Failed(format!(
                     "failed to ensure that the pod: {uid} cgroups exist and are correctly applied: {e}"
@@ -170,10 +176,15 @@ mod tests {
         let fs = Arc::new(FakeHostFs::default());
         fs.add_dir("/sys/fs/cgroup/pids");
         let pc = pod_cgroups(extra, &fs).unwrap();
-        let status = (PodStatus::default(), ApiPodStatus::default());
-        pc.sync_pod(&FakeRuntime::default(), &pod(), &status.0, &status.1)
-            .await
-            .unwrap();
+        let first_sync = is_first_sync(&ApiPodStatus::default());
+        pc.sync_pod(
+            &FakeRuntime::default(),
+            &pod(),
+            &PodStatus::default(),
+            first_sync,
+        )
+        .await
+        .unwrap();
         (fs, pc)
     }
 

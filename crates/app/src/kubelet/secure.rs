@@ -12,22 +12,22 @@ use tokio_util::sync::CancellationToken;
 use super::{Kubelet, KubeletDeps};
 use crate::startup::RunError;
 
-/// The secure server's settings from flags and configuration (the TLS not yet checked:
-/// `prepared_tls` is `None`).
+/// The secure server's settings from flags, configuration and the node IPs
+/// `check_startable` parsed (the TLS not yet checked: `prepared_tls` is `None`).
 pub fn secure_server_config(
     server: &KubeletServer,
     node_name: &str,
+    node_ips: &[std::net::IpAddr],
 ) -> Result<kubelet_server::SecureServerConfig, RunError> {
     let c = &server.config;
     let port = u16::try_from(c.port)
         .map_err(|_| RunError::Kubelet(format!("invalid port (--port) {}", c.port)))?;
-    let node_ips = crate::startable::node_ips(server, &mut Vec::new())?;
     let ca = &c.authentication.x509.client_ca_file;
     Ok(kubelet_server::SecureServerConfig {
         address: c.address.clone(),
         port,
         node_name: node_name.to_string(),
-        tls: crate::startable::tls_settings(server, node_name, &node_ips),
+        tls: crate::startable::tls_settings(server, node_name, node_ips),
         prepared_tls: None,
         client_ca_file: (!ca.is_empty()).then(|| PathBuf::from(ca)),
         anonymous: c.authentication.anonymous.enabled.unwrap_or(false),
@@ -65,7 +65,7 @@ pub async fn start_secure_server(
     let Some(prepared_tls) = deps.serving_tls.clone() else {
         return Ok(());
     };
-    let mut cfg = secure_server_config(deps.server, &deps.node_name)?;
+    let mut cfg = secure_server_config(deps.server, &deps.node_name, &deps.node_ips)?;
     cfg.prepared_tls = Some(prepared_tls);
     let srv =
         kubelet_server::start_secure_server(cfg, kubelet.clone(), configz, cancel.clone()).await?;

@@ -151,18 +151,18 @@ async fn runtime_settings_follow_the_configuration() {
 
 #[test]
 fn secure_server_settings_follow_the_configuration() {
-    let base = secure::secure_server_config(&server(&[], ""), "node").unwrap();
-    let s = secure::secure_server_config(
-        &server(
-            &["--cert-dir=/srv/pki", "--node-ip=10.1.2.3"],
-            "address: 127.0.0.1\nport: 11250\ntlsCertFile: /c.crt\ntlsPrivateKeyFile: /c.key\n\
-             tlsMinVersion: VersionTLS13\ntlsCipherSuites: [TLS_AES_128_GCM_SHA256]\n\
-             authentication: {x509: {clientCAFile: /ca.crt}, anonymous: {enabled: true}}\n\
-             enableDebuggingHandlers: false\n",
-        ),
-        "node",
-    )
-    .unwrap();
+    let config = |s: &KubeletServer| {
+        let node_ips = crate::startable::node_ips(s, &mut Vec::new()).unwrap();
+        secure::secure_server_config(s, "node", &node_ips).unwrap()
+    };
+    let base = config(&server(&[], ""));
+    let s = config(&server(
+        &["--cert-dir=/srv/pki", "--node-ip=10.1.2.3"],
+        "address: 127.0.0.1\nport: 11250\ntlsCertFile: /c.crt\ntlsPrivateKeyFile: /c.key\n\
+         tlsMinVersion: VersionTLS13\ntlsCipherSuites: [TLS_AES_128_GCM_SHA256]\n\
+         authentication: {x509: {clientCAFile: /ca.crt}, anonymous: {enabled: true}}\n\
+         enableDebuggingHandlers: false\n",
+    ));
     assert_eq!(
         (base.address.as_str(), s.address.as_str()),
         ("0.0.0.0", "127.0.0.1")

@@ -109,7 +109,8 @@ impl PodSyncer for KubeletSyncer {
     ) -> Result<bool, PodSyncError> {
         let api_status = self.generate(pod, pod_status, false);
         let terminal = phase_is_terminal(&api_status);
-        self.status_manager.set_pod_status(pod, api_status.clone());
+        let first_sync = super::pod_cgroups::is_first_sync(&api_status);
+        self.status_manager.set_pod_status(pod, api_status);
         if terminal {
             tracing::debug!(pod = %pod_uid(pod), "Pod is terminal, not syncing containers");
             return Ok(true);
@@ -119,7 +120,7 @@ impl PodSyncer for KubeletSyncer {
             () = cancel.cancelled() => return Err(PodSyncError::Cancelled),
         };
         if let Some(pc) = &self.pod_cgroups {
-            pc.sync_pod(self.runtime.as_ref(), pod, pod_status, &api_status)
+            pc.sync_pod(self.runtime.as_ref(), pod, pod_status, first_sync)
                 .await?;
         }
         tracing::debug!(pod = %pod_uid(pod), update = ?update_type, "SyncPod");
