@@ -152,11 +152,10 @@ pub fn check_standalone(s: &KubeletServer) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Step: standalone detection ([`check_standalone`] has refused `--kubeconfig`).
-pub fn detect_standalone(s: &KubeletServer) -> Result<(), RunError> {
-    check_standalone(s)?;
+/// Step: standalone detection ([`check_standalone`], run by `check_startable` before any
+/// step, has refused `--kubeconfig`).
+pub fn detect_standalone() {
     tracing::info!("Standalone mode, no API client");
-    Ok(())
 }
 
 /// Step: `nodeutil.GetHostname(--hostname-override)`: trimmed and lower-cased.
@@ -400,7 +399,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     let contention = CancellationToken::new();
     let _lock = acquire_lock_file(&s, &contention).await?;
     let configz = init_configz(&s);
-    detect_standalone(&s)?;
+    detect_standalone();
     tracing::debug!(auth = ?checked.auth, "Authentication and authorization");
     let _roots = cgroup_roots(&s);
     apply_oom_score(&fs, s.config.oom_score_adj.unwrap_or(-999));
