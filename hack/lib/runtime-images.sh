@@ -23,8 +23,11 @@ KRS_BUSYBOX_NAMES=(
 	"$KRS_BUSYBOX_IMAGE"
 	"docker.io/library/busybox:latest"
 	"registry.k8s.io/e2e-test-images/busybox:1.36.1-1"
-	"registry.k8s.io/e2e-test-images/busybox:1.37.0-1"
 )
+# registry.k8s.io/e2e-test-images/busybox:1.37.0-1, the e2e suite's busybox, is not one of
+# these: Debian's busybox drops environment variables whose names are not shell identifiers
+# from `sh -c env`, which upstream's busybox 1.37.0 keeps; images/conformance/build.sh
+# builds that image from busybox's release source.
 KRS_IMAGE_PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 krs_image_arch() {

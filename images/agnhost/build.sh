@@ -10,8 +10,10 @@
 # allows: /agnhost with the agnhost-2 symlink, /uploads, porter's localhost.crt/.key,
 # user-defined-in-image (uid 1000) in group-defined-in-image (gid 50000),
 # ENTRYPOINT ["/agnhost"], CMD ["pause"]. The userland is Debian's busybox-static instead
-# of alpine's packages (no dig, curl, iperf or coredns), and /var/registry (the fake
-# registry's content, fetched from the network upstream) is absent.
+# of alpine's packages, plus the host's curl (/usr/bin/curl with the shared libraries ldd
+# lists: the lifecycle-hook conformance specs run `curl` in this image); dig, iperf and
+# coredns are missing, and /var/registry (the fake registry's content, fetched from the
+# network upstream) is absent.
 # Packed as a single-layer OCI layout by images/build-oci.py; rebuilt only when an input
 # changes, imported only when the name does not already point at the built digest.
 set -euo pipefail
@@ -36,9 +38,12 @@ log() { echo "[$(date +%H:%M:%S)] agnhost: $*" >&2; }
 [[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null && PATH=$PATH:/usr/local/go/bin
 K8S_DIR=$(cd "$REPO/e2e/cluster" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)
 PORTER=$K8S_DIR/test/images/agnhost/porter
+CURL=$(command -v curl) || { echo "agnhost/build.sh: curl missing (apt-get install curl)" >&2; exit 1; }
+# curl's shared libraries and dynamic loader, as ldd resolves them on this host.
+mapfile -t CURL_LIBS < <(ldd "$CURL" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
 
 key=$(sha256sum "$BIN" /bin/busybox "$PORTER/localhost.crt" "$PORTER/localhost.key" \
-  "${BASH_SOURCE[0]}" "$REPO/images/build-oci.py" | sha256sum | cut -d' ' -f1)
+  "$CURL" "${CURL_LIBS[@]}" "${BASH_SOURCE[0]}" "$REPO/images/build-oci.py" | sha256sum | cut -d' ' -f1)
 
 build_rootfs() {
   local root=$1 applet
@@ -51,6 +56,12 @@ build_rootfs() {
     ln -sfn /bin/busybox "$root/$applet"
   done
   install -m 0755 "$BIN" "$root/agnhost"
+  local lib
+  install -m 0755 "$CURL" "$root/usr/bin/curl"
+  for lib in "${CURL_LIBS[@]}"; do
+    mkdir -p "$root$(dirname "$lib")"
+    cp -L "$lib" "$root$lib"
+  done
   ln -s agnhost "$root/agnhost-2"
   install -m 0644 "$PORTER/localhost.crt" "$root/localhost.crt"
   install -m 0644 "$PORTER/localhost.key" "$root/localhost.key"

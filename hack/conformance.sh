@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Runs upstream's sig-node conformance specs (k8s.io/kubernetes v1.35.4 e2e.test) against one
+# node of the test cluster, with every other node cordoned for the run.
+#
+#   hack/conformance.sh [NODE] [-- E2E_TEST_FLAGS...]
+#       NODE defaults to krs-upstream (hack/upstream-kubelet-up.sh); it must be Ready.
+#       1. builds e2e.test, ginkgo and the nonewprivs binary (hack/lib/conformance-build.sh;
+#          seconds when up to date),
+#       2. builds the test images the specs need and imports them into NODE's containerd
+#          (images/conformance/build.sh; NODE's runtime endpoint is read from its kubelet
+#          config, see krs_node_runtime_endpoint),
+#       3. cordons every other schedulable node (uncordoned again on exit),
+#       4. runs --ginkgo.focus='\[sig-node\].*\[Conformance\]'
+#          --ginkgo.skip='\[Serial\]|\[Disruptive\]' with the admin kubeconfig, through ginkgo
+#          with KRS_CONFORMANCE_NODES parallel processes (default 4; 1 runs e2e.test alone),
+#       5. prints "P passed, F failed, S skipped" and the failed specs' names.
+#       Reports: _output/conformance/<NODE>/ (junit_01.xml, ginkgo/report.json, e2e.log,
+#       results.tsv: one "state<TAB>spec" line per selected spec).
+#   hack/conformance.sh --compare REF_NODE OTHER_NODE
+#       the specs that passed on REF_NODE and did not pass on OTHER_NODE (from their
+#       results.tsv).
+#
+# Environment: KRS_CONFORMANCE_FOCUS / KRS_CONFORMANCE_SKIP (regexps), KRS_CONFORMANCE_NODES,
+# KRS_CONFORMANCE_OUT (default _output/conformance), KRS_CONFORMANCE_BIN (e2e.test; default
+# _output/bin), KRS_CLUSTER_BIN (kubectl), plus hack/lib/cluster.sh's settings.
+# The cluster must be up (hack/cluster-up.sh); shared clusters: take
+# /var/lib/kubelet-rs-test/cluster-disrupt.lock around this script (it cordons nodes).
+set -euo pipefail
+HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/cluster.sh
+source "$HACK/lib/cluster.sh"
+
+FOCUS=${KRS_CONFORMANCE_FOCUS:-'\[sig-node\].*\[Conformance\]'}
+SKIP=${KRS_CONFORMANCE_SKIP:-'\[Serial\]|\[Disruptive\]'}
+PARALLEL=${KRS_CONFORMANCE_NODES:-4}
+OUT_ROOT=${KRS_CONFORMANCE_OUT:-$KRS_REPO_ROOT/_output/conformance}
+BIN=${KRS_CONFORMANCE_BIN:-$KRS_REPO_ROOT/_output/bin}
+DEFAULT_RUNTIME_SOCK=/var/lib/kubelet-rs-test/runtime/containerd.sock
+
+if [[ ${1:-} == --compare ]]; then
+  (($# == 3)) || krs_die "usage: conformance.sh --compare REF_NODE OTHER_NODE"
+  for n in "$2" "$3"; do
+    [[ -f $OUT_ROOT/$n/results.tsv ]] || krs_die "no results for $n ($OUT_ROOT/$n/results.tsv): run hack/conformance.sh $n"
+  done
+  exec python3 "$HACK/lib/conformance-report.py" compare \
+    "$OUT_ROOT/$2/results.tsv" "$OUT_ROOT/$3/results.tsv" "$2" "$3"
+fi
+
+NODE=krs-upstream
+if (($#)) && [[ $1 != -- ]]; then NODE=$1; shift; fi
+if (($#)); then
+  [[ $1 == -- ]] || krs_die "usage: conformance.sh [NODE] [-- E2E_TEST_FLAGS...]"
+  shift
+fi
+[[ $(id -u) == 0 ]] || krs_die "conformance.sh must run as root (it imports images into containerd)"
+
+# krs_node_runtime_endpoint NODE : the CRI endpoint NODE's kubelet uses, from the
+# KubeletConfiguration the node scripts write (nodes/<NODE>/config.yaml), else the default
+# test runtime's.
+krs_node_runtime_endpoint() {
+  local cfg=$KRS_CLUSTER_DIR/nodes/$1/config.yaml ep=""
+  [[ -f $cfg ]] && ep=$(sed -n 's/^containerRuntimeEndpoint:[[:space:]]*//p' "$cfg" | tr -d '"' | tail -n1)
+  echo "${ep:-unix://$DEFAULT_RUNTIME_SOCK}"
+}
+# krs_runtime_snapshotter SOCKET : the CRI snapshotter of the containerd serving SOCKET, from
+# the config.toml next to it (hack/runtime-up.sh layout); empty (ctr's default) otherwise.
+krs_runtime_snapshotter() {
+  local toml
+  toml="$(dirname "$1")/config.toml"
+  [[ -f $toml ]] && sed -n 's/^[[:space:]]*snapshotter[[:space:]]*=[[:space:]]*"\(.*\)"/\1/p' "$toml" | head -n1
+  return 0
+}
+
+krs_kubectl get --raw /readyz >/dev/null 2>&1 || krs_die "the API server does not answer: run hack/cluster-up.sh"
+ready=$(krs_kubectl get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) ||
+  krs_die "node $NODE not found (hack/upstream-kubelet-up.sh starts krs-upstream)"
+[[ $ready == True ]] || krs_die "node $NODE is not Ready"
+
+"$HACK/lib/conformance-build.sh"
+
+endpoint=$(krs_node_runtime_endpoint "$NODE")
+sock=${endpoint#unix://}
+[[ -S $sock ]] || krs_die "node $NODE's runtime socket $sock does not exist"
+snapshotter=$(krs_runtime_snapshotter "$sock")
+krs_log "test images -> $sock${snapshotter:+ (snapshotter $snapshotter)}"
+"$KRS_REPO_ROOT/images/conformance/build.sh" --address "$sock" ${snapshotter:+--snapshotter "$snapshotter"} >/dev/null
+
+OUT=$OUT_ROOT/$NODE
+rm -rf "$OUT" && mkdir -p "$OUT"
+
+# Only NODE schedulable: cordon the others that are schedulable now, and only those again
+# on exit.
+cordoned=()
+uncordon() {
+  local n
+  for n in "${cordoned[@]}"; do
+    krs_kubectl uncordon "$n" >/dev/null || krs_log "uncordon $n failed"
+  done
+  ((${#cordoned[@]} == 0)) || krs_log "uncordoned ${cordoned[*]}"
+}
+trap uncordon EXIT
+while read -r n unschedulable; do
+  [[ $n == "$NODE" || $unschedulable == true ]] && continue
+  krs_kubectl cordon "$n" >/dev/null
+  cordoned+=("$n")
+done < <(krs_kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.unschedulable}{"\n"}{end}')
+((${#cordoned[@]} == 0)) || krs_log "cordoned ${cordoned[*]}"
+
+e2e_flags=(
+  --kubeconfig="$KRS_ADMIN_KUBECONFIG"
+  --provider=skeleton
+  --kubectl-path="$KRS_CLUSTER_BIN/kubectl"
+  --report-dir="$OUT"
+  --report-complete-ginkgo
+  # The node scripts' DNS domain; there is no cluster DNS (the [sig-network] DNS specs are
+  # not selected).
+  --dns-domain=cluster.local
+  "$@"
+)
+krs_log "running e2e.test on $NODE ($PARALLEL process(es)): focus $FOCUS, skip $SKIP (log: $OUT/e2e.log)"
+start=$(date +%s)
+rc=0
+if ((PARALLEL > 1)); then
+  "$BIN/ginkgo" --nodes="$PARALLEL" --focus="$FOCUS" --skip="$SKIP" --no-color --timeout=2h \
+    "$BIN/e2e.test" -- "${e2e_flags[@]}" > "$OUT/e2e.log" 2>&1 || rc=$?
+else
+  "$BIN/e2e.test" --ginkgo.focus="$FOCUS" --ginkgo.skip="$SKIP" --ginkgo.no-color \
+    --ginkgo.timeout=2h "${e2e_flags[@]}" > "$OUT/e2e.log" 2>&1 || rc=$?
+fi
+krs_log "e2e.test finished in $(( $(date +%s) - start ))s (exit $rc)"
+[[ -f $OUT/ginkgo/report.json ]] || { tail -n 30 "$OUT/e2e.log" >&2; krs_die "no report written ($OUT/e2e.log)"; }
+echo "conformance on $NODE:"
+python3 "$HACK/lib/conformance-report.py" summary "$OUT/ginkgo/report.json" "$FOCUS" "$SKIP" "$OUT/results.tsv"
+echo "reports: $OUT"
