@@ -88,23 +88,36 @@ krs_log "test images -> $sock${snapshotter:+ (snapshotter $snapshotter)}"
 OUT=$OUT_ROOT/$NODE
 rm -rf "$OUT" && mkdir -p "$OUT"
 
-# Only NODE schedulable: cordon the others that are schedulable now, and only those again
-# on exit.
-cordoned=()
-uncordon() {
-  local n
-  for n in "${cordoned[@]}"; do
-    krs_kubectl uncordon "$n" >/dev/null || krs_log "uncordon $n failed"
-  done
-  ((${#cordoned[@]} == 0)) || krs_log "uncordoned ${cordoned[*]}"
+# Only NODE schedulable: cordon every other node that is schedulable, now and, until the run
+# ends, any that joins meanwhile (other tests in a shared cluster register nodes; the e2e
+# framework waits for every uncordoned node to be Ready, and the scheduler would place test
+# pods there). Pods bound with spec.nodeName are not affected by a cordon. On exit the
+# cordoned nodes that still exist are uncordoned.
+CORDONED=$OUT/cordoned-nodes
+: > "$CORDONED"
+cordon_others() {
+  local n unschedulable
+  while read -r n unschedulable; do
+    [[ -z $n || $n == "$NODE" || $unschedulable == true ]] && continue
+    if krs_kubectl cordon "$n" >/dev/null 2>&1; then
+      echo "$n" >> "$CORDONED"
+      krs_log "cordoned $n"
+    fi
+  done < <(krs_kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.unschedulable}{"\n"}{end}')
 }
-trap uncordon EXIT
-while read -r n unschedulable; do
-  [[ $n == "$NODE" || $unschedulable == true ]] && continue
-  krs_kubectl cordon "$n" >/dev/null
-  cordoned+=("$n")
-done < <(krs_kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.unschedulable}{"\n"}{end}')
-((${#cordoned[@]} == 0)) || krs_log "cordoned ${cordoned[*]}"
+watcher=""
+finish() {
+  local n
+  [[ -n $watcher ]] && kill "$watcher" 2>/dev/null && wait "$watcher" 2>/dev/null
+  for n in $(sort -u "$CORDONED"); do
+    krs_kubectl uncordon "$n" >/dev/null 2>&1 && krs_log "uncordoned $n"
+  done
+  return 0
+}
+trap finish EXIT
+cordon_others
+( while sleep 3; do cordon_others; done ) &
+watcher=$!
 
 e2e_flags=(
   --kubeconfig="$KRS_ADMIN_KUBECONFIG"
@@ -112,6 +125,11 @@ e2e_flags=(
   --kubectl-path="$KRS_CLUSTER_BIN/kubectl"
   --report-dir="$OUT"
   --report-complete-ginkgo
+  # Other nodes are not under test, and in a shared cluster some are NotReady (tests
+  # register Nodes without a kubelet): -1 turns off the framework's "every node Ready"
+  # waits (before the suite, and after every spec: up to 7 min each). NODE's readiness is
+  # checked here before and after the run instead.
+  --allowed-not-ready-nodes=-1
   # The node scripts' DNS domain; there is no cluster DNS (the [sig-network] DNS specs are
   # not selected).
   --dns-domain=cluster.local
@@ -128,6 +146,8 @@ else
     --ginkgo.timeout=2h "${e2e_flags[@]}" > "$OUT/e2e.log" 2>&1 || rc=$?
 fi
 krs_log "e2e.test finished in $(( $(date +%s) - start ))s (exit $rc)"
+ready=$(krs_kubectl get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) || ready=""
+[[ $ready == True ]] || krs_log "WARNING: node $NODE is not Ready after the run (Ready=$ready)"
 [[ -f $OUT/ginkgo/report.json ]] || { tail -n 30 "$OUT/e2e.log" >&2; krs_die "no report written ($OUT/e2e.log)"; }
 echo "conformance on $NODE:"
 python3 "$HACK/lib/conformance-report.py" summary "$OUT/ginkgo/report.json" "$FOCUS" "$SKIP" "$OUT/results.tsv"

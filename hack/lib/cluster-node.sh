@@ -112,6 +112,16 @@ failSwapOn: false
 oomScoreAdj: 0
 clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
+# Absolute disk thresholds: the test machine's disk is shared with builds, and upstream's
+# relative defaults (nodefs.available<10%, imagefs.available<15%) put a 250 GB disk with
+# 20 GB free under DiskPressure, whose NoSchedule taint keeps every pod off the node.
+# All five signals are listed: the ones left out would have no threshold.
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 2Gi
+  imagefs.available: 2Gi
+  nodefs.inodesFree: 5%
+  imagefs.inodesFree: 5%
 EOF
   mv "$dir/config.yaml.tmp" "$dir/config.yaml"
 }

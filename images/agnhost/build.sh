@@ -43,7 +43,8 @@ CURL=$(command -v curl) || { echo "agnhost/build.sh: curl missing (apt-get insta
 mapfile -t CURL_LIBS < <(ldd "$CURL" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
 
 key=$(sha256sum "$BIN" /bin/busybox "$PORTER/localhost.crt" "$PORTER/localhost.key" \
-  "$CURL" "${CURL_LIBS[@]}" "${BASH_SOURCE[0]}" "$REPO/images/build-oci.py" | sha256sum | cut -d' ' -f1)
+  "$CURL" "${CURL_LIBS[@]}" "${BASH_SOURCE[0]}" "$REPO/images/build-oci.py" |
+  cut -d' ' -f1 | sha256sum | cut -d' ' -f1) # contents only: the same inputs from another checkout or bin dir match
 
 build_rootfs() {
   local root=$1 applet

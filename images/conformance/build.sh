@@ -168,7 +168,8 @@ pack() {
   log "built $name ($(cat "$OUT/$image/digest"))"
 }
 
-script_key() { sha256sum "${BASH_SOURCE[0]}" "$REPO/images/build-oci.py" "$@" | sha256sum | cut -d' ' -f1; }
+# script_key FILE... : a hash of the contents (not the paths) of the inputs.
+script_key() { sha256sum "${BASH_SOURCE[0]}" "$REPO/images/build-oci.py" "$@" | cut -d' ' -f1 | sha256sum | cut -d' ' -f1; }
 
 [[ -x $BIN_DIR/nonewprivs ]] || die "$BIN_DIR/nonewprivs missing; run hack/lib/conformance-build.sh"
 build_busybox
