@@ -21,6 +21,7 @@
 #       results.tsv).
 #
 # Environment: KRS_CONFORMANCE_FOCUS / KRS_CONFORMANCE_SKIP (regexps), KRS_CONFORMANCE_NODES,
+# KRS_CONFORMANCE_REGISTRY (name of the e2e images; default kubelet-rs.test/e2e-test-images),
 # KRS_CONFORMANCE_OUT (default _output/conformance), KRS_CONFORMANCE_BIN (e2e.test; default
 # _output/bin), KRS_CLUSTER_BIN (kubectl), plus hack/lib/cluster.sh's settings.
 # The cluster must be up (hack/cluster-up.sh); shared clusters: take
@@ -36,6 +37,12 @@ PARALLEL=${KRS_CONFORMANCE_NODES:-4}
 OUT_ROOT=${KRS_CONFORMANCE_OUT:-$KRS_REPO_ROOT/_output/conformance}
 BIN=${KRS_CONFORMANCE_BIN:-$KRS_REPO_ROOT/_output/bin}
 DEFAULT_RUNTIME_SOCK=/var/lib/kubelet-rs-test/runtime/containerd.sock
+# The e2e images (upstream: registry.k8s.io/e2e-test-images, "promoterE2eRegistry") are
+# imported under this registry name and e2e.test is told so through KUBE_TEST_REPO_LIST
+# (test/utils/image/manifest.go; tags unchanged). With the upstream names, any other script
+# importing its own image under e.g. registry.k8s.io/e2e-test-images/busybox:1.37.0-1 (the
+# default runtime did, with Debian's busybox) would replace ours in the middle of a run.
+E2E_REGISTRY=${KRS_CONFORMANCE_REGISTRY:-kubelet-rs.test/e2e-test-images}
 
 if [[ ${1:-} == --compare ]]; then
   (($# == 3)) || krs_die "usage: conformance.sh --compare REF_NODE OTHER_NODE"
@@ -83,10 +90,13 @@ sock=${endpoint#unix://}
 [[ -S $sock ]] || krs_die "node $NODE's runtime socket $sock does not exist"
 snapshotter=$(krs_runtime_snapshotter "$sock")
 krs_log "test images -> $sock${snapshotter:+ (snapshotter $snapshotter)}"
-"$KRS_REPO_ROOT/images/conformance/build.sh" --address "$sock" ${snapshotter:+--snapshotter "$snapshotter"} >/dev/null
+"$KRS_REPO_ROOT/images/conformance/build.sh" --address "$sock" ${snapshotter:+--snapshotter "$snapshotter"} \
+  --registry "$E2E_REGISTRY" >/dev/null
 
 OUT=$OUT_ROOT/$NODE
 rm -rf "$OUT" && mkdir -p "$OUT"
+echo "promoterE2eRegistry: $E2E_REGISTRY" > "$OUT/repo-list.yaml"
+export KUBE_TEST_REPO_LIST=$OUT/repo-list.yaml
 
 # Only NODE schedulable: cordon every other node that is schedulable, now and, until the run
 # ends, any that joins meanwhile (other tests in a shared cluster register nodes; the e2e
@@ -108,9 +118,12 @@ cordon_others() {
 watcher=""
 finish() {
   local n
-  [[ -n $watcher ]] && kill "$watcher" 2>/dev/null && wait "$watcher" 2>/dev/null
+  if [[ -n $watcher ]]; then
+    kill "$watcher" 2>/dev/null || true
+    wait "$watcher" 2>/dev/null || true
+  fi
   for n in $(sort -u "$CORDONED"); do
-    krs_kubectl uncordon "$n" >/dev/null 2>&1 && krs_log "uncordoned $n"
+    if krs_kubectl uncordon "$n" >/dev/null 2>&1; then krs_log "uncordoned $n"; fi
   done
   return 0
 }

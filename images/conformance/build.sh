@@ -5,7 +5,12 @@
 # and (with --address) imports them into that containerd's k8s.io namespace. No registry is
 # reachable; pods use them through imagePullPolicy IfNotPresent.
 #
-#   images/conformance/build.sh [--address SOCKET] [--snapshotter NAME]
+#   images/conformance/build.sh [--address SOCKET] [--snapshotter NAME] [--registry REGISTRY]
+#
+#   --registry  import the images named REGISTRY/<name>:<tag> instead of
+#               registry.k8s.io/e2e-test-images/<name>:<tag> (hack/conformance.sh passes its
+#               own registry name and gives e2e.test the matching KUBE_TEST_REPO_LIST, so no
+#               other script's import of an upstream name can replace these images mid-run).
 #
 #   registry.k8s.io/e2e-test-images/busybox:1.37.0-1
 #       upstream's image is docker.io busybox:1.37.0 (test/images/busybox/BASEIMAGE). Debian's
@@ -35,23 +40,26 @@ KRS_CLUSTER_DIR=${KRS_CLUSTER_DIR:-/var/lib/kubelet-rs-test/cluster}
 BIN_DIR=${KRS_CONFORMANCE_BIN:-$REPO/_output/bin}
 OUT=$KRS_CLUSTER_DIR/images
 PROMOTER=registry.k8s.io/e2e-test-images
-BUSYBOX_NAME=$PROMOTER/busybox:1.37.0-1
-NONEWPRIVS_NAME=$PROMOTER/nonewprivs:1.3
-AGNHOST_NAME=$PROMOTER/agnhost:2.59
-AGNHOST_PREV_NAME=$PROMOTER/agnhost:2.55
+# images/agnhost/build.sh's name for its image.
+AGNHOST_UPSTREAM_NAME=$PROMOTER/agnhost:2.59
 BUSYBOX_VERSION=1.37.0
 # Debian trixie's busybox_1.37.0.orig.tar.bz2, the upstream release tarball.
 BUSYBOX_SHA256=3311dff32e746499f4df0d5df04d7eb396382d7e108bb9250e7b519b837043a4
 PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-address="" snapshotter=""
+address="" snapshotter="" registry=$PROMOTER
 while (($#)); do
   case $1 in
     --address) address=$2; shift 2 ;;
     --snapshotter) snapshotter=$2; shift 2 ;;
+    --registry) registry=$2; shift 2 ;;
     *) echo "conformance/build.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+BUSYBOX_NAME=$registry/busybox:1.37.0-1
+NONEWPRIVS_NAME=$registry/nonewprivs:1.3
+AGNHOST_NAME=$registry/agnhost:2.59
+AGNHOST_PREV_NAME=$registry/agnhost:2.55
 log() { echo "[$(date +%H:%M:%S)] conformance-images: $*" >&2; }
 die() { echo "conformance/build.sh: $*" >&2; exit 1; }
 
@@ -175,14 +183,14 @@ script_key() { sha256sum "${BASH_SOURCE[0]}" "$REPO/images/build-oci.py" "$@" | 
 build_busybox
 mkdir -p "$OUT"
 
-key=$(script_key "$OUT/busybox-src/busybox")
+key=$(script_key "$OUT/busybox-src/busybox" <(echo "$registry"))
 if ! cached e2e-busybox "$key"; then
   rm -rf "$OUT/e2e-busybox" && mkdir -p "$OUT/e2e-busybox"
   busybox_rootfs "$OUT/e2e-busybox/rootfs"
   pack e2e-busybox "$key" "$BUSYBOX_NAME" --cmd '["sh"]'
 fi
 
-key=$(script_key "$OUT/busybox-src/busybox" "$BIN_DIR/nonewprivs")
+key=$(script_key "$OUT/busybox-src/busybox" "$BIN_DIR/nonewprivs" <(echo "$registry"))
 if ! cached nonewprivs "$key"; then
   rm -rf "$OUT/nonewprivs" && mkdir -p "$OUT/nonewprivs"
   busybox_rootfs "$OUT/nonewprivs/rootfs"
@@ -206,5 +214,17 @@ import() {
 import e2e-busybox "$BUSYBOX_NAME"
 import nonewprivs "$NONEWPRIVS_NAME"
 "$REPO/images/agnhost/build.sh" --address "$address" ${snapshotter:+--snapshotter "$snapshotter"} >/dev/null
-ctr_ images tag --force "$AGNHOST_NAME" "$AGNHOST_PREV_NAME" >/dev/null
+# Other names for agnhost, tagged from the upstream name right after the import, then
+# checked against the digest images/agnhost/build.sh built (another checkout's agnhost
+# build imports a different image under the upstream name).
+agnhost_digest=$(cat "$KRS_CLUSTER_DIR/images/agnhost/digest")
+digest_of() { ctr_ images ls 2>/dev/null | awk -v n="$1" '$1 == n { print $3 }'; }
+for name in "$AGNHOST_NAME" "$AGNHOST_PREV_NAME"; do
+  [[ $name == "$AGNHOST_UPSTREAM_NAME" ]] && continue
+  ctr_ images tag --force "$AGNHOST_UPSTREAM_NAME" "$name" >/dev/null
+done
+for name in "$AGNHOST_NAME" "$AGNHOST_PREV_NAME"; do
+  [[ "$(digest_of "$name")" == "$agnhost_digest" ]] ||
+    die "$name is not the agnhost image built here ($agnhost_digest); something imported another one meanwhile: run again"
+done
 printf '%s\n' "$BUSYBOX_NAME" "$NONEWPRIVS_NAME" "$AGNHOST_NAME" "$AGNHOST_PREV_NAME"
