@@ -122,6 +122,10 @@ evictionHard:
   imagefs.available: 2Gi
   nodefs.inodesFree: 5%
   imagefs.inodesFree: 5%
+# No image garbage collection: at upstream's 85% disk usage (reached on the shared disk) the
+# kubelet deletes every image it does not use at that moment, pause and test images
+# included, and no registry is reachable to pull them again. 100 turns image GC off.
+imageGCHighThresholdPercent: 100
 EOF
   mv "$dir/config.yaml.tmp" "$dir/config.yaml"
 }
