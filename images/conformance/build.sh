@@ -20,7 +20,8 @@
 #       want them passed to children"). The ConfigMap/Secret env-from specs print `env` from
 #       `sh -c`, so the image is busybox 1.37.0 built here from the release tarball (fetched
 #       with `apt-get source` from Debian trixie, sha256-pinned; Debian's patches are not
-#       applied), `make defconfig` + CONFIG_STATIC, applets as symlinks, CMD ["sh"].
+#       applied), `make defconfig` + CONFIG_STATIC, every applet a symlink in /bin (as in
+#       docker.io's image: the sysctl spec runs /bin/sysctl), CMD ["sh"].
 #   registry.k8s.io/e2e-test-images/nonewprivs:1.3
 #       k8s.io/kubernetes/test/images/nonewprivs (prints its effective uid), built by
 #       hack/lib/conformance-build.sh, at /usr/local/bin/nnp with the setuid bit, on the
@@ -115,10 +116,11 @@ busybox_rootfs() {
   chmod 1777 "$root/tmp"
   chmod 0700 "$root/root"
   install -m 0755 "$bb" "$root/bin/busybox"
-  for applet in $("$bb" --list-full); do
-    [[ $applet == bin/busybox ]] && continue
-    mkdir -p "$root/$(dirname "$applet")"
-    ln -sfn /bin/busybox "$root/$applet"
+  # Every applet in /bin, as in docker.io's busybox image (specs run e.g. /bin/sysctl,
+  # which `busybox --list-full` would put in /sbin).
+  for applet in $("$bb" --list); do
+    [[ $applet == busybox ]] && continue
+    ln -sfn busybox "$root/bin/$applet"
   done
   # docker.io busybox's /etc/passwd and /etc/group.
   cat > "$root/etc/passwd" <<'EOF'
