@@ -105,21 +105,29 @@ export KUBE_TEST_REPO_LIST=$OUT/repo-list.yaml
 # cordoned nodes that still exist are uncordoned.
 CORDONED=$OUT/cordoned-nodes
 : > "$CORDONED"
-cordon_others() {
+cordon() {
+  if krs_kubectl cordon "$1" >/dev/null 2>&1; then
+    echo "$1" >> "$CORDONED"
+    krs_log "cordoned $1"
+  fi
+}
+# watch_and_cordon : cordons every node other than NODE that is, or becomes, schedulable,
+# as the API server's watch reports it (a node that re-registers is cordoned within about a
+# second; the scheduler may still bind a pod to it in that second).
+watch_and_cordon() {
   local n unschedulable
-  while read -r n unschedulable; do
-    [[ -z $n || $n == "$NODE" || $unschedulable == true ]] && continue
-    if krs_kubectl cordon "$n" >/dev/null 2>&1; then
-      echo "$n" >> "$CORDONED"
-      krs_log "cordoned $n"
-    fi
-  done < <(krs_kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.unschedulable}{"\n"}{end}')
+  while :; do
+    while read -r n unschedulable; do
+      [[ -z $n || $n == "$NODE" || $unschedulable == true ]] || cordon "$n"
+    done < <(krs_kubectl get nodes --watch -o jsonpath='{.metadata.name} {.spec.unschedulable}{"\n"}' 2>/dev/null)
+    sleep 1
+  done
 }
 watcher=""
 finish() {
   local n
   if [[ -n $watcher ]]; then
-    kill "$watcher" 2>/dev/null || true
+    kill -- "-$watcher" 2>/dev/null || true # its process group: the loop and its kubectl
     wait "$watcher" 2>/dev/null || true
   fi
   for n in $(sort -u "$CORDONED"); do
@@ -128,9 +136,13 @@ finish() {
   return 0
 }
 trap finish EXIT
-cordon_others
-( while sleep 3; do cordon_others; done ) &
+while read -r n unschedulable; do
+  [[ -z $n || $n == "$NODE" || $unschedulable == true ]] || cordon "$n"
+done < <(krs_kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.unschedulable}{"\n"}{end}')
+set -m # the watcher gets its own process group
+watch_and_cordon &
 watcher=$!
+set +m
 
 e2e_flags=(
   --kubeconfig="$KRS_ADMIN_KUBECONFIG"
