@@ -19,21 +19,12 @@ set -euo pipefail
 KRS_REPO_ROOT=${KRS_REPO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 MODULE_DIR="$KRS_REPO_ROOT/e2e/cluster"
 BIN_DIR=${KRS_CONFORMANCE_BIN:-$KRS_REPO_ROOT/_output/bin}
-K8S_VERSION=v1.35.4
-# As in cluster-build.sh: the proxy's .info time for k8s.io/kubernetes@v1.35.4.
-BUILD_DATE=2026-04-15T18:01:22Z
+# shellcheck source=go-module-build.sh
+source "$KRS_REPO_ROOT/hack/lib/go-module-build.sh"
 BINARIES=(e2e.test ginkgo nonewprivs)
 
-up_to_date() {
-  local b newest
-  newest=$(find "$MODULE_DIR" \( -name '*.go' -o -name go.mod -o -name go.sum \) \
-    -printf '%T@ %p\n' | sort -n | tail -n1 | cut -d' ' -f2-)
-  for b in "${BINARIES[@]}"; do
-    [[ -x "$BIN_DIR/$b" && "$BIN_DIR/$b" -nt "$newest" && "$BIN_DIR/$b" -nt "${BASH_SOURCE[0]}" ]] || return 1
-  done
-}
-
-if [[ "${1:-}" != "--force" ]] && up_to_date; then
+if [[ "${1:-}" != "--force" ]] &&
+  krs_binaries_up_to_date "$MODULE_DIR" "$BIN_DIR" "${BASH_SOURCE[0]}" "${BINARIES[@]}"; then
   echo "conformance-build: binaries in $BIN_DIR are up to date"
   exit 0
 fi
@@ -41,11 +32,7 @@ fi
 [[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null && PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "conformance-build: go is not on PATH (need Go >= 1.25)" >&2; exit 1; }
 mkdir -p "$BIN_DIR"
-ver_flags=""
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ver_flags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=35"
-  ver_flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$BUILD_DATE"
-done
+ldflags=$(krs_k8s_ldflags)
 
 avail_gb() { df -BG --output=avail "${1:-/}" | tail -n1 | tr -dc 0-9; }
 if (($(avail_gb "$(go env GOCACHE)") < 8)); then
@@ -58,10 +45,10 @@ start=$(date +%s)
   cd "$MODULE_DIR"
   # One go build for the two programs, one go test -c for the suite (go cannot mix them).
   CGO_ENABLED=0 nice -n "${KRS_BUILD_NICE:-10}" \
-    go build -ldflags "-s -w$ver_flags" -o "$BIN_DIR/" \
+    go build -ldflags "$ldflags" -o "$BIN_DIR/" \
     github.com/onsi/ginkgo/v2/ginkgo k8s.io/kubernetes/test/images/nonewprivs
   CGO_ENABLED=0 nice -n "${KRS_BUILD_NICE:-10}" \
-    go test -c -vet=off -ldflags "-s -w$ver_flags" -o "$BIN_DIR/e2e.test" k8s.io/kubernetes/test/e2e
+    go test -c -vet=off -ldflags "$ldflags" -o "$BIN_DIR/e2e.test" k8s.io/kubernetes/test/e2e
 )
 touch "${BINARIES[@]/#/$BIN_DIR/}"
 echo "conformance-build: done in $(( $(date +%s) - start ))s"
