@@ -57,6 +57,8 @@ pub struct SecureServerConfig {
     pub fine_grained_authz: bool,
     /// `enableDebuggingHandlers`.
     pub enable_debugging_handlers: bool,
+    /// `serverTLSBootstrap`: the certificate manager's serving certificate.
+    pub serving_certificates: Option<crate::tls::ServingCertificates>,
 }
 
 /// A started secure server.
@@ -133,9 +135,12 @@ pub async fn start_secure_server(
     configz: serde_json::Value,
     cancel: CancellationToken,
 ) -> Result<SecureServer, ServerError> {
-    let tls = match &cfg.prepared_tls {
-        Some(p) => p.server_config(&cfg.tls.hostname, &cfg.tls.ips)?,
-        None => build_server_config(&cfg.tls, cfg.client_ca_file.as_deref())?,
+    let tls = match (&cfg.prepared_tls, &cfg.serving_certificates) {
+        (Some(p), Some(certs)) => p.server_config_with_certificates(certs.clone())?,
+        (None, Some(certs)) => crate::tls::prepare_tls(&cfg.tls, cfg.client_ca_file.as_deref())?
+            .server_config_with_certificates(certs.clone())?,
+        (Some(p), None) => p.server_config(&cfg.tls.hostname, &cfg.tls.ips)?,
+        (None, None) => build_server_config(&cfg.tls, cfg.client_ca_file.as_deref())?,
     };
     let listener = bind(&cfg.address, cfg.port).await?;
     let local_addr = listener.local_addr().map_err(|source| ServerError::Bind {
@@ -180,6 +185,7 @@ mod tests {
             authorizer: Arc::new(crate::AlwaysAllow),
             fine_grained_authz: true,
             enable_debugging_handlers: debugging,
+            serving_certificates: None,
         }
     }
 

@@ -36,6 +36,7 @@ pub fn secure_server_config(
             .feature_gates
             .enabled(kubelet_features::gates::KUBELET_FINE_GRAINED_AUTHZ),
         enable_debugging_handlers: c.enable_debugging_handlers.unwrap_or(true),
+        serving_certificates: None,
     })
 }
 
