@@ -15,6 +15,7 @@
 //!   current file before it exists; the certificate manager then requests it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use kube::config::{Kubeconfig, NamedAuthInfo, NamedCluster};
@@ -322,6 +323,104 @@ pub fn load_client_config(
     })
 }
 
+/// The client credentials of a kubeconfig's current user: embedded data and file paths
+/// (`rest.Config` `CertData`/`KeyData`, `CertFile`/`KeyFile`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserCredentials {
+    /// `client-certificate-data`, decoded.
+    pub cert_data: Option<Vec<u8>>,
+    /// `client-key-data`, decoded.
+    pub key_data: Option<Vec<u8>>,
+    /// `client-certificate` (absolute).
+    pub cert_file: Option<PathBuf>,
+    /// `client-key` (absolute).
+    pub key_file: Option<PathBuf>,
+}
+
+/// The current user's [`UserCredentials`] of the kubeconfig at `path`.
+pub fn read_user_credentials(path: &Path) -> Result<UserCredentials, CertificateError> {
+    use base64::Engine;
+    let kc = Kubeconfig::read_from(path)
+        .map_err(|e| CertificateError::Kubeconfig(format!("{}: {e}", path.display())))?;
+    let (_, user) = current(&kc);
+    let Some(u) = user.and_then(|u| u.auth_info.as_ref()) else {
+        return Ok(UserCredentials::default());
+    };
+    let decode = |d: Option<&str>| -> Result<Option<Vec<u8>>, CertificateError> {
+        d.filter(|d| !d.is_empty())
+            .map(|d| {
+                base64::engine::general_purpose::STANDARD
+                    .decode(d.trim())
+                    .map_err(|e| CertificateError::Kubeconfig(format!("{}: {e}", path.display())))
+            })
+            .transpose()
+    };
+    let key_data = {
+        use secrecy::ExposeSecret;
+        decode(u.client_key_data.as_ref().map(|s| s.expose_secret()))?
+    };
+    Ok(UserCredentials {
+        cert_data: decode(u.client_certificate_data.as_deref())?,
+        key_data,
+        cert_file: u
+            .client_certificate
+            .as_ref()
+            .filter(|f| !f.is_empty())
+            .map(PathBuf::from),
+        key_file: u
+            .client_key
+            .as_ref()
+            .filter(|f| !f.is_empty())
+            .map(PathBuf::from),
+    })
+}
+
+/// `newClientsetFn` of `buildClientCertificateManager`: the API with the current
+/// certificate's kubeconfig (`user_config`, pointing at the store) once there is a valid
+/// certificate, else with `cert_config` (the bootstrap credentials). A new client each
+/// time, so the files are read afresh.
+pub fn kube_api_factory(cert_config: PathBuf, user_config: PathBuf) -> crate::manager::ApiFactory {
+    Arc::new(move |current| {
+        let path = if current.is_some() {
+            user_config.clone()
+        } else {
+            cert_config.clone()
+        };
+        Box::pin(async move {
+            let client = client_for(&path).await?;
+            let api: Arc<dyn CsrApi> = Arc::new(KubeCsrApi::new(client));
+            Ok(api)
+        })
+    })
+}
+
+/// `buildClientCertificateManager`: the client certificate manager for what
+/// [`load_client_config`] decided; a kubeconfig with embedded certificate data hands it to
+/// the manager as the bootstrap pair (kubeadm's, rotated at once).
+pub fn build_client_certificate_manager(
+    paths: &ClientConfigPaths,
+    cert_dir: &Path,
+    node_name: &str,
+    clock: Arc<dyn crate::manager::Clock>,
+    jitter: Arc<dyn crate::manager::Jitter>,
+) -> Result<Arc<crate::manager::Manager>, CertificateError> {
+    let user = read_user_credentials(&paths.user_config)?;
+    let bootstrap = user.cert_data.zip(user.key_data);
+    crate::manager::new_kubelet_client_certificate_manager(
+        cert_dir,
+        node_name,
+        bootstrap,
+        user.cert_file.as_deref(),
+        user.key_file.as_deref(),
+        Some(kube_api_factory(
+            paths.cert_config.clone(),
+            paths.user_config.clone(),
+        )),
+        clock,
+        jitter,
+    )
+}
+
 /// A kube client (no rate limit: upstream's bootstrap clientset uses client-go's defaults,
 /// which the CSR calls never reach) from the kubeconfig at `path`.
 pub async fn client_for(path: &Path) -> Result<kube::Client, CertificateError> {
@@ -478,7 +577,6 @@ mod tests {
     use super::*;
     use crate::api::FakeCsrApi;
     use crate::testing::TestCa;
-    use std::sync::Arc;
 
     fn bootstrap_kubeconfig(dir: &Path) -> PathBuf {
         let path = dir.join("bootstrap-kubeconfig");
