@@ -25,7 +25,8 @@
 //!   one transport, as upstream's copies of the rotating `rest.Config` do.
 //!
 //! Not here: TLS bootstrap and the certificate manager (`kubelet-certificate`), closing
-//! connections on heartbeat failure (`onHeartbeatFailure`), tracing.
+//! connections on heartbeat failure (`onHeartbeatFailure`), tracing. The app builds the
+//! clients in startup step 6 (`kubelet_app::startup::build_clients`).
 
 pub mod flowcontrol;
 pub mod rotation;
