@@ -6,6 +6,8 @@
 //! Parts are added one at a time; until a part is here, the start-up refuses the settings
 //! that need it (`crate::startable`).
 
+pub(crate) mod certificates;
+
 use std::sync::Arc;
 
 use kubelet_client::KubeletClients;
