@@ -576,7 +576,7 @@ pub async fn wait_for_server(
 mod tests {
     use super::*;
     use crate::api::FakeCsrApi;
-    use crate::testing::TestCa;
+    use crate::testing::{TestCa, signing_api};
 
     fn bootstrap_kubeconfig(dir: &Path) -> PathBuf {
         let path = dir.join("bootstrap-kubeconfig");
@@ -591,24 +591,32 @@ mod tests {
         path
     }
 
-    fn signing_api(ca: &Arc<TestCa>, lifetime: Duration) -> Arc<FakeCsrApi> {
-        let api = FakeCsrApi::new();
-        let ca = ca.clone();
-        api.set_signer(Arc::new(move |csr| {
-            Some(
-                ca.sign_csr(&String::from_utf8_lossy(&csr.spec.request.0), lifetime)
-                    .into_bytes(),
-            )
-        }));
-        api
+    /// A temporary directory with a bootstrap kubeconfig; the kubeconfig and cert dir paths.
+    struct Fixture {
+        dir: tempfile::TempDir,
+        bootstrap: PathBuf,
+        kubeconfig: PathBuf,
+        cert_dir: PathBuf,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        Fixture {
+            bootstrap: bootstrap_kubeconfig(dir.path()),
+            kubeconfig: dir.path().join("kubelet.kubeconfig"),
+            cert_dir: dir.path().join("pki"),
+            dir,
+        }
     }
 
     #[tokio::test]
     async fn bootstrap_requests_a_node_client_certificate_and_writes_the_kubeconfig() {
-        let dir = tempfile::tempdir().unwrap();
-        let bootstrap = bootstrap_kubeconfig(dir.path());
-        let kubeconfig = dir.path().join("kubelet.kubeconfig");
-        let cert_dir = dir.path().join("pki");
+        let Fixture {
+            dir,
+            bootstrap,
+            kubeconfig,
+            cert_dir,
+        } = fixture();
         let ca = Arc::new(TestCa::new());
         let api = signing_api(&ca, Duration::from_secs(3600));
         load_client_cert_with(
@@ -686,10 +694,12 @@ mod tests {
 
     #[tokio::test]
     async fn an_expired_kubeconfig_certificate_bootstraps_again_with_the_same_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let bootstrap = bootstrap_kubeconfig(dir.path());
-        let kubeconfig = dir.path().join("kubelet.kubeconfig");
-        let cert_dir = dir.path().join("pki");
+        let Fixture {
+            dir: _dir,
+            bootstrap,
+            kubeconfig,
+            cert_dir,
+        } = fixture();
         let ca = Arc::new(TestCa::new());
         // An expired certificate in the store, pointed at by the kubeconfig.
         let (cert, key) = ca.issue_client_at(
@@ -737,10 +747,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_denied_request_fails_and_keeps_the_key_for_the_next_try() {
-        let dir = tempfile::tempdir().unwrap();
-        let bootstrap = bootstrap_kubeconfig(dir.path());
-        let kubeconfig = dir.path().join("kubelet.kubeconfig");
-        let cert_dir = dir.path().join("pki");
+        let Fixture {
+            dir: _dir,
+            bootstrap,
+            kubeconfig,
+            cert_dir,
+        } = fixture();
         let api = FakeCsrApi::new();
         let api2 = api.clone();
         let deny = tokio::spawn(async move {
@@ -789,10 +801,12 @@ mod tests {
 
     #[test]
     fn load_client_config_chooses_like_upstream() {
-        let dir = tempfile::tempdir().unwrap();
-        let bootstrap = bootstrap_kubeconfig(dir.path());
-        let kubeconfig = dir.path().join("kubelet.kubeconfig");
-        let cert_dir = dir.path().join("pki");
+        let Fixture {
+            dir: _dir,
+            bootstrap,
+            kubeconfig,
+            cert_dir,
+        } = fixture();
         let now = SystemTime::now();
         // No bootstrap: the kubeconfig for both.
         let p = load_client_config(&kubeconfig, None, &cert_dir, now).unwrap();

@@ -278,31 +278,19 @@ impl Manager {
             tracing::debug!(currentName = %leaf.common_name, requestedName = %t.common_name, "Current certificate CN does not match requested CN");
             return false;
         }
-        let missing_dns: Vec<_> = t
-            .dns_names
-            .iter()
-            .filter(|d| !leaf.dns_names.contains(d))
-            .collect();
-        if !missing_dns.is_empty() {
-            tracing::debug!(dnsNames = ?missing_dns, "Current certificate is missing requested DNS names");
+        let dns = missing(&t.dns_names, &leaf.dns_names);
+        if !dns.is_empty() {
+            tracing::debug!(dnsNames = ?dns, "Current certificate is missing requested DNS names");
             return false;
         }
-        let missing_ips: Vec<_> = t
-            .ip_addresses
-            .iter()
-            .filter(|i| !leaf.ip_addresses.contains(i))
-            .collect();
-        if !missing_ips.is_empty() {
-            tracing::debug!(IPs = ?missing_ips, "Current certificate is missing requested IP addresses");
+        let ips = missing(&t.ip_addresses, &leaf.ip_addresses);
+        if !ips.is_empty() {
+            tracing::debug!(IPs = ?ips, "Current certificate is missing requested IP addresses");
             return false;
         }
-        let missing_orgs: Vec<_> = t
-            .organizations
-            .iter()
-            .filter(|o| !leaf.organizations.contains(o))
-            .collect();
-        if !missing_orgs.is_empty() {
-            tracing::debug!(orgs = ?missing_orgs, "Current certificate is missing requested orgs");
+        let orgs = missing(&t.organizations, &leaf.organizations);
+        if !orgs.is_empty() {
+            tracing::debug!(orgs = ?orgs, "Current certificate is missing requested orgs");
             return false;
         }
         true
@@ -508,6 +496,11 @@ impl Manager {
     }
 }
 
+/// The entries of `want` not in `have` (`sets.Difference`).
+fn missing<'a, T: PartialEq>(want: &'a [T], have: &[T]) -> Vec<&'a T> {
+    want.iter().filter(|w| !have.contains(w)).collect()
+}
+
 fn current_or_bootstrap(
     config: &ManagerConfig,
     now: SystemTime,
@@ -683,19 +676,7 @@ pub fn new_kubelet_server_certificate_manager(
 mod tests {
     use super::*;
     use crate::api::FakeCsrApi;
-    use crate::testing::TestCa;
-
-    fn signing_api(ca: &Arc<TestCa>, lifetime: Duration) -> Arc<FakeCsrApi> {
-        let api = FakeCsrApi::new();
-        let ca = ca.clone();
-        api.set_signer(Arc::new(move |csr| {
-            Some(
-                ca.sign_csr(&String::from_utf8_lossy(&csr.spec.request.0), lifetime)
-                    .into_bytes(),
-            )
-        }));
-        api
-    }
+    use crate::testing::{TestCa, signing_api};
 
     fn factory(api: Arc<FakeCsrApi>) -> ApiFactory {
         Arc::new(move |_| {

@@ -89,3 +89,19 @@ impl Default for TestCa {
         Self::new()
     }
 }
+
+/// A fake CSR API that approves and signs every request with `ca`, valid for `lifetime`.
+pub fn signing_api(
+    ca: &std::sync::Arc<TestCa>,
+    lifetime: Duration,
+) -> std::sync::Arc<crate::api::FakeCsrApi> {
+    let api = crate::api::FakeCsrApi::new();
+    let ca = ca.clone();
+    api.set_signer(std::sync::Arc::new(move |csr| {
+        Some(
+            ca.sign_csr(&String::from_utf8_lossy(&csr.spec.request.0), lifetime)
+                .into_bytes(),
+        )
+    }));
+    api
+}

@@ -136,6 +136,22 @@ async fn serve(ca: &Ca, seen: Arc<Mutex<Seen>>) -> u16 {
     port
 }
 
+/// A kubeconfig for the test server, trusting `ca`, with `user` (YAML after `user:`).
+fn write_kubeconfig(dir: &std::path::Path, ca: &Ca, port: u16, user: &str) -> std::path::PathBuf {
+    std::fs::write(dir.join("ca.crt"), &ca.pem).unwrap();
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    \
+             certificate-authority: ca.crt\nusers:\n- name: u\n  user:{user}\n\
+             contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
 async fn get(client: &kube::Client) -> String {
     client
         .request_text(http::Request::get("/whoami").body(Vec::new()).unwrap())
@@ -149,17 +165,7 @@ async fn clients_present_the_current_certificate_and_reconnect_when_it_rotates()
     let seen = Arc::new(Mutex::new(Seen::default()));
     let port = serve(&ca, seen.clone()).await;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("ca.crt"), &ca.pem).unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    \
-             certificate-authority: ca.crt\nusers:\n- name: u\n  user:\n    token: not-sent\n\
-             contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n"
-        ),
-    )
-    .unwrap();
+    let kubeconfig = write_kubeconfig(dir.path(), &ca, port, "\n    token: not-sent");
     let (tx, rx) = tokio::sync::watch::channel(Some(certified(&ca, "system:node:first")));
     let cfg = kubelet_config::new_kubelet_configuration();
     let clients = KubeletClients::build_with_certificates(&kubeconfig, &cfg, rx)
@@ -198,17 +204,7 @@ async fn without_a_certificate_the_handshake_sends_none() {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let port = serve(&ca, seen.clone()).await;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("ca.crt"), &ca.pem).unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    \
-             certificate-authority: ca.crt\nusers:\n- name: u\n  user: {{}}\n\
-             contexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n"
-        ),
-    )
-    .unwrap();
+    let kubeconfig = write_kubeconfig(dir.path(), &ca, port, " {}");
     let (tx, rx) = tokio::sync::watch::channel(None);
     let cfg = kubelet_config::new_kubelet_configuration();
     let clients = KubeletClients::build_with_certificates(&kubeconfig, &cfg, rx)
