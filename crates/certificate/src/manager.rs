@@ -839,6 +839,33 @@ mod tests {
         task.await.unwrap();
     }
 
+    #[tokio::test]
+    async fn a_kubeconfig_certificate_bootstraps_the_store_and_is_rotated_at_once() {
+        // kubeadm's case: --kubeconfig embeds a certificate; the store is empty.
+        let dir = tempfile::tempdir().unwrap();
+        let ca = Arc::new(TestCa::new());
+        let (cert, key) = ca.issue_client("system:node:n1", Duration::from_secs(3600));
+        let api = signing_api(&ca, Duration::from_secs(3600));
+        let clock = FakeClock::new(SystemTime::now());
+        let m = new_kubelet_client_certificate_manager(
+            dir.path(),
+            "n1",
+            Some((cert.clone().into_bytes(), key.into_bytes())),
+            None,
+            None,
+            Some(factory(api.clone())),
+            Arc::new(clock.clone()),
+            Arc::new(FixedJitter(0.5)),
+        )
+        .unwrap();
+        let bootstrap = m.current().unwrap();
+        assert_eq!(bootstrap.leaf.common_name, "system:node:n1");
+        assert!(dir.path().join("kubelet-client-current.pem").exists());
+        // Rotated at the first opportunity, well before 70 % of its lifetime.
+        assert_eq!(m.next_rotation_deadline(), clock.now());
+        assert!(m.next_rotation_deadline() > clock.now());
+    }
+
     #[test]
     fn serving_template_needs_an_ip() {
         let addr = |t: &str, a: &str| NodeAddress {
