@@ -30,10 +30,10 @@ pub enum AuthError {
     #[error("no client provided, cannot use webhook {0}")]
     NoClient(&'static str),
     /// `authorization.mode` is empty.
-    #[error("No authorization mode specified")]
+    #[error("no authorization mode specified")]
     NoMode,
     /// `authorization.mode` is not one the kubelet knows.
-    #[error("Unknown authorization mode {0}")]
+    #[error("unknown authorization mode {0}")]
     UnknownMode(String),
     /// The token cache could not be set up.
     #[error("token authentication: {0}")]

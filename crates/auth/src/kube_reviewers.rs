@@ -83,6 +83,23 @@ fn review_error(err: &kube::Error) -> ReviewError {
     }
 }
 
+impl KubeReviewers {
+    /// `POST` of a cluster-scoped review object; the object the API server returns.
+    async fn create<K>(&self, review: &K) -> Result<K, ReviewError>
+    where
+        K: kube::Resource<Scope = kube::core::ClusterResourceScope, DynamicType = ()>
+            + Clone
+            + std::fmt::Debug
+            + serde::Serialize
+            + serde::de::DeserializeOwned,
+    {
+        Api::<K>::all(self.client.clone())
+            .create(&PostParams::default(), review)
+            .await
+            .map_err(|e| review_error(&e))
+    }
+}
+
 impl TokenReviewer for KubeReviewers {
     fn create_token_review<'a>(
         &'a self,
@@ -93,11 +110,7 @@ impl TokenReviewer for KubeReviewers {
                 spec: spec.clone(),
                 ..TokenReview::default()
             };
-            Api::<TokenReview>::all(self.client.clone())
-                .create(&PostParams::default(), &review)
-                .await
-                .map(|r| r.status.unwrap_or_default())
-                .map_err(|e| review_error(&e))
+            Ok(self.create(&review).await?.status.unwrap_or_default())
         })
     }
 }
@@ -112,11 +125,7 @@ impl SubjectAccessReviewer for KubeReviewers {
                 spec: spec.clone(),
                 ..SubjectAccessReview::default()
             };
-            Api::<SubjectAccessReview>::all(self.client.clone())
-                .create(&PostParams::default(), &review)
-                .await
-                .map(|r| r.status.unwrap_or_default())
-                .map_err(|e| review_error(&e))
+            Ok(self.create(&review).await?.status.unwrap_or_default())
         })
     }
 }
