@@ -24,7 +24,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use crate::accept::serve_tls;
-use crate::authn::Authenticator;
+use crate::authn::{Authenticator, TokenAuthenticator};
 use crate::authz::Authorizer;
 use crate::filter::{AuthFilter, auth_filter};
 use crate::methods::get_only;
@@ -51,14 +51,15 @@ pub struct SecureServerConfig {
     pub client_ca_file: Option<PathBuf>,
     /// `authentication.anonymous.enabled`.
     pub anonymous: bool,
+    /// The bearer-token authenticator (`authentication.webhook.enabled`: the cached
+    /// TokenReview webhook); `None` ignores tokens.
+    pub token_authenticator: Option<Arc<dyn TokenAuthenticator>>,
     /// The authorizer (`authorization.mode`; [`crate::AlwaysAllow`] for a standalone kubelet).
     pub authorizer: Arc<dyn Authorizer>,
     /// The `KubeletFineGrainedAuthz` feature gate.
     pub fine_grained_authz: bool,
     /// `enableDebuggingHandlers`.
     pub enable_debugging_handlers: bool,
-    /// `serverTLSBootstrap`: the certificate manager's serving certificate.
-    pub serving_certificates: Option<crate::tls::ServingCertificates>,
 }
 
 /// A started secure server.
@@ -116,6 +117,7 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
     let filter = AuthFilter {
         authenticator: Authenticator {
             anonymous: cfg.anonymous,
+            token: cfg.token_authenticator.clone(),
         },
         authorizer: cfg.authorizer.clone(),
         node_name: cfg.node_name.clone(),
@@ -135,12 +137,9 @@ pub async fn start_secure_server(
     configz: serde_json::Value,
     cancel: CancellationToken,
 ) -> Result<SecureServer, ServerError> {
-    let tls = match (&cfg.prepared_tls, &cfg.serving_certificates) {
-        (Some(p), Some(certs)) => p.server_config_with_certificates(certs.clone())?,
-        (None, Some(certs)) => crate::tls::prepare_tls(&cfg.tls, cfg.client_ca_file.as_deref())?
-            .server_config_with_certificates(certs.clone())?,
-        (Some(p), None) => p.server_config(&cfg.tls.hostname, &cfg.tls.ips)?,
-        (None, None) => build_server_config(&cfg.tls, cfg.client_ca_file.as_deref())?,
+    let tls = match &cfg.prepared_tls {
+        Some(p) => p.server_config(&cfg.tls.hostname, &cfg.tls.ips)?,
+        None => build_server_config(&cfg.tls, cfg.client_ca_file.as_deref())?,
     };
     let listener = bind(&cfg.address, cfg.port).await?;
     let local_addr = listener.local_addr().map_err(|source| ServerError::Bind {
@@ -182,10 +181,10 @@ mod tests {
             prepared_tls: None,
             client_ca_file: None,
             anonymous: false,
+            token_authenticator: None,
             authorizer: Arc::new(crate::AlwaysAllow),
             fine_grained_authz: true,
             enable_debugging_handlers: debugging,
-            serving_certificates: None,
         }
     }
 
@@ -233,10 +232,7 @@ mod tests {
                     );
                 }
             }
-            let user = UserInfo {
-                name: "u".into(),
-                groups: vec![],
-            };
+            let user = UserInfo::new("u", vec![]);
             assert_eq!(status(&router, "GET", "/pods", Some(user)).await, 200);
         }
     }

@@ -209,6 +209,8 @@ pub struct PreparedTls {
     generate: bool,
     /// `serverTLSBootstrap`: no pair here, the certificate manager's.
     bootstrap: bool,
+    /// The certificate manager's certificates (`serverTLSBootstrap`).
+    serving: Option<ServingCertificates>,
     client_verifier: Option<Arc<dyn ClientCertVerifier>>,
 }
 
@@ -244,6 +246,7 @@ pub fn prepare_tls(
         paths,
         generate,
         bootstrap,
+        serving: None,
         client_verifier,
     };
     if !prepared.generate && !prepared.bootstrap {
@@ -259,9 +262,17 @@ impl PreparedTls {
     }
 
     /// Whether the serving certificate comes from the certificate manager
-    /// (`serverTLSBootstrap`): use [`PreparedTls::server_config_with_certificates`].
+    /// (`serverTLSBootstrap`): give it with [`PreparedTls::with_serving_certificates`].
     pub fn server_tls_bootstrap(&self) -> bool {
         self.bootstrap
+    }
+
+    /// Serve the certificate manager's certificates (`GetCertificate`) instead of a pair
+    /// on disk: [`PreparedTls::server_config`] then uses
+    /// [`PreparedTls::server_config_with_certificates`].
+    pub fn with_serving_certificates(mut self, certs: ServingCertificates) -> Self {
+        self.serving = Some(certs);
+        self
     }
 
     fn builder(
@@ -308,11 +319,21 @@ impl PreparedTls {
 
     /// The server's `tls.Config`: generates the self-signed pair for `hostname` (plus `ips`)
     /// when needed, then loads it (h2 and http/1.1 offered over ALPN, as Go's server does).
+    /// With `serverTLSBootstrap`, the certificate manager's certificates instead (none
+    /// without [`PreparedTls::with_serving_certificates`]: every handshake fails).
     pub fn server_config(
         &self,
         hostname: &str,
         ips: &[IpAddr],
     ) -> Result<Arc<ServerConfig>, TlsError> {
+        if let Some(certs) = &self.serving {
+            return self.server_config_with_certificates(certs.clone());
+        }
+        if self.bootstrap {
+            // serverTLSBootstrap without a manager: as upstream, nothing to serve.
+            let (_, none) = watch::channel(None);
+            return self.server_config_with_certificates(none);
+        }
         if self.generate {
             write_self_signed(&self.paths, hostname, ips)?;
         }

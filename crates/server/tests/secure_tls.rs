@@ -164,7 +164,11 @@ async fn server_tls_bootstrap_serves_the_managers_certificate_once_there_is_one(
     let mut cfg = config(tmp.path());
     cfg.tls.server_tls_bootstrap = true;
     let (tx, rx) = tokio::sync::watch::channel(None);
-    cfg.serving_certificates = Some(rx);
+    cfg.prepared_tls = Some(
+        kubelet_server::prepare_tls(&cfg.tls, None)
+            .unwrap()
+            .with_serving_certificates(rx),
+    );
     let (server, cancel) = start(cfg).await;
     // No self-signed pair with serverTLSBootstrap.
     assert!(!tmp.path().join("pki/kubelet.crt").exists());
