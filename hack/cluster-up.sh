@@ -141,6 +141,15 @@ bind_node_bootstrap() {
   } | krs_kubectl apply -f - >/dev/null
 }
 
+# A control plane started by an older cluster-up.sh keeps its flags (components already
+# running are kept): say which ones it lacks.
+warn_stale_flags() {
+  local pid
+  pid=$(krs_pid kube-apiserver) && ! tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- --enable-bootstrap-token-auth &&
+    krs_log "warning: the running kube-apiserver does not accept bootstrap tokens (started without --enable-bootstrap-token-auth); restart the control plane (hack/cluster-down.sh, hack/cluster-up.sh) for TLS bootstrap"
+  return 0
+}
+
 die_with_log() {
   echo "---- last lines of $KRS_LOG_DIR/$1.log ----" >&2
   tail -n 30 "$KRS_LOG_DIR/$1.log" >&2 || true
@@ -155,6 +164,7 @@ krs_wait 60 "kube-controller-manager /healthz" healthz_ok "$KRS_KCM_PORT" || die
 krs_wait 60 "kube-scheduler /healthz" healthz_ok "$KRS_SCHEDULER_PORT" || die_with_log kube-scheduler
 bind_kubelet_api_admin
 bind_node_bootstrap
+warn_stale_flags
 # Pods can be created once the controllers made the default ServiceAccount and published
 # kube-root-ca.crt (both needed by the projected service-account token volume).
 krs_wait 60 "default ServiceAccount" krs_kubectl -n default get serviceaccount default ||

@@ -86,6 +86,17 @@ async fn bootstrap_token(c: &Cluster, dir: &Path) -> (PathBuf, String) {
         ),
     )
     .unwrap();
+    // A control plane started before cluster-up.sh enabled bootstrap tokens answers 401.
+    let client = bootstrap::client_for(&path).await.unwrap();
+    let who = Api::<SelfSubjectReview>::all(client)
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await;
+    assert!(
+        who.is_ok(),
+        "the kube-apiserver does not accept the bootstrap token ({who:?}): it must run with \
+         --enable-bootstrap-token-auth (hack/cluster-up.sh; restart a control plane started \
+         before that flag was added)"
+    );
     (path, name)
 }
 
@@ -397,5 +408,6 @@ async fn serving_certificate_from_an_approved_kubelet_serving_csr() -> TestResul
     cancel.cancel();
     task.await?;
     delete_csrs(&c, &node).await;
+    let _ = std::fs::remove_dir_all(c.state_dir.join("nodes").join(&node));
     Ok(())
 }
