@@ -425,8 +425,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     let fatal = CancellationToken::new();
     let (clients, client_certificate_manager) = api_clients.unzip();
     if let Some(manager) = client_certificate_manager.flatten() {
-        tracing::debug!("Starting client certificate rotation");
-        tokio::spawn(manager.run(shutdown.clone()));
+        crate::kubelet::start_client_certificate_manager(manager, &shutdown, &fatal);
     }
     let kubelet = crate::kubelet::run_kubelet(crate::kubelet::KubeletDeps {
         server: &s,

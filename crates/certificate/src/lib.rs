@@ -16,10 +16,14 @@
 //! * [`keys`], [`cert`]: ECDSA P-256 keys stored as SEC1 PEM, certificates with their
 //!   parsed leaf.
 //!
-//! Not here: upstream's `exitAfter` (the kubelet exits when it has had no valid client
-//! certificate for 5 minutes while the server answers) is not implemented: kubelet-rs
-//! keeps retrying the request instead; and RSA keys in an existing store are refused
-//! (kubelet-rs signs requests with ECDSA P-256 keys only, as upstream makes them).
+//! Upstream's `exitAfter` (exit when there has been no valid client certificate for 5
+//! minutes while the server answers) is [`Manager::wait_until_unusable`]; the app stops
+//! the kubelet when it returns.
+//!
+//! Difference: when `LoadClientCert` runs again with an expired certificate whose key is
+//! RSA (written by another tool), kubelet-rs does not reuse that key for the new request
+//! (it signs requests with ECDSA P-256 keys only, the kind upstream makes); it makes a new
+//! one. RSA certificates in the store are still loaded and served.
 
 pub mod api;
 pub mod bootstrap;

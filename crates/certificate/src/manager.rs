@@ -430,6 +430,39 @@ impl Manager {
         last != (self.config.template)()
     }
 
+    /// `UpdateTransport`'s `exitAfter` check, every `period`: returns once the manager has
+    /// had no valid certificate (none yet, deleted or expired) for longer than `exit_after`
+    /// while the server is responsive (upstream then exits the process, so that a wrapper
+    /// or the bootstrap credentials can lay down new initial credentials). While the server
+    /// is not responsive it only logs.
+    pub async fn wait_until_unusable(&self, exit_after: Duration, period: Duration) {
+        let mut last_available = self.clock.now();
+        loop {
+            self.clock.sleep(period).await;
+            let now = self.clock.now();
+            if self.current().is_some() {
+                last_available = now;
+                continue;
+            }
+            if now <= last_available + exit_after {
+                continue;
+            }
+            if self.server_healthy() {
+                tracing::error!(
+                    lastCertificateAvailabilityTime = %crate::util::format_time(last_available),
+                    shutdownThreshold = ?exit_after,
+                    "No valid client certificate is found and the server is responsive, exiting."
+                );
+                return;
+            }
+            tracing::error!(
+                lastCertificateAvailabilityTime = %crate::util::format_time(last_available),
+                shutdownThreshold = ?exit_after,
+                "No valid client certificate is found but the server is not responsive. A restart may be necessary to retrieve new initial credentials."
+            );
+        }
+    }
+
     /// `run`: sleep until the deadline (waking every second to check a dynamic template),
     /// rotate with back-off (2 s doubling, jitter 0.1, 5 steps), then every 32 s until it
     /// works; again. Returns when `cancel` fires.
@@ -864,6 +897,52 @@ mod tests {
         // Rotated at the first opportunity, well before 70 % of its lifetime.
         assert_eq!(m.next_rotation_deadline(), clock.now());
         assert!(m.next_rotation_deadline() > clock.now());
+    }
+
+    #[tokio::test]
+    async fn exit_after_five_minutes_without_a_certificate_only_when_the_server_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = Arc::new(TestCa::new());
+        let api = signing_api(&ca, Duration::from_secs(3600));
+        api.set_create_error(Some(crate::api::CsrApiError::Server("503".into())));
+        let clock = FakeClock::new(SystemTime::now());
+        let m = new_kubelet_client_certificate_manager(
+            dir.path(),
+            "n1",
+            None,
+            None,
+            None,
+            Some(factory(api.clone())),
+            Arc::new(clock.clone()),
+            Arc::new(FixedJitter(0.5)),
+        )
+        .unwrap();
+        assert!(!m.rotate_certs().await);
+        assert!(!m.server_healthy(), "a 5xx says the server is not healthy");
+        let waiter = tokio::spawn({
+            let m = m.clone();
+            async move {
+                m.wait_until_unusable(Duration::from_secs(300), Duration::from_secs(10))
+                    .await
+            }
+        });
+        for _ in 0..40 {
+            clock.advance(Duration::from_secs(10));
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        assert!(
+            !waiter.is_finished(),
+            "not while the server does not answer"
+        );
+        // Forbidden: the server answers; still no certificate.
+        api.set_create_error(Some(crate::api::CsrApiError::Forbidden("forbidden".into())));
+        assert!(!m.rotate_certs().await);
+        assert!(m.server_healthy());
+        clock.advance(Duration::from_secs(10));
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .unwrap()
+            .unwrap();
     }
 
     #[test]

@@ -37,7 +37,7 @@ use kubelet_status::{ReasonCache, StatusManager};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-pub(crate) use api::certificates::build_kubelet_clients;
+pub(crate) use api::certificates::{build_kubelet_clients, start_client_certificate_manager};
 pub use host::{SyncLoopMonitor, sync_loop_timeout};
 pub use pod_manager::PodManager;
 pub(crate) use secure::secure_server_wanted;

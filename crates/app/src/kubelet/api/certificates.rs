@@ -4,7 +4,9 @@
 //!   With `rotateCertificates`, `LoadClientConfig` picks the credentials that request
 //!   certificates (bootstrapping "in background": `--kubeconfig` is written to point at
 //!   `<cert-dir>/kubelet-client-current.pem`), the client certificate manager is built, and
-//!   the clients present its certificate (`UpdateTransport`); the manager starts with them.
+//!   the clients present its certificate (`UpdateTransport`); the manager starts with them,
+//!   and the kubelet stops after 5 minutes without a valid certificate while the API
+//!   server answers (`exitAfter`).
 //!   Without it, `--bootstrap-kubeconfig` runs `LoadClientCert` first (blocking until the
 //!   certificate is issued, as upstream), then the clients are built from `--kubeconfig`.
 //! * [`start_server_certificate_manager`]: `serverTLSBootstrap` (`NewMainKubelet`:
@@ -87,6 +89,27 @@ pub(crate) async fn build_kubelet_clients(
         clients: Arc::new(KubeletClients::build(kubeconfig, &s.config).await?),
         client_certificate_manager: None,
     })
+}
+
+/// `clientCertificateManager.Start()` with `UpdateTransport`'s `exitAfter` of 5 minutes:
+/// when the kubelet has had no valid client certificate that long while the API server
+/// answers, it stops (`fatal`: exit 1), as upstream's `os.Exit(1)`.
+pub(crate) fn start_client_certificate_manager(
+    manager: Arc<Manager>,
+    shutdown: &tokio_util::sync::CancellationToken,
+    fatal: &tokio_util::sync::CancellationToken,
+) {
+    tracing::debug!("Starting client certificate rotation");
+    tokio::spawn(manager.clone().run(shutdown.clone()));
+    let (shutdown, fatal) = (shutdown.clone(), fatal.clone());
+    tokio::spawn(async move {
+        let exit_after = std::time::Duration::from_secs(5 * 60);
+        let period = std::time::Duration::from_secs(10);
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = manager.wait_until_unusable(exit_after, period) => fatal.cancel(),
+        }
+    });
 }
 
 /// The node's addresses for the serving certificate: `--node-ip`s as `InternalIP`, and the
