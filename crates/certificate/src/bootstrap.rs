@@ -599,6 +599,16 @@ mod tests {
         cert_dir: PathBuf,
     }
 
+    /// `LoadClientCert` for node `n1`, the server assumed up.
+    async fn bootstrap_n1(
+        kubeconfig: &Path,
+        bootstrap: &Path,
+        cert_dir: &Path,
+        api: &dyn CsrApi,
+    ) -> Result<(), CertificateError> {
+        load_client_cert_with(kubeconfig, bootstrap, cert_dir, "n1", api, async {}).await
+    }
+
     fn fixture() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         Fixture {
@@ -619,16 +629,9 @@ mod tests {
         } = fixture();
         let ca = Arc::new(TestCa::new());
         let api = signing_api(&ca, Duration::from_secs(3600));
-        load_client_cert_with(
-            &kubeconfig,
-            &bootstrap,
-            &cert_dir,
-            "n1",
-            api.as_ref(),
-            async {},
-        )
-        .await
-        .unwrap();
+        bootstrap_n1(&kubeconfig, &bootstrap, &cert_dir, api.as_ref())
+            .await
+            .unwrap();
 
         let created = api.created();
         assert_eq!(created.len(), 1);
@@ -675,16 +678,9 @@ mod tests {
         );
         // kube reads it back, and it is now valid: a second bootstrap does nothing.
         assert!(is_client_config_still_valid(&kubeconfig, SystemTime::now()).unwrap());
-        load_client_cert_with(
-            &kubeconfig,
-            &bootstrap,
-            &cert_dir,
-            "n1",
-            api.as_ref(),
-            async {},
-        )
-        .await
-        .unwrap();
+        bootstrap_n1(&kubeconfig, &bootstrap, &cert_dir, api.as_ref())
+            .await
+            .unwrap();
         assert_eq!(
             api.created().len(),
             1,
@@ -720,16 +716,9 @@ mod tests {
         assert!(!is_client_config_still_valid(&kubeconfig, SystemTime::now()).unwrap());
 
         let api = signing_api(&ca, Duration::from_secs(3600));
-        load_client_cert_with(
-            &kubeconfig,
-            &bootstrap,
-            &cert_dir,
-            "n1",
-            api.as_ref(),
-            async {},
-        )
-        .await
-        .unwrap();
+        bootstrap_n1(&kubeconfig, &bootstrap, &cert_dir, api.as_ref())
+            .await
+            .unwrap();
         let new = store.current().unwrap();
         assert_ne!(new.leaf.serial, old.leaf.serial);
         // Same key as the expired certificate's.
@@ -764,16 +753,9 @@ mod tests {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         });
-        let err = load_client_cert_with(
-            &kubeconfig,
-            &bootstrap,
-            &cert_dir,
-            "n1",
-            api.as_ref(),
-            async {},
-        )
-        .await
-        .unwrap_err();
+        let err = bootstrap_n1(&kubeconfig, &bootstrap, &cert_dir, api.as_ref())
+            .await
+            .unwrap_err();
         deny.await.unwrap();
         assert!(
             err.to_string()
@@ -783,16 +765,9 @@ mod tests {
         assert!(cert_dir.join(TMP_PRIVATE_KEY_FILE).exists());
         assert!(!kubeconfig.exists());
         // A restart finds its request (same key, same name) and reuses it: denied again.
-        let err = load_client_cert_with(
-            &kubeconfig,
-            &bootstrap,
-            &cert_dir,
-            "n1",
-            api.as_ref(),
-            async {},
-        )
-        .await
-        .unwrap_err();
+        let err = bootstrap_n1(&kubeconfig, &bootstrap, &cert_dir, api.as_ref())
+            .await
+            .unwrap_err();
         assert!(err.to_string().contains("denied"), "{err}");
         let created = api.created();
         assert_eq!(created.len(), 2);

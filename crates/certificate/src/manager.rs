@@ -711,6 +711,32 @@ mod tests {
     use crate::api::FakeCsrApi;
     use crate::testing::{TestCa, signing_api};
 
+    /// A client manager for node `n1` on an empty store in a temporary directory, a fake
+    /// API signing for an hour, a fake clock and the 80 % deadline.
+    fn client_manager() -> (
+        tempfile::TempDir,
+        Arc<FakeCsrApi>,
+        Arc<FakeClock>,
+        Arc<Manager>,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = Arc::new(TestCa::new());
+        let api = signing_api(&ca, Duration::from_secs(3600));
+        let clock = FakeClock::new(SystemTime::now());
+        let m = new_kubelet_client_certificate_manager(
+            dir.path(),
+            "n1",
+            None,
+            None,
+            None,
+            Some(factory(api.clone())),
+            Arc::new(clock.clone()),
+            Arc::new(FixedJitter(0.5)),
+        )
+        .unwrap();
+        (dir, api, clock, m)
+    }
+
     fn factory(api: Arc<FakeCsrApi>) -> ApiFactory {
         Arc::new(move |_| {
             let api: Arc<dyn CsrApi> = api.clone();
@@ -784,21 +810,7 @@ mod tests {
 
     #[tokio::test]
     async fn no_certificate_rotates_at_once_and_publishes_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let ca = Arc::new(TestCa::new());
-        let api = signing_api(&ca, Duration::from_secs(3600));
-        let clock = FakeClock::new(SystemTime::now());
-        let m = new_kubelet_client_certificate_manager(
-            dir.path(),
-            "n1",
-            None,
-            None,
-            None,
-            Some(factory(api.clone())),
-            Arc::new(clock.clone()),
-            Arc::new(FixedJitter(0.5)),
-        )
-        .unwrap();
+        let (dir, api, clock, m) = client_manager();
         assert!(m.current().is_none());
         let mut keys = m.certified_keys();
         assert!(keys.borrow().is_none());
@@ -835,22 +847,8 @@ mod tests {
 
     #[tokio::test]
     async fn failures_back_off_and_keep_the_old_certificate() {
-        let dir = tempfile::tempdir().unwrap();
-        let ca = Arc::new(TestCa::new());
-        let api = signing_api(&ca, Duration::from_secs(3600));
+        let (_dir, api, clock, m) = client_manager();
         api.set_create_error(Some(crate::api::CsrApiError::Forbidden("forbidden".into())));
-        let clock = FakeClock::new(SystemTime::now());
-        let m = new_kubelet_client_certificate_manager(
-            dir.path(),
-            "n1",
-            None,
-            None,
-            None,
-            Some(factory(api.clone())),
-            Arc::new(clock.clone()),
-            Arc::new(FixedJitter(0.5)),
-        )
-        .unwrap();
         let cancel = CancellationToken::new();
         let task = tokio::spawn(m.clone().run(cancel.clone()));
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -901,22 +899,8 @@ mod tests {
 
     #[tokio::test]
     async fn exit_after_five_minutes_without_a_certificate_only_when_the_server_answers() {
-        let dir = tempfile::tempdir().unwrap();
-        let ca = Arc::new(TestCa::new());
-        let api = signing_api(&ca, Duration::from_secs(3600));
+        let (_dir, api, clock, m) = client_manager();
         api.set_create_error(Some(crate::api::CsrApiError::Server("503".into())));
-        let clock = FakeClock::new(SystemTime::now());
-        let m = new_kubelet_client_certificate_manager(
-            dir.path(),
-            "n1",
-            None,
-            None,
-            None,
-            Some(factory(api.clone())),
-            Arc::new(clock.clone()),
-            Arc::new(FixedJitter(0.5)),
-        )
-        .unwrap();
         assert!(!m.rotate_certs().await);
         assert!(!m.server_healthy(), "a 5xx says the server is not healthy");
         let waiter = tokio::spawn({
