@@ -25,9 +25,10 @@
 //! UID means "unchanged" and is not sent.
 //!
 //! Go marshals empty strings, lists and nil pointers of `omitempty` fields as
-//! absent, k8s-openapi as `""`, `[]` or absent depending on the field; both
-//! sides are normalised (nulls, `""` and `[]` dropped) before the diff, so a
-//! status does not look changed only because of its representation. The
+//! absent and empty structs as `{}`, k8s-openapi as `""`, `[]`, `{}` or absent
+//! depending on the field; both sides are normalised (nulls, `""`, `[]` and
+//! empty `state`/`lastState` dropped) before the diff, so a status does not
+//! look changed only because of its representation. The
 //! `$retainKeys` directive of `resourceClaimStatuses` items is not produced:
 //! the kubelet copies that list from the API object (`mergePodStatus`), so it
 //! never differs.
@@ -46,13 +47,23 @@ fn pod_status_merge_key(field: &str) -> Option<&'static str> {
     }
 }
 
-/// Drops nulls, empty strings and empty lists (Go's `omitempty` view).
+/// Fields of `PodStatus` (and below) that are Go structs, not pointers: an
+/// empty one is the zero value, as absent is (the apiserver returns
+/// `"lastState": {}`).
+const STRUCT_FIELDS: [&str; 2] = ["state", "lastState"];
+
+/// Drops nulls, empty strings, empty lists and empty struct fields (Go's
+/// `omitempty` view, what `apiequality.Semantic.DeepEqual` sees as equal).
 pub(crate) fn normalize(v: Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
             m.into_iter()
                 .map(|(k, v)| (k, normalize(v)))
-                .filter(|(_, v)| !is_empty(v))
+                .filter(|(k, v)| {
+                    !is_empty(v)
+                        && !(STRUCT_FIELDS.contains(&k.as_str())
+                            && v.as_object().is_some_and(Map::is_empty))
+                })
                 .collect(),
         ),
         Value::Array(a) => Value::Array(a.into_iter().map(normalize).collect()),
@@ -339,7 +350,17 @@ mod tests {
         let mut empty = s.clone();
         empty.pod_ips = Some(vec![]);
         empty.message = Some(String::new());
-        assert!(pod_status_patch("u1", &s, &empty).unwrap().1);
+        empty.container_statuses = Some(vec![ContainerStatus {
+            name: "c".into(),
+            last_state: Some(Default::default()),
+            ..ContainerStatus::default()
+        }]);
+        let mut absent = s.clone();
+        absent.container_statuses = Some(vec![ContainerStatus {
+            name: "c".into(),
+            ..ContainerStatus::default()
+        }]);
+        assert!(pod_status_patch("u1", &absent, &empty).unwrap().1);
     }
 
     #[test]
