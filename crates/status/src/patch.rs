@@ -59,16 +59,16 @@ pub(crate) fn normalize(v: Value) -> Value {
         Value::Object(m) => Value::Object(
             m.into_iter()
                 .map(|(k, v)| (k, normalize(v)))
-                .filter(|(k, v)| {
-                    !is_empty(v)
-                        && !(STRUCT_FIELDS.contains(&k.as_str())
-                            && v.as_object().is_some_and(Map::is_empty))
-                })
+                .filter(|(k, v)| !is_empty(v) && !is_empty_struct(k, v))
                 .collect(),
         ),
         Value::Array(a) => Value::Array(a.into_iter().map(normalize).collect()),
         other => other,
     }
+}
+
+fn is_empty_struct(key: &str, v: &Value) -> bool {
+    STRUCT_FIELDS.contains(&key) && v.as_object().is_some_and(Map::is_empty)
 }
 
 fn is_empty(v: &Value) -> bool {
