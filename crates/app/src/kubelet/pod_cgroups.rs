@@ -220,7 +220,7 @@ mod tests {
             "a possibly running pod keeps its cgroup"
         );
         pc.cleanup_orphaned_pod_cgroups(&found, &HashSet::new());
-        assert_eq!(fs.removed(), [dir.clone()]);
+        assert_eq!(fs.removed(), std::slice::from_ref(&dir));
 
         // SyncTerminatedPod removes the cgroup of a terminated pod at once.
         let (fs, pc) = synced("cgroupRoot: /custom\n").await;
