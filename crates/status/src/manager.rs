@@ -72,7 +72,9 @@ fn normalize_time(t: &mut Option<Time>) {
     }
 }
 
-fn normalize(status: &mut ApiPodStatus) {
+/// Second-precision times and termination messages of at most
+/// `bytes_per_status` bytes.
+fn normalize(status: &mut ApiPodStatus, bytes_per_status: usize) {
     normalize_time(&mut status.start_time);
     for c in status.conditions.iter_mut().flatten() {
         normalize_time(&mut c.last_probe_time);
@@ -95,6 +97,9 @@ fn normalize(status: &mut ApiPodStatus) {
             if let Some(t) = state.terminated.as_mut() {
                 normalize_time(&mut t.started_at);
                 normalize_time(&mut t.finished_at);
+                if let Some(m) = t.message.as_mut() {
+                    truncate_bytes(m, bytes_per_status);
+                }
             }
         }
     }
@@ -479,23 +484,7 @@ pub(crate) fn normalize_status(pod: &ApiPod, status: &mut ApiPodStatus) {
             + s.ephemeral_containers.as_ref().map_or(0, Vec::len)
     });
     let bytes_per_status = MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH / count.max(1);
-    normalize(status);
-    let all = status
-        .container_statuses
-        .iter_mut()
-        .chain(status.init_container_statuses.iter_mut())
-        .chain(status.ephemeral_container_statuses.iter_mut())
-        .flatten();
-    for cs in all {
-        for state in [cs.state.as_mut(), cs.last_state.as_mut()]
-            .into_iter()
-            .flatten()
-        {
-            if let Some(m) = state.terminated.as_mut().and_then(|t| t.message.as_mut()) {
-                truncate_bytes(m, bytes_per_status);
-            }
-        }
-    }
+    normalize(status, bytes_per_status);
     for list in [
         status.container_statuses.as_mut(),
         status.ephemeral_container_statuses.as_mut(),

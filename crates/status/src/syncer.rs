@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, trace};
 
 use crate::api::PodStatusApi;
+use crate::conditions::not_owned_by_kubelet;
 use crate::manager::{StatusManager, VersionedPodStatus, is_pod_status_by_kubelet_equal};
 use crate::patch::pod_status_patch;
 use crate::reasons::{POD_COMPLETED, POD_FAILED, condition, phase};
@@ -346,13 +347,7 @@ pub fn merge_pod_status(
     let new_phase = new.phase.as_deref().unwrap_or_default();
     let transitioning_to_terminal = !phase::is_terminal(old_phase) && phase::is_terminal(new_phase);
 
-    let mut conditions: Vec<PodCondition> = old
-        .conditions
-        .iter()
-        .flatten()
-        .filter(|c| !condition::owned_by_kubelet(&c.type_))
-        .cloned()
-        .collect();
+    let mut conditions = not_owned_by_kubelet(old);
     for c in new.conditions.iter().flatten() {
         if condition::owned_by_kubelet(&c.type_) {
             conditions.push(c.clone());
