@@ -185,7 +185,8 @@ fn condition<'a>(s: &'a PodStatus, t: &str) -> Option<&'a PodCondition> {
 async fn status_patch_precondition_and_final_delete() -> TestResult {
     let c = cluster::ensure()?;
     let id = unique();
-    let node_name = format!("krs-t-statussync-{id}");
+    // One node name, so the node's credentials are issued once.
+    let node_name = "krs-t-statussync".to_string();
     let ns = format!("t-statussync-{id}");
     let cfg = kubelet_config::new_kubelet_configuration();
     let admin = KubeletClients::build(&c.kubeconfig, &cfg).await?.main;
@@ -196,20 +197,48 @@ async fn status_patch_precondition_and_final_delete() -> TestResult {
 
     let nodes: Api<Node> = Api::all(admin.clone());
     let namespaces: Api<Namespace> = Api::all(admin.clone());
+    let _cleanup = Cleanup {
+        cluster: c.clone(),
+        node: node_name.clone(),
+        namespace: ns.clone(),
+    };
     let mut n = Node::default();
     n.metadata.name = Some(node_name.clone());
-    nodes.create(&PostParams::default(), &n).await?;
+    match nodes.create(&PostParams::default(), &n).await {
+        Err(kube::Error::Api(e)) if e.code == 409 => {} // left by an interrupted run
+        other => {
+            other?;
+        }
+    }
     let mut namespace = Namespace::default();
     namespace.metadata.name = Some(ns.clone());
     namespaces
         .create(&PostParams::default(), &namespace)
         .await?;
 
-    let result = scenario(&admin, node, &node_name, &ns).await;
+    scenario(&admin, node, &node_name, &ns).await
+}
 
-    let _ = namespaces.delete(&ns, &DeleteParams::default()).await;
-    let _ = nodes.delete(&node_name, &DeleteParams::default()).await;
-    result
+/// Deletes the test's namespace and Node object, also when an assertion failed.
+struct Cleanup {
+    cluster: cluster::Cluster,
+    node: String,
+    namespace: String,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = self.cluster.kubectl_output([
+            "delete",
+            "namespace",
+            &self.namespace,
+            "--wait=false",
+            "--ignore-not-found",
+        ]);
+        let _ = self
+            .cluster
+            .kubectl_output(["delete", "node", &self.node, "--ignore-not-found"]);
+    }
 }
 
 async fn scenario(
