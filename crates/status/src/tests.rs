@@ -938,3 +938,69 @@ fn terminate_pod_finalizes_status() {
     manager.remove_orphaned_statuses([]);
     assert!(manager.get_pod_status("uid-1").is_none());
 }
+
+/// Upstream `TestTerminatePod_DefaultUnknownStatus`: before a pod has initialized, only the
+/// init containers that attempted to start (and at least the first) become terminated
+/// unknown; the regular containers keep waiting. Afterwards every missing status is a failure.
+#[test]
+fn terminate_pod_before_initialization_keeps_waiting_containers() {
+    let manager = StatusManager::new(Arc::new(FakeClock::default()));
+    let mut p = pod_with(
+        "Never",
+        vec![container("i1"), container("i2"), container("i3")],
+        vec![container("a")],
+    );
+    let status = ApiPodStatus {
+        phase: Some(phase::PENDING.into()),
+        init_container_statuses: Some(vec![
+            terminated("i1", 0),
+            waiting_after("i2", 1),
+            waiting("i3"),
+        ]),
+        container_statuses: Some(vec![waiting("a")]),
+        ..ApiPodStatus::default()
+    };
+    p.status = Some(status.clone());
+    manager.terminate_pod(&p);
+    let s = manager.get_pod_status("uid-1").unwrap();
+    let init: Vec<_> = s
+        .init_container_statuses
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(state_summary)
+        .collect();
+    assert_eq!(init[0].0, "terminated");
+    assert_eq!(init[0].2, Some(0), "a terminated state is kept");
+    assert_eq!(
+        init[1],
+        (
+            "terminated".into(),
+            Some("ContainerStatusUnknown".into()),
+            Some(137)
+        ),
+        "it attempted to start"
+    );
+    assert_eq!(init[2].0, "waiting", "never attempted");
+    let regular = &s.container_statuses.as_ref().unwrap()[0];
+    assert_eq!(state_summary(regular).0, "waiting", "not initialized");
+    assert_eq!(s.phase.as_deref(), Some(phase::FAILED));
+
+    // Once the last init container succeeded, a waiting container is a failure.
+    let manager = StatusManager::new(Arc::new(FakeClock::default()));
+    p.status = Some(ApiPodStatus {
+        init_container_statuses: Some(vec![
+            terminated("i1", 0),
+            terminated("i2", 0),
+            terminated("i3", 0),
+        ]),
+        ..status
+    });
+    manager.terminate_pod(&p);
+    let s = manager.get_pod_status("uid-1").unwrap();
+    let regular = &s.container_statuses.as_ref().unwrap()[0];
+    assert_eq!(
+        state_summary(regular).1.as_deref(),
+        Some("ContainerStatusUnknown")
+    );
+}
