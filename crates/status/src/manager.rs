@@ -39,12 +39,26 @@ pub struct VersionedPodStatus {
     pub pod_is_finished: bool,
 }
 
+/// The API status of a static pod's mirror pod, if it has one (upstream
+/// `podManager.GetMirrorPodByPod(pod).Status`).
+pub type MirrorPodStatusFn = Arc<dyn Fn(&ApiPod) -> Option<ApiPodStatus> + Send + Sync>;
+
+#[derive(Clone, Default)]
+struct MirrorSource(Arc<RwLock<Option<MirrorPodStatusFn>>>);
+
+impl std::fmt::Debug for MirrorSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MirrorSource")
+    }
+}
+
 /// Keeps the latest status per pod UID. Cheap to share (`Arc` inside).
 #[derive(Debug, Clone)]
 pub struct StatusManager {
     statuses: Arc<RwLock<HashMap<String, VersionedPodStatus>>>,
     clock: Arc<dyn Clock>,
     changed: Arc<watch::Sender<u64>>,
+    mirror_status: MirrorSource,
 }
 
 impl Default for StatusManager {
@@ -112,6 +126,7 @@ impl StatusManager {
             statuses: Arc::default(),
             clock,
             changed: Arc::new(watch::channel(0).0),
+            mirror_status: MirrorSource::default(),
         }
     }
 
@@ -123,6 +138,26 @@ impl StatusManager {
         self.statuses
             .write()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Where the first status of a static pod finds its previous one: its mirror pod's
+    /// (API mode). Start times and transition times then survive a kubelet restart.
+    pub fn set_mirror_pod_status_source(&self, source: MirrorPodStatusFn) {
+        *self
+            .mirror_status
+            .0
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(source);
+    }
+
+    fn mirror_pod_status(&self, pod: &ApiPod) -> Option<ApiPodStatus> {
+        let source = self
+            .mirror_status
+            .0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        source.and_then(|f| f(pod))
     }
 
     /// Latest status of the pod (upstream `GetPodStatus`).
@@ -226,6 +261,10 @@ impl StatusManager {
         finished: bool,
     ) {
         let uid = pod_uid(pod).to_string();
+        // Looked up before taking the lock: the source reads the pod manager.
+        let mirror_old = (is_static_pod(pod) && !self.read().contains_key(&uid))
+            .then(|| self.mirror_pod_status(pod))
+            .flatten();
         let mut statuses = self.write();
         let cached = statuses.get(&uid);
         let mut finished = finished;
@@ -239,6 +278,7 @@ impl StatusManager {
         }
         let old = cached
             .map(|c| c.status.clone())
+            .or(mirror_old)
             .or_else(|| pod.status.clone())
             .unwrap_or_default();
         if let Err(e) = check_container_state_transition(&old, &status, pod) {

@@ -1004,3 +1004,47 @@ fn terminate_pod_before_initialization_keeps_waiting_containers() {
         Some("ContainerStatusUnknown")
     );
 }
+
+/// Upstream `updateStatusInternal`: a static pod without a cached status starts from its
+/// mirror pod's status, so its start time and transition times survive a kubelet restart.
+#[test]
+fn static_pod_starts_from_its_mirror_pod_status() {
+    let clock = FakeClock::new(Timestamp::from_second(1_700_000_000).unwrap());
+    let manager = StatusManager::new(Arc::new(clock.clone()));
+    let mut p = pod("Always", &["a"]);
+    p.metadata.annotations = Some(
+        [(
+            CONFIG_SOURCE_ANNOTATION_KEY.to_string(),
+            FILE_SOURCE.to_string(),
+        )]
+        .into(),
+    );
+    let before = Time(Timestamp::from_second(1_600_000_000).unwrap());
+    let mirror_status = ApiPodStatus {
+        start_time: Some(before.clone()),
+        conditions: Some(vec![PodCondition {
+            type_: condition::POD_SCHEDULED.into(),
+            status: "True".into(),
+            last_transition_time: Some(before.clone()),
+            ..PodCondition::default()
+        }]),
+        ..ApiPodStatus::default()
+    };
+    manager.set_mirror_pod_status_source(Arc::new(move |_| Some(mirror_status.clone())));
+    let s = generate(
+        &p,
+        &runtime_status(vec![rt("a", "c1", ContainerState::Running, 0)], true),
+        false,
+    );
+    manager.set_pod_status(&p, s);
+    let stored = manager.get_pod_status("uid-1").unwrap();
+    assert_eq!(stored.start_time, Some(before.clone()));
+    assert_eq!(
+        cond(&stored, condition::POD_SCHEDULED).last_transition_time,
+        Some(before)
+    );
+    assert_eq!(
+        cond(&stored, condition::READY).last_transition_time,
+        Some(Time(clock.now()))
+    );
+}

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kubelet_client::KubeletClients;
 use kubelet_container::RealClock;
 use kubelet_container::kubetypes::is_static_pod;
-use kubelet_status::{KubePodStatusApi, PodDeletionSafetyProvider, StatusSyncer};
+use kubelet_status::{KubePodStatusApi, PodDeletionSafetyProvider, PodManager, StatusSyncer};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +19,7 @@ use crate::kubelet::Kubelet;
 /// The kubelet's pod manager and pod workers as the syncer sees them.
 struct KubeletPods(Arc<Kubelet>);
 
-impl kubelet_status::PodManager for KubeletPods {
+impl PodManager for KubeletPods {
     fn get_pod_by_uid(&self, uid: &str) -> Option<Arc<Pod>> {
         self.0.pod_manager.get(uid)
     }
@@ -59,6 +59,15 @@ pub(crate) fn start_status_sync(
     cancel: CancellationToken,
     tasks: &mut JoinSet<()>,
 ) {
+    // A static pod's first status starts from its mirror pod's (weak: the status manager
+    // lives in the kubelet).
+    let weak = Arc::downgrade(kubelet);
+    kubelet
+        .status_manager
+        .set_mirror_pod_status_source(Arc::new(move |pod| {
+            let kl = weak.upgrade()?;
+            KubeletPods(kl).get_mirror_pod_by_pod(pod)?.status.clone()
+        }));
     let pods = Arc::new(KubeletPods(kubelet.clone()));
     let syncer = StatusSyncer::new(
         (*kubelet.status_manager).clone(),
