@@ -329,7 +329,8 @@ async fn scenario(
         api.last_patch.lock().unwrap()
     );
 
-    // 3. Another UID (a pod deleted and recreated under the same name) is refused.
+    // 3. Another UID (a pod deleted and recreated under the same name) is refused: the
+    //    patch would change the immutable metadata.uid (422), the delete precondition fails (409).
     let (patch, _) = kubelet_status::patch::pod_status_patch(
         "00000000-0000-0000-0000-000000000000",
         &s,
