@@ -7,6 +7,7 @@
 //! that need it (`crate::startable`).
 
 pub(crate) mod certificates;
+mod status_sync;
 
 use std::sync::Arc;
 
@@ -32,10 +33,11 @@ pub(crate) fn start_api_pod_source(
 /// `startKubelet`'s API side: node registration and status, the lease, the status manager's
 /// syncer, mirror pods.
 pub(crate) async fn start_api_mode(
-    _deps: &KubeletDeps<'_>,
-    _clients: &Arc<KubeletClients>,
-    _kubelet: &Arc<Kubelet>,
-    _tasks: &mut JoinSet<()>,
+    deps: &KubeletDeps<'_>,
+    clients: &Arc<KubeletClients>,
+    kubelet: &Arc<Kubelet>,
+    tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
+    status_sync::start_status_sync(clients, kubelet, deps.shutdown.clone(), tasks);
     Ok(())
 }
