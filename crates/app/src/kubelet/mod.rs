@@ -109,6 +109,8 @@ pub struct Kubelet {
     pub admit_handlers: kubelet_admission::PodAdmitHandlers,
     /// Pod-level cgroups (with `cgroupsPerQOS`).
     pub pod_cgroups: Option<Arc<pod_cgroups::PodCgroups>>,
+    /// This node's Node object, from the node informer (empty in standalone mode).
+    pub node_lister: kubelet_apipods::NodeLister,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     worker_count: AtomicUsize,
@@ -228,6 +230,9 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     let server = deps.server;
     let c = &server.config;
     let (pod_config, updates) = PodConfig::new(deps.node_name.clone());
+    // Empty in standalone mode (upstream's empty node indexer); the node informer fills it
+    // in API server mode.
+    let node_lister = kubelet_apipods::NodeLister::new(deps.node_name.clone());
     // Sources are registered before the kubelet asks which ones it must have seen before it
     // may treat unknown runtime pods as orphans (upstream `makePodSourceConfig` runs before
     // `NewMainKubelet`); their updates wait in the channel until the sync loop runs.
@@ -295,8 +300,15 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         root_dir: PathBuf::from(&server.flags.root_directory),
         os: Arc::new(kubelet_runtime::os::RealOs),
         sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
-        admit_handlers: admission::standalone_handlers(deps)
-            .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
+        admit_handlers: admission::admit_handlers(
+            deps,
+            Arc::new(kubelet_apipods::NodeInfoGetter::new(
+                node_lister.clone(),
+                admission::initial_node(deps),
+            )),
+        )
+        .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
+        node_lister,
         pod_cgroups,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
