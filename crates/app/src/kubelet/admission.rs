@@ -168,8 +168,15 @@ impl Kubelet {
         }
     }
 
-    /// Records a rejected pod as `Failed` (upstream `rejectPod`); it is never started.
+    /// Records a rejected pod as `Failed` with a `Warning` event of the same reason
+    /// (upstream `rejectPod`); it is never started.
     pub fn reject_pod(&self, pod: &Pod, result: &PodAdmitResult) {
+        self.recorder.event(
+            &kubelet_container::events::pod_ref(pod),
+            kubelet_container::EventType::Warning,
+            &result.reason,
+            &result.message,
+        );
         let status = PodStatus {
             qos_class: Some(kubelet_container::get_pod_qos(pod).as_str().to_string()),
             phase: Some(phase::FAILED.to_string()),
