@@ -1,0 +1,364 @@
+//! `kubelet-apipods` against the real kube-apiserver of `hack/cluster-up.sh`, with a node's
+//! own identity (`system:node:krs-t-apipods-<pid>`, so `Node,RBAC` authorization and
+//! `NodeRestriction` apply as they do to a kubelet): the node informer sees the Node object
+//! (created by the admin first, deleted after); the pod source delivers full snapshots of
+//! the pods bound to the node and no others; a watch whose resource version is too old
+//! (`410 Expired` from the real watch cache) is survived by relisting; a mirror pod is
+//! created with the mirror annotation and the Node as owner, and deleted only with its UID.
+//! Ignored only when built with `KRS_SKIP_CLUSTER_TESTS=1`.
+
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use kube::Api;
+use kube::api::{DeleteParams, PostParams};
+use kubelet_apipods::error::ApiError;
+use kubelet_apipods::reflector::{ListerWatcher, ObjectList, WatchEvent};
+use kubelet_apipods::{
+    KubeMirrorClient, MirrorClient, NodeLister, node_lister_watcher, pod_lister_watcher,
+    run_node_informer, run_source_apiserver,
+};
+use kubelet_client::KubeletClients;
+use kubelet_e2e::cluster::{self, Cluster};
+use kubelet_podsource::SourceUpdate;
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// The admin's and the node's clients, the node and namespace names; the Node and the
+/// namespace are deleted when dropped.
+struct Env {
+    cluster: Cluster,
+    admin: kube::Client,
+    node_client: kube::Client,
+    node: String,
+    ns: String,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        // No kubelet confirms the deletion of these pods: remove them at once.
+        let _ = self.cluster.kubectl_output([
+            "delete",
+            "pods",
+            "--all",
+            "-n",
+            &self.ns,
+            "--grace-period=0",
+            "--force",
+        ]);
+        let _ = self.cluster.kubectl_output([
+            "delete",
+            "namespace",
+            &self.ns,
+            "--ignore-not-found",
+            "--wait=false",
+        ]);
+        let _ = self
+            .cluster
+            .kubectl_output(["delete", "node", &self.node, "--ignore-not-found"]);
+    }
+}
+
+async fn env(suffix: &str) -> Result<Env, Box<dyn std::error::Error>> {
+    let c = cluster::ensure()?;
+    let node = format!("krs-t-apipods-{}-{suffix}", std::process::id());
+    let ns = format!("t-apipods-{}-{suffix}", std::process::id());
+    let cfg = kubelet_config::new_kubelet_configuration();
+    let admin = KubeletClients::build(&c.kubeconfig, &cfg).await?.main;
+    let files = c.node_files(&node, "127.0.0.1")?;
+    let node_client = KubeletClients::build(&files.kubeconfig, &cfg).await?.main;
+    let e = Env {
+        cluster: c,
+        admin,
+        node_client,
+        node,
+        ns,
+    };
+    let n: Node = serde_json::from_value(json!({"metadata": {"name": e.node}}))?;
+    Api::<Node>::all(e.admin.clone())
+        .create(&PostParams::default(), &n)
+        .await?;
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": e.ns}}))?;
+    Api::<Namespace>::all(e.admin.clone())
+        .create(&PostParams::default(), &ns)
+        .await?;
+    Ok(e)
+}
+
+fn pod(name: &str, node: &str, annotations: serde_json::Value) -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
+    }))
+    .unwrap()
+}
+
+fn names(u: &SourceUpdate) -> Vec<String> {
+    let mut n: Vec<String> = u
+        .pods
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap_or_default())
+        .collect();
+    n.sort();
+    n
+}
+
+/// Waits for a snapshot satisfying `want`.
+async fn snapshot(
+    rx: &mut mpsc::Receiver<SourceUpdate>,
+    what: &str,
+    want: impl Fn(&SourceUpdate) -> bool,
+) -> SourceUpdate {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(u)) if want(&u) => return u,
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("the pod source stopped while waiting for {what}"),
+            Err(_) => panic!("no snapshot with {what} within {WAIT:?}"),
+        }
+    }
+}
+
+async fn wait_for_node(lister: &NodeLister) -> Arc<Node> {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let Some(n) = lister.get() {
+            return n;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the node informer never saw the Node"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The real lister-watcher, except that its first watch asks for resource version "1",
+/// long gone from the API server's watch cache: the server answers `410 Expired`.
+struct FirstWatchTooOld<L> {
+    inner: L,
+    watches: AtomicUsize,
+    lists: Mutex<Vec<String>>,
+    /// What the first watch ended with.
+    first_watch_error: Arc<Mutex<Option<ApiError>>>,
+}
+
+#[async_trait]
+impl<L: ListerWatcher<Pod>> ListerWatcher<Pod> for FirstWatchTooOld<L> {
+    async fn list(&self, resource_version: &str) -> Result<ObjectList<Pod>, ApiError> {
+        self.lists
+            .lock()
+            .unwrap()
+            .push(resource_version.to_string());
+        self.inner.list(resource_version).await
+    }
+
+    async fn watch(
+        &self,
+        resource_version: &str,
+        timeout_secs: u32,
+    ) -> Result<BoxStream<'static, Result<WatchEvent<Pod>, ApiError>>, ApiError> {
+        if self.watches.fetch_add(1, Ordering::SeqCst) > 0 {
+            return self.inner.watch(resource_version, timeout_secs).await;
+        }
+        let seen = self.first_watch_error.clone();
+        let record = move |e: &ApiError| {
+            seen.lock().unwrap().get_or_insert_with(|| e.clone());
+        };
+        match self.inner.watch("1", timeout_secs).await {
+            Err(e) => {
+                record(&e);
+                Err(e)
+            }
+            Ok(stream) => Ok(futures::StreamExt::boxed(futures::StreamExt::inspect(
+                stream,
+                move |ev| match ev {
+                    Err(e) | Ok(WatchEvent::Error(e)) => record(e),
+                    Ok(_) => {}
+                },
+            ))),
+        }
+    }
+}
+
+#[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
+#[tokio::test]
+async fn pod_source_delivers_the_nodes_pods_and_survives_410() -> TestResult {
+    let e = env("src").await?;
+    let cancel = CancellationToken::new();
+    let lister = NodeLister::new(&e.node);
+    tokio::spawn(run_node_informer(
+        node_lister_watcher(e.node_client.clone(), &e.node),
+        lister.clone(),
+        cancel.clone(),
+    ));
+    let seen = wait_for_node(&lister).await;
+    assert!(seen.metadata.uid.is_some());
+
+    let pods: Api<Pod> = Api::namespaced(e.admin.clone(), &e.ns);
+    pods.create(&PostParams::default(), &pod("before", &e.node, json!({})))
+        .await?;
+    // A pod bound to another node never shows.
+    pods.create(
+        &PostParams::default(),
+        &pod("elsewhere", "krs-t-apipods-nobody", json!({})),
+    )
+    .await?;
+
+    let lw = Arc::new(FirstWatchTooOld {
+        inner: pod_lister_watcher(e.node_client.clone(), &e.node),
+        watches: AtomicUsize::new(0),
+        lists: Mutex::new(Vec::new()),
+        first_watch_error: Arc::new(Mutex::new(None)),
+    });
+    let (tx, mut rx) = mpsc::channel(64);
+    tokio::spawn(run_source_apiserver(
+        ArcLw(lw.clone()),
+        lister.clone(),
+        tx,
+        cancel.clone(),
+    ));
+    let first = snapshot(&mut rx, "the first list", |_| true).await;
+    assert_eq!(names(&first), ["before"], "only the pods bound to the node");
+
+    // The first watch got 410: the reflector relists (from the list's version), then
+    // watches from there; a pod created afterwards arrives in a full snapshot.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while lw.lists.lock().unwrap().len() < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no relist after the 410"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let first_error = lw.first_watch_error.lock().unwrap().clone();
+    assert!(
+        first_error.as_ref().is_some_and(ApiError::is_expired),
+        "the API server's watch cache answers 410 for resource version 1: {first_error:?}"
+    );
+    let lists = lw.lists.lock().unwrap().clone();
+    assert_eq!(
+        lists[0], "0",
+        "the first list may come from the watch cache"
+    );
+    assert!(
+        !lists[1].is_empty() && lists[1] != "0",
+        "the relist asks for at least the last version: {lists:?}"
+    );
+    pods.create(&PostParams::default(), &pod("after", &e.node, json!({})))
+        .await?;
+    snapshot(&mut rx, "both pods", |u| names(u) == ["after", "before"]).await;
+    assert!(lw.watches.load(Ordering::SeqCst) >= 2);
+
+    pods.delete("before", &DeleteParams::default().grace_period(0))
+        .await?;
+    snapshot(&mut rx, "the deletion", |u| names(u) == ["after"]).await;
+    cancel.cancel();
+    Ok(())
+}
+
+/// `Arc<L>` as a lister-watcher (the test keeps a handle on the wrapper's counters).
+struct ArcLw<L>(Arc<L>);
+
+#[async_trait]
+impl<L: ListerWatcher<Pod>> ListerWatcher<Pod> for ArcLw<L> {
+    async fn list(&self, rv: &str) -> Result<ObjectList<Pod>, ApiError> {
+        self.0.list(rv).await
+    }
+
+    async fn watch(
+        &self,
+        rv: &str,
+        timeout_secs: u32,
+    ) -> Result<BoxStream<'static, Result<WatchEvent<Pod>, ApiError>>, ApiError> {
+        self.0.watch(rv, timeout_secs).await
+    }
+}
+
+#[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
+#[tokio::test]
+async fn mirror_pods_are_created_owned_by_the_node_and_deleted_by_uid() -> TestResult {
+    let e = env("mirror").await?;
+    let cancel = CancellationToken::new();
+    let lister = NodeLister::new(&e.node);
+    tokio::spawn(run_node_informer(
+        node_lister_watcher(e.node_client.clone(), &e.node),
+        lister.clone(),
+        cancel.clone(),
+    ));
+    let node_uid = wait_for_node(&lister).await.metadata.uid.clone().unwrap();
+
+    // NodeRestriction: the node identity may not create an ordinary pod.
+    let as_node: Api<Pod> = Api::namespaced(e.node_client.clone(), &e.ns);
+    let refused = as_node
+        .create(&PostParams::default(), &pod("plain", &e.node, json!({})))
+        .await;
+    assert!(
+        matches!(&refused, Err(kube::Error::Api(s)) if s.code == 403),
+        "{refused:?}"
+    );
+
+    let client = KubeMirrorClient::new(e.node_client.clone(), lister.clone());
+    let mut static_pod = pod(
+        "static-web",
+        &e.node,
+        json!({"kubernetes.io/config.source": "file", "kubernetes.io/config.hash": "h1"}),
+    );
+    static_pod.metadata.namespace = Some(e.ns.clone());
+    client.create_mirror_pod(&static_pod).await?;
+
+    let pods: Api<Pod> = Api::namespaced(e.admin.clone(), &e.ns);
+    let mirror = pods.get("static-web").await?;
+    let annotations = mirror.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(
+        annotations
+            .get("kubernetes.io/config.mirror")
+            .map(String::as_str),
+        Some("h1")
+    );
+    let owners = mirror.metadata.owner_references.clone().unwrap_or_default();
+    assert_eq!(owners.len(), 1);
+    assert_eq!(owners[0].kind, "Node");
+    assert_eq!(owners[0].name, e.node);
+    assert_eq!(owners[0].uid, node_uid);
+    assert_eq!(owners[0].controller, Some(true));
+    assert!(kubelet_apipods::is_mirror_pod_of(&mirror, &static_pod));
+
+    // A second create of the same mirror pod fails (upstream's client does too).
+    assert!(client.create_mirror_pod(&static_pod).await.is_err());
+
+    let full_name = format!("static-web_{}", e.ns);
+    // Another UID: nothing is deleted (a newer mirror pod of the same name is safe).
+    assert!(
+        !client
+            .delete_mirror_pod(&full_name, Some("00000000-0000-0000-0000-000000000000"))
+            .await?
+    );
+    assert!(pods.get_opt("static-web").await?.is_some());
+    let uid = mirror.metadata.uid.clone().unwrap();
+    assert!(client.delete_mirror_pod(&full_name, Some(&uid)).await?);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while pods.get_opt("static-web").await?.is_some() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the mirror pod was not deleted"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Deleting what is gone is no error.
+    assert!(!client.delete_mirror_pod(&full_name, None).await?);
+    cancel.cancel();
+    Ok(())
+}
