@@ -5,9 +5,20 @@
 //! the pods bound to the node and no others; a watch whose resource version is too old
 //! (`410 Expired` from the real watch cache) is survived by relisting; a mirror pod is
 //! created with the mirror annotation and the Node as owner, and deleted only with its UID.
-//! Ignored only when built with `KRS_SKIP_CLUSTER_TESTS=1`.
+//!
+//! Then the kubelet of `run_kubelet` in API server mode, over the recording fake CRI
+//! (`crates/app/tests/support`), as such a node: a static pod gets its mirror pod; a mirror
+//! pod deleted by an admin comes back with a new UID; a pod bound to the node through the API
+//! runs; a pod that does not tolerate a `NoExecute` taint of the Node ends `Failed` with reason
+//! `TaintToleration` and a Warning event, and never reaches the runtime; removing the manifest
+//! deletes the mirror pod (housekeeping). The Node is created by the admin (no node
+//! registration here) and deleted after. Ignored only when built with
+//! `KRS_SKIP_CLUSTER_TESTS=1`.
 
-#![allow(clippy::unwrap_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../../crates/app/tests/support/mod.rs"]
+mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,9 +26,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::stream::BoxStream;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ServiceAccount};
 use kube::Api;
-use kube::api::{DeleteParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kubelet_apipods::error::ApiError;
 use kubelet_apipods::reflector::{ListerWatcher, ObjectList, WatchEvent};
 use kubelet_apipods::{
@@ -25,9 +36,11 @@ use kubelet_apipods::{
     run_node_informer, run_source_apiserver,
 };
 use kubelet_client::KubeletClients;
+use kubelet_container::kubetypes::annotation;
 use kubelet_e2e::cluster::{self, Cluster};
 use kubelet_podsource::SourceUpdate;
 use serde_json::json;
+use support::TestKubelet;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +53,7 @@ const WAIT: Duration = Duration::from_secs(60);
 struct Env {
     cluster: Cluster,
     admin: kube::Client,
+    node_clients: Arc<KubeletClients>,
     node_client: kube::Client,
     node: String,
     ns: String,
@@ -77,11 +91,12 @@ async fn env(suffix: &str) -> Result<Env, Box<dyn std::error::Error>> {
     let cfg = kubelet_config::new_kubelet_configuration();
     let admin = KubeletClients::build(&c.kubeconfig, &cfg).await?.main;
     let files = c.node_files(&node, "127.0.0.1")?;
-    let node_client = KubeletClients::build(&files.kubeconfig, &cfg).await?.main;
+    let node_clients = Arc::new(KubeletClients::build(&files.kubeconfig, &cfg).await?);
     let e = Env {
         cluster: c,
         admin,
-        node_client,
+        node_client: node_clients.main.clone(),
+        node_clients,
         node,
         ns,
     };
@@ -93,13 +108,21 @@ async fn env(suffix: &str) -> Result<Env, Box<dyn std::error::Error>> {
     Api::<Namespace>::all(e.admin.clone())
         .create(&PostParams::default(), &ns)
         .await?;
+    // Pods cannot be created before the controller-manager made the default ServiceAccount.
+    let sas: Api<ServiceAccount> = Api::namespaced(e.admin.clone(), &e.ns);
+    eventually("the default ServiceAccount", || async {
+        sas.get_opt("default").await.ok().flatten()
+    })
+    .await;
     Ok(e)
 }
 
 fn pod(name: &str, node: &str, annotations: serde_json::Value) -> Pod {
     serde_json::from_value(json!({
         "metadata": {"name": name, "annotations": annotations},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
+        // No service account token: projected volumes are not supported yet.
+        "spec": {"nodeName": node, "terminationGracePeriodSeconds": 1, "automountServiceAccountToken": false,
+            "containers": [{"name": "main", "image": "busybox:1.36", "command": ["sleep", "1d"]}]}
     }))
     .unwrap()
 }
@@ -131,17 +154,36 @@ async fn snapshot(
     }
 }
 
-async fn wait_for_node(lister: &NodeLister) -> Arc<Node> {
+/// The node informer with the node's identity, once it has seen the Node.
+async fn start_node_informer(e: &Env, cancel: &CancellationToken) -> (NodeLister, Arc<Node>) {
+    let lister = NodeLister::new(&e.node);
+    tokio::spawn(run_node_informer(
+        node_lister_watcher(e.node_client.clone(), &e.node),
+        lister.clone(),
+        cancel.clone(),
+    ));
+    let node = eventually("the node informer to see the Node", || async {
+        lister.get()
+    })
+    .await;
+    (lister, node)
+}
+
+async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        if let Some(n) = lister.get() {
-            return n;
+        if let Some(v) = f().await {
+            return v;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the node informer never saw the Node"
+            "timed out waiting for {what}"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -198,13 +240,7 @@ impl<L: ListerWatcher<Pod>> ListerWatcher<Pod> for FirstWatchTooOld<L> {
 async fn pod_source_delivers_the_nodes_pods_and_survives_410() -> TestResult {
     let e = env("src").await?;
     let cancel = CancellationToken::new();
-    let lister = NodeLister::new(&e.node);
-    tokio::spawn(run_node_informer(
-        node_lister_watcher(e.node_client.clone(), &e.node),
-        lister.clone(),
-        cancel.clone(),
-    ));
-    let seen = wait_for_node(&lister).await;
+    let (lister, seen) = start_node_informer(&e, &cancel).await;
     assert!(seen.metadata.uid.is_some());
 
     let pods: Api<Pod> = Api::namespaced(e.admin.clone(), &e.ns);
@@ -235,14 +271,10 @@ async fn pod_source_delivers_the_nodes_pods_and_survives_410() -> TestResult {
 
     // The first watch got 410: the reflector relists (from the list's version), then
     // watches from there; a pod created afterwards arrives in a full snapshot.
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while lw.lists.lock().unwrap().len() < 2 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no relist after the 410"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually("a relist after the 410", || async {
+        (lw.lists.lock().unwrap().len() >= 2).then_some(())
+    })
+    .await;
     let first_error = lw.first_watch_error.lock().unwrap().clone();
     assert!(
         first_error.as_ref().is_some_and(ApiError::is_expired),
@@ -292,13 +324,8 @@ impl<L: ListerWatcher<Pod>> ListerWatcher<Pod> for ArcLw<L> {
 async fn mirror_pods_are_created_owned_by_the_node_and_deleted_by_uid() -> TestResult {
     let e = env("mirror").await?;
     let cancel = CancellationToken::new();
-    let lister = NodeLister::new(&e.node);
-    tokio::spawn(run_node_informer(
-        node_lister_watcher(e.node_client.clone(), &e.node),
-        lister.clone(),
-        cancel.clone(),
-    ));
-    let node_uid = wait_for_node(&lister).await.metadata.uid.clone().unwrap();
+    let (lister, node) = start_node_informer(&e, &cancel).await;
+    let node_uid = node.metadata.uid.clone().unwrap();
 
     // NodeRestriction: the node identity may not create an ordinary pod.
     let as_node: Api<Pod> = Api::namespaced(e.node_client.clone(), &e.ns);
@@ -321,11 +348,8 @@ async fn mirror_pods_are_created_owned_by_the_node_and_deleted_by_uid() -> TestR
 
     let pods: Api<Pod> = Api::namespaced(e.admin.clone(), &e.ns);
     let mirror = pods.get("static-web").await?;
-    let annotations = mirror.metadata.annotations.clone().unwrap_or_default();
     assert_eq!(
-        annotations
-            .get("kubernetes.io/config.mirror")
-            .map(String::as_str),
+        annotation(&mirror, "kubernetes.io/config.mirror"),
         Some("h1")
     );
     let owners = mirror.metadata.owner_references.clone().unwrap_or_default();
@@ -349,16 +373,151 @@ async fn mirror_pods_are_created_owned_by_the_node_and_deleted_by_uid() -> TestR
     assert!(pods.get_opt("static-web").await?.is_some());
     let uid = mirror.metadata.uid.clone().unwrap();
     assert!(client.delete_mirror_pod(&full_name, Some(&uid)).await?);
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while pods.get_opt("static-web").await?.is_some() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the mirror pod was not deleted"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually("the mirror pod to be deleted", || async {
+        matches!(pods.get_opt("static-web").await, Ok(None)).then_some(())
+    })
+    .await;
     // Deleting what is gone is no error.
     assert!(!client.delete_mirror_pod(&full_name, None).await?);
     cancel.cancel();
+    Ok(())
+}
+
+fn static_manifest(name: &str, ns: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  \
+         terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: busybox:1.36\n    \
+         command: [\"sleep\", \"1d\"]\n"
+    )
+}
+
+#[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubelet_mirrors_static_pods_and_admits_api_pods_against_the_node() -> TestResult {
+    let e = env("kl").await?;
+    let (admin, node, ns) = (e.admin.clone(), e.node.clone(), e.ns.clone());
+    // The Node as registration would leave it: allocatable set (admission reads it).
+    let nodes: Api<Node> = Api::all(admin.clone());
+    nodes
+        .patch_status(
+            &node,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "20"},
+                "capacity": {"cpu": "4", "memory": "8Gi", "pods": "20"}}}),
+            ),
+        )
+        .await?;
+
+    let mut k = TestKubelet::new("").await;
+    k.server.flags.hostname_override = node.clone();
+    k.clients = Some(e.node_clients.clone());
+    k.start().await;
+
+    // A static pod runs and gets its mirror pod.
+    k.write_manifest("web.yaml", &static_manifest("web", &ns));
+    let pods: Api<Pod> = Api::namespaced(admin.clone(), &ns);
+    let mirror_name = format!("web-{node}");
+    let mirror = eventually("the mirror pod", || async {
+        pods.get_opt(&mirror_name).await.ok().flatten()
+    })
+    .await;
+    let hash = annotation(&mirror, "kubernetes.io/config.mirror")
+        .expect("mirror annotation")
+        .to_string();
+    assert_eq!(
+        annotation(&mirror, "kubernetes.io/config.hash"),
+        Some(hash.as_str())
+    );
+    let owner = &mirror.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("Node", node.as_str())
+    );
+    // The static pod's UID is its hash; it runs once, whatever the mirror pod does.
+    k.wait_running(&hash, "main").await;
+
+    // An admin deletes the mirror pod: the kubelet creates a new one.
+    let first_uid = mirror.metadata.uid.clone().unwrap();
+    pods.delete(&mirror_name, &DeleteParams::default().grace_period(0))
+        .await?;
+    let again = eventually("the mirror pod to come back", || async {
+        pods.get_opt(&mirror_name)
+            .await
+            .ok()
+            .flatten()
+            .filter(|p| p.metadata.uid.as_deref() != Some(first_uid.as_str()))
+    })
+    .await;
+    assert_eq!(
+        annotation(&again, "kubernetes.io/config.mirror"),
+        Some(hash.as_str())
+    );
+    assert_eq!(
+        k.sandboxes(&hash).len(),
+        1,
+        "the static pod was not started twice"
+    );
+
+    // A pod bound to the node through the API runs.
+    let created = pods
+        .create(&PostParams::default(), &pod("api-ok", &node, json!({})))
+        .await?;
+    let api_uid = created.metadata.uid.clone().unwrap();
+    k.wait_running(&api_uid, "main").await;
+
+    // A NoExecute taint the next pod does not tolerate: rejected, never run.
+    nodes
+        .patch(
+            &node,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"taints": [{"key": "krs-test", "value": "x", "effect": "NoExecute"}]}})),
+        )
+        .await?;
+    eventually("the informer to see the taint", || async {
+        k.kubelet()
+            .node_lister
+            .get()
+            .and_then(|n| n.spec.clone()?.taints)
+            .filter(|t| !t.is_empty())
+    })
+    .await;
+    let tainted = pods
+        .create(
+            &PostParams::default(),
+            &pod("api-tainted", &node, json!({})),
+        )
+        .await?;
+    let tainted_uid = tainted.metadata.uid.clone().unwrap();
+    let status = k
+        .wait_until("the tainted pod Failed", || {
+            k.pod_status(&tainted_uid)
+                .filter(|s| s.phase.as_deref() == Some("Failed"))
+        })
+        .await;
+    assert_eq!(status.reason.as_deref(), Some("TaintToleration"));
+    assert_eq!(
+        status.message.as_deref(),
+        Some(
+            "Pod was rejected: Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate"
+        )
+    );
+    assert!(k.sandboxes(&tainted_uid).is_empty());
+    let lines = k.recorder.lines();
+    assert!(
+        lines.contains(&"Warning TaintToleration Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate".to_string()),
+        "{lines:?}"
+    );
+
+    // The manifest goes: the static pod stops and its mirror pod is deleted.
+    k.remove_manifest("web.yaml");
+    eventually("the orphaned mirror pod to be deleted", || async {
+        match pods.get_opt(&mirror_name).await {
+            Ok(None) => Some(()),
+            _ => None,
+        }
+    })
+    .await;
+    k.stop().await;
     Ok(())
 }

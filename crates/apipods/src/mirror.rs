@@ -16,7 +16,8 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 use kubelet_container::kubetypes::{
-    CONFIG_HASH_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY, is_static_pod, pod_full_name,
+    CONFIG_HASH_ANNOTATION_KEY, CONFIG_MIRROR_ANNOTATION_KEY, annotation, is_static_pod,
+    pod_full_name,
 };
 
 use crate::error::ApiError;
@@ -59,14 +60,6 @@ pub fn parse_pod_full_name(full_name: &str) -> Result<(&str, &str), MirrorError>
         (Some(name), Some(ns), None) if !name.is_empty() && !ns.is_empty() => Ok((name, ns)),
         _ => Err(MirrorError::FullName(full_name.to_string())),
     }
-}
-
-fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
-    pod.metadata
-        .annotations
-        .as_ref()?
-        .get(key)
-        .map(String::as_str)
 }
 
 /// The static pod's hash (upstream `getPodHash`: its `kubernetes.io/config.hash`).
