@@ -75,18 +75,24 @@ impl PodManager {
         }
     }
 
-    /// Forgets a pod or mirror pod (upstream `RemovePod`).
+    /// Forgets a pod or mirror pod (upstream `RemovePod`). The full-name entry goes only
+    /// when it is this pod, so removing an old UID never hides a newer pod of the same name.
     pub fn remove(&self, pod: &Pod) {
         let full_name = pod_full_name(pod);
         let uid = pod_uid(pod);
+        let same = |p: Option<&Arc<Pod>>| p.is_some_and(|p| pod_uid(p) == uid);
         let mut m = self.write();
         if is_mirror_pod(pod) {
             m.mirror_pod_by_uid.remove(uid);
-            m.mirror_pod_by_full_name.remove(&full_name);
+            if same(m.mirror_pod_by_full_name.get(&full_name)) {
+                m.mirror_pod_by_full_name.remove(&full_name);
+            }
             m.translation_by_uid.remove(uid);
         } else {
             m.pod_by_uid.remove(uid);
-            m.pod_by_full_name.remove(&full_name);
+            if same(m.pod_by_full_name.get(&full_name)) {
+                m.pod_by_full_name.remove(&full_name);
+            }
         }
     }
 
@@ -283,6 +289,9 @@ mod tests {
         let (pods, _, orphaned) = m.get_pods_and_mirror_pods();
         assert!(pods.is_empty());
         assert_eq!(orphaned, ["etcd_ns"]);
+        // An older mirror pod of the same name going does not hide the current one.
+        m.remove(&mirror("m0", "etcd"));
+        assert_eq!(m.get_pods_and_mirror_pods().2, ["etcd_ns"]);
         m.remove(&mirror("m1", "etcd"));
         assert_eq!(m.translate_pod_uid("m1"), "m1");
         assert!(m.get_pods_and_mirror_pods().2.is_empty());
