@@ -8,7 +8,7 @@
 //!
 //! Then the kubelet of `run_kubelet` in API server mode, over the recording fake CRI
 //! (`crates/app/tests/support`), as such a node: a static pod gets its mirror pod; a mirror
-//! pod deleted by an admin comes back with a new UID; a pod bound to the node through the API
+//! pod deleted by an admin comes back with a new UID and gets the static pod's status; a pod bound to the node through the API
 //! runs; a pod that does not tolerate a `NoExecute` taint of the Node ends `Failed` with reason
 //! `TaintToleration` and a Warning event, and never reaches the runtime; removing the manifest
 //! deletes the mirror pod (housekeeping). The Node is created by the admin (no node
@@ -458,6 +458,16 @@ async fn kubelet_mirrors_static_pods_and_admits_api_pods_against_the_node() -> T
         1,
         "the static pod was not started twice"
     );
+    // The status manager writes the static pod's status to its mirror pod (the mirror
+    // pod's UID translates to the static pod's).
+    eventually("the static pod's status on the mirror pod", || async {
+        pods.get_opt(&mirror_name)
+            .await
+            .ok()
+            .flatten()
+            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+    })
+    .await;
 
     // A pod bound to the node through the API runs.
     let created = pods

@@ -277,7 +277,12 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         reason_cache: Arc::new(ReasonCache::new(1000)),
         backoff: backoff.clone(),
         backoff_requeue: backoff_requeue.clone(),
-        host_ips: deps.node_ips.iter().map(ToString::to_string).collect(),
+        // Upstream reports hostIP(s) only with an API client (`generateAPIPodStatus`).
+        host_ips: deps
+            .clients
+            .as_ref()
+            .map(|_| deps.node_ips.iter().map(ToString::to_string).collect())
+            .unwrap_or_default(),
         sync_slots: Arc::new(tokio::sync::Semaphore::new(syncer::sync_pod_slots(
             deps.machine.num_cores(),
         ))),

@@ -218,6 +218,10 @@ impl PodSyncer for KubeletSyncer {
     ) -> Result<(), PodSyncError> {
         let api_status = self.generate(pod, pod_status, true);
         self.status_manager.set_pod_status(pod, api_status);
+        // Resources the kubelet owns go before the pod is finished (and may be deleted).
+        if let Some(pc) = &self.pod_cgroups {
+            pc.sync_terminated_pod(pod)?;
+        }
         self.status_manager.terminate_pod(pod);
         Ok(())
     }

@@ -7,6 +7,7 @@
 //! that need it (`crate::startable`).
 
 pub(crate) mod pod_source;
+mod status_sync;
 
 use std::sync::Arc;
 
@@ -36,10 +37,11 @@ pub(crate) fn start_api_pod_source(
 /// syncer, mirror pods.
 pub(crate) async fn start_api_mode(
     deps: &KubeletDeps<'_>,
-    _clients: &Arc<KubeletClients>,
+    clients: &Arc<KubeletClients>,
     kubelet: &Arc<Kubelet>,
     tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
     pod_source::spawn_fast_static_pods_registration(kubelet, &deps.shutdown, tasks);
+    status_sync::start_status_sync(clients, kubelet, deps.shutdown.clone(), tasks);
     Ok(())
 }
