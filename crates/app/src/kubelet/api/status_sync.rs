@@ -9,7 +9,6 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use kubelet_client::KubeletClients;
 use kubelet_container::RealClock;
-use kubelet_container::kubetypes::is_static_pod;
 use kubelet_status::{KubePodStatusApi, PodDeletionSafetyProvider, PodManager, StatusSyncer};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -24,25 +23,16 @@ impl PodManager for KubeletPods {
         self.0.pod_manager.get(uid)
     }
 
-    // The pod manager does not track mirror pods yet: a static pod has none, so its
-    // status is not written (as upstream while the mirror pod does not exist).
-    fn get_mirror_pod_by_pod(&self, _pod: &Pod) -> Option<Arc<Pod>> {
-        None
+    fn get_mirror_pod_by_pod(&self, pod: &Pod) -> Option<Arc<Pod>> {
+        self.0.pod_manager.get_mirror_pod_by_pod(pod)
     }
 
     fn translate_pod_uid(&self, uid: &str) -> String {
-        uid.to_string()
+        self.0.pod_manager.translate_pod_uid(uid)
     }
 
     fn pod_to_mirror(&self) -> HashMap<String, String> {
-        self.0
-            .pod_manager
-            .pods()
-            .iter()
-            .filter(|p| is_static_pod(p))
-            .filter_map(|p| p.metadata.uid.clone())
-            .map(|uid| (uid, String::new()))
-            .collect()
+        self.0.pod_manager.get_uid_translations().0
     }
 }
 
