@@ -29,11 +29,12 @@ pub enum RunError {
     /// The lock-file step failed.
     #[error(transparent)]
     Lock(#[from] LockError),
-    /// API-server mode was asked for.
-    #[error(
-        "--kubeconfig {0:?} given: API server clients are not available in this kubelet-rs build yet; run without --kubeconfig (standalone mode)"
-    )]
-    ApiClientsUnsupported(String),
+    /// The API server clients could not be built from `--kubeconfig`.
+    #[error(transparent)]
+    Clients(#[from] kubelet_client::ClientError),
+    /// A setting needs a part of API server mode kubelet-rs does not have yet.
+    #[error("{0}")]
+    ApiModeUnsupported(String),
     /// The node name is invalid.
     #[error("{0}")]
     Hostname(String),
@@ -143,19 +144,34 @@ pub fn init_configz(s: &KubeletServer) -> Configz {
     Configz::new(crate::configz::kubelet_config_object(&s.config, &s.flags))
 }
 
-/// API clients are a later milestone: with `--kubeconfig` we refuse to start rather than
-/// run differently from what the operator asked.
-pub fn check_standalone(s: &KubeletServer) -> Result<(), RunError> {
-    if !s.flags.kubeconfig.is_empty() {
-        return Err(RunError::ApiClientsUnsupported(s.flags.kubeconfig.clone()));
-    }
-    Ok(())
+/// Upstream `run()`: `standaloneMode := len(s.KubeConfig) == 0`.
+pub fn is_standalone(s: &KubeletServer) -> bool {
+    s.flags.kubeconfig.is_empty()
 }
 
-/// Step: standalone detection ([`check_standalone`], run by `check_startable` before any
-/// step, has refused `--kubeconfig`).
-pub fn detect_standalone() {
-    tracing::info!("Standalone mode, no API client");
+/// The API server clients and, with `rotateCertificates`, the client certificate manager
+/// to start with them.
+pub type ApiClients = (
+    std::sync::Arc<kubelet_client::KubeletClients>,
+    Option<std::sync::Arc<kubelet_certificate::Manager>>,
+);
+
+/// Step: standalone mode, or the API server clients (`buildKubeletClientConfig`: TLS
+/// bootstrap from `--bootstrap-kubeconfig`, or the rotating client certificate with
+/// `rotateCertificates`; then `KubeClient`, `EventClient`, `HeartbeatClient` with their
+/// QPS, burst and timeouts). Without `rotateCertificates`, a bootstrap waits for its
+/// certificate (as upstream); otherwise building does not contact the API server.
+pub async fn build_clients(
+    s: &KubeletServer,
+    node_name: &str,
+) -> Result<Option<ApiClients>, RunError> {
+    if is_standalone(s) {
+        tracing::info!("Standalone mode, no API client");
+        return Ok(None);
+    }
+    let built = crate::kubelet::build_kubelet_clients(s, node_name).await?;
+    tracing::info!(kubeconfig = %s.flags.kubeconfig, settings = ?built.clients.settings, "Built the API server clients");
+    Ok(Some((built.clients, built.client_certificate_manager)))
 }
 
 /// Step: `nodeutil.GetHostname(--hostname-override)`: trimmed and lower-cased.
@@ -175,9 +191,9 @@ pub fn node_name(hostname_override: &str) -> Result<String, RunError> {
     Ok(name)
 }
 
-/// Step: `BuildAuth` (standalone: no client).
+/// Step: `BuildAuth`'s checks (standalone: no client, so the webhooks are refused).
 pub fn build_auth_step(s: &KubeletServer) -> Result<AuthSettings, RunError> {
-    Ok(build_auth(&s.config, false)?)
+    Ok(build_auth(&s.config, !is_standalone(s))?)
 }
 
 /// Step: cgroup roots (`NodeAllocatableRoot` and the configured kubelet/runtime/system cgroups).
@@ -399,7 +415,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     let contention = CancellationToken::new();
     let _lock = acquire_lock_file(&s, &contention).await?;
     let configz = init_configz(&s);
-    detect_standalone();
+    let api_clients = build_clients(&s, &checked.node_name).await?;
     tracing::debug!(auth = ?checked.auth, "Authentication and authorization");
     let _roots = cgroup_roots(&s);
     apply_oom_score(&fs, s.config.oom_score_adj.unwrap_or(-999));
@@ -407,6 +423,10 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
 
     let shutdown = CancellationToken::new();
     let fatal = CancellationToken::new();
+    let (clients, client_certificate_manager) = api_clients.unzip();
+    if let Some(manager) = client_certificate_manager.flatten() {
+        crate::kubelet::start_client_certificate_manager(manager, &shutdown, &fatal);
+    }
     let kubelet = crate::kubelet::run_kubelet(crate::kubelet::KubeletDeps {
         server: &s,
         node_name: checked.node_name,
@@ -419,6 +439,8 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
         cgroup_version: cgroup_version(host),
         runtime,
         configz,
+        clients,
+        recorder: std::sync::Arc::new(kubelet_container::NoopRecorder),
         host_fs: std::sync::Arc::new(fs),
         rlimits: std::sync::Arc::new(kubelet_cm::RealRlimits),
         process_killer: std::sync::Arc::new(kubelet_cm::RealProcessKiller),

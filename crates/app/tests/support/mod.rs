@@ -41,6 +41,10 @@ pub struct TestKubelet {
     pub cri: FakeCriServer,
     pub host_fs: Arc<FakeHostFs>,
     pub server: KubeletServer,
+    /// Every event the kubelet recorded.
+    pub recorder: Arc<kubelet_container::FakeRecorder>,
+    /// API server clients (API server mode); `None`: standalone.
+    pub clients: Option<Arc<kubelet_client::KubeletClients>>,
     running: Option<Instance>,
 }
 
@@ -109,6 +113,8 @@ healthzPort: 0
             cri,
             host_fs: Arc::new(fake_host()),
             server,
+            recorder: Arc::new(kubelet_container::FakeRecorder::new()),
+            clients: None,
             running: None,
         }
     }
@@ -149,6 +155,8 @@ healthzPort: 0
             cgroup_version: CgroupVersion::V2,
             runtime,
             configz: startup::init_configz(s),
+            clients: self.clients.clone(),
+            recorder: self.recorder.clone(),
             host_fs: self.host_fs.clone(),
             rlimits: Arc::new(kubelet_cm::FakeRlimits::default()),
             process_killer: Arc::new(kubelet_cm::FakeProcessKiller::default()),
