@@ -13,6 +13,7 @@
 //! | [`kubetypes`]    | `pkg/kubelet/types` (`SyncPodType`, annotations)  |
 //! | [`backoff`]      | `client-go/util/flowcontrol/backoff.go`           |
 //! | [`clock`]        | `k8s.io/utils/clock`                              |
+//! | [`events`]       | `client-go/tools/record` `EventRecorder`, `ref.go`, `pkg/kubelet/events` |
 //! | [`hash`]         | `helpers.go` (`HashContainer`)                    |
 //! | [`helpers`]      | `helpers.go` (`ShouldContainerBeRestarted`, ...)  |
 //! | [`probe_results`]| `pkg/kubelet/prober/results` (`Result`, `Manager.Get`) |
@@ -26,6 +27,7 @@ pub mod backoff;
 pub mod cache;
 pub mod clock;
 pub mod container_gc;
+pub mod events;
 #[cfg(any(test, feature = "fake"))]
 pub mod fake;
 pub mod hash;
