@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use kubelet_cm::{HostFs, MachineInfo, NodeConfig, QosCgroups, QosSetup};
 use kubelet_config::KubeletServer;
+use kubelet_container::events::{EventType, node_ref, reasons};
 use kubelet_container::{Backoff, Cache, ContainerGc, RealClock, Runtime};
 use kubelet_pleg::{GenericPleg, RelistDuration};
 use kubelet_podsource::PodConfig;
@@ -185,6 +186,14 @@ fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<Option<QosCgroups>,
         },
     )?;
     tracing::info!(pods = %cgroups.pods, "Created QoS cgroup hierarchy");
+    // `enforceNodeAllocatableCgroups`: the node allocatable cgroup is updated (upstream
+    // sends this from a goroutine once the update succeeds).
+    deps.recorder.event(
+        &node_ref(&deps.node_name),
+        EventType::Normal,
+        reasons::SUCCESSFUL_NODE_ALLOCATABLE_ENFORCEMENT,
+        "Updated Node Allocatable limit across pods",
+    );
     Ok(Some(cgroups))
 }
 
@@ -402,6 +411,13 @@ fn spawn_sync_loop(
 pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
     let _qos = start_container_manager(&deps)?;
     let b = new_main_kubelet(&deps).await?;
+    // `BirthCry`: an event that the kubelet (re)started.
+    deps.recorder.event(
+        &node_ref(&deps.node_name),
+        EventType::Normal,
+        reasons::STARTING_KUBELET,
+        "Starting kubelet.",
+    );
     node_setup::set_max_open_files(deps.server, deps.rlimits.as_ref());
     let mut tasks = JoinSet::new();
     spawn_pleg(&deps, &b, &mut tasks);
