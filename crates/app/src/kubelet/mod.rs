@@ -283,6 +283,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
             deps.machine.num_cores(),
         ))),
         pod_cgroups: pod_cgroups.clone(),
+        recorder: deps.recorder.clone(),
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(
