@@ -34,15 +34,25 @@ async fn namespace(admin: &kube::Client) -> Result<String, kube::Error> {
     Ok(name)
 }
 
-/// Runs `body` in a fresh namespace, then deletes the namespace whatever the outcome.
-async fn in_namespace<F, Fut>(admin: &kube::Client, body: F) -> TestResult
+/// Runs `body` with the admin client, the clients of node [`NODE`] (its own
+/// credentials, as the kubelet's) and a fresh namespace, then deletes the namespace
+/// whatever the outcome.
+async fn with_node<F, Fut>(body: F) -> TestResult
 where
-    F: FnOnce(String) -> Fut,
+    F: FnOnce(kube::Client, KubeletClients, String) -> Fut,
     Fut: std::future::Future<Output = TestResult>,
 {
-    let ns = namespace(admin).await?;
-    let result = body(ns.clone()).await;
-    let api: Api<Namespace> = Api::all(admin.clone());
+    let c = cluster::ensure()?;
+    let admin = kube::Client::try_from(kubelet_client::load_kubeconfig(&c.kubeconfig).await?)?;
+    let node = c.node_files(NODE, "127.0.0.1")?;
+    let clients = KubeletClients::build(
+        &node.kubeconfig,
+        &kubelet_config::new_kubelet_configuration(),
+    )
+    .await?;
+    let ns = namespace(&admin).await?;
+    let result = body(admin.clone(), clients, ns.clone()).await;
+    let api: Api<Namespace> = Api::all(admin);
     api.delete(&ns, &DeleteParams::default()).await?;
     result
 }
@@ -75,17 +85,7 @@ async fn wait_event(
 #[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
 #[tokio::test]
 async fn pod_events_are_created_then_counted_with_a_patch() -> TestResult {
-    let c = cluster::ensure()?;
-    let admin = kube::Client::try_from(kubelet_client::load_kubeconfig(&c.kubeconfig).await?)?;
-    let cleanup = admin.clone();
-    in_namespace(&cleanup, |ns| async move {
-        let node = c.node_files(NODE, "127.0.0.1")?;
-        let clients = KubeletClients::build(
-            &node.kubeconfig,
-            &kubelet_config::new_kubelet_configuration(),
-        )
-        .await?;
-
+    with_node(|admin, clients, ns| async move {
         let cancel = CancellationToken::new();
         let _stop = cancel.clone().drop_guard();
         let recorder = make_event_recorder(
@@ -166,16 +166,7 @@ async fn pod_events_are_created_then_counted_with_a_patch() -> TestResult {
 #[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
 #[tokio::test]
 async fn server_answers_are_classified_as_record_event_needs() -> TestResult {
-    let c = cluster::ensure()?;
-    let admin = kube::Client::try_from(kubelet_client::load_kubeconfig(&c.kubeconfig).await?)?;
-    let cleanup = admin.clone();
-    in_namespace(&cleanup, |ns| async move {
-        let node = c.node_files(NODE, "127.0.0.1")?;
-        let clients = KubeletClients::build(
-            &node.kubeconfig,
-            &kubelet_config::new_kubelet_configuration(),
-        )
-        .await?;
+    with_node(|_admin, clients, ns| async move {
         let sink = KubeEventSink::new(clients.event.clone());
         let mut event = Event::default();
         event.metadata.name = Some("web.1".into());

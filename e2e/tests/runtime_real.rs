@@ -94,6 +94,7 @@ async fn harness(env: &RuntimeEnv) -> Harness {
         probes: Arc::new(NoProbes),
         pod_state: removed.clone(),
         clock: Arc::new(RealClock),
+        recorder: Arc::new(kubelet_container::NoopRecorder),
     };
     let manager = KubeGenericRuntimeManager::new(deps, config, logs)
         .await

@@ -64,62 +64,46 @@ fn s(v: &Option<String>) -> &str {
     v.as_deref().unwrap_or("")
 }
 
-/// `getEventKey`: source, involved object (with field path), type, reason and message.
-pub fn get_event_key(event: &Event) -> String {
+/// The source and involved object fields every key starts with (`fieldPath` only in the
+/// event key), in client-go's order.
+fn source_and_object(event: &Event, with_field_path: bool) -> Vec<&str> {
     let src = event.source.as_ref();
     let o = &event.involved_object;
-    [
+    let mut key = vec![
         src.map_or("", |s| s.component.as_deref().unwrap_or("")),
         src.map_or("", |s| s.host.as_deref().unwrap_or("")),
         s(&o.kind),
         s(&o.namespace),
         s(&o.name),
-        s(&o.field_path),
-        s(&o.uid),
-        s(&o.api_version),
-        s(&event.type_),
-        s(&event.reason),
-        s(&event.message),
-    ]
-    .concat()
+    ];
+    if with_field_path {
+        key.push(s(&o.field_path));
+    }
+    key.extend([s(&o.uid), s(&o.api_version), s(&event.type_)]);
+    key
+}
+
+/// `getEventKey`: source, involved object (with field path), type, reason and message.
+pub fn get_event_key(event: &Event) -> String {
+    let mut key = source_and_object(event, true);
+    key.extend([s(&event.reason), s(&event.message)]);
+    key.concat()
 }
 
 /// `getSpamKey`: source, involved object (without field path) and type.
 pub fn get_spam_key(event: &Event) -> String {
-    let src = event.source.as_ref();
-    let o = &event.involved_object;
-    [
-        src.map_or("", |s| s.component.as_deref().unwrap_or("")),
-        src.map_or("", |s| s.host.as_deref().unwrap_or("")),
-        s(&o.kind),
-        s(&o.namespace),
-        s(&o.name),
-        s(&o.uid),
-        s(&o.api_version),
-        s(&event.type_),
-    ]
-    .concat()
+    source_and_object(event, false).concat()
 }
 
 /// `EventAggregatorByReasonFunc`: (aggregate key, local key = message).
 pub fn aggregate_key(event: &Event) -> (String, String) {
-    let src = event.source.as_ref();
-    let o = &event.involved_object;
-    let key = [
-        src.map_or("", |s| s.component.as_deref().unwrap_or("")),
-        src.map_or("", |s| s.host.as_deref().unwrap_or("")),
-        s(&o.kind),
-        s(&o.namespace),
-        s(&o.name),
-        s(&o.uid),
-        s(&o.api_version),
-        s(&event.type_),
+    let mut key = source_and_object(event, false);
+    key.extend([
         s(&event.reason),
         s(&event.reporting_component),
         s(&event.reporting_instance),
-    ]
-    .concat();
-    (key, s(&event.message).to_string())
+    ]);
+    (key.concat(), s(&event.message).to_string())
 }
 
 /// `flowcontrol.NewTokenBucketPassiveRateLimiterWithClock` (`x/time/rate`): starts full,
