@@ -55,3 +55,61 @@ pub fn make_event_recorder(
     }
     Arc::new(recorder)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+    use kubelet_container::FakeClock;
+    use kubelet_container::events::{EventType, node_ref};
+
+    #[tokio::test(start_paused = true)]
+    async fn the_kubelet_s_recorder_writes_as_component_kubelet_on_the_node() {
+        let sink = Arc::new(FakeEventSink::new());
+        let cancel = CancellationToken::new();
+        let recorder = make_event_recorder(
+            "node-1",
+            Some(sink.clone()),
+            Arc::new(FakeClock::default()),
+            cancel.clone(),
+        );
+        recorder.event(
+            &node_ref("node-1"),
+            EventType::Normal,
+            "Starting",
+            "Starting kubelet.",
+        );
+        for _ in 0..1000 {
+            if !sink.calls().is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let SinkCall::Create(e) = &sink.calls()[0] else {
+            panic!("{:?}", sink.calls());
+        };
+        let source = e.source.clone().unwrap();
+        assert_eq!(
+            (source.component.as_deref(), source.host.as_deref()),
+            (Some("kubelet"), Some("node-1"))
+        );
+        assert_eq!(e.reporting_component.as_deref(), Some("kubelet"));
+        assert_eq!(e.reporting_instance.as_deref(), Some("node-1"));
+
+        // Standalone: no sink, events are only logged; recording never blocks.
+        let standalone = make_event_recorder(
+            "node-1",
+            None,
+            Arc::new(FakeClock::default()),
+            cancel.clone(),
+        );
+        for _ in 0..2 * MAX_QUEUED_EVENTS {
+            standalone.event(&node_ref("node-1"), EventType::Normal, "R", "m");
+        }
+        cancel.cancel();
+        // After shutdown, events are dropped without blocking either.
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        recorder.event(&node_ref("node-1"), EventType::Normal, "R", "late");
+        assert_eq!(sink.calls().len(), 1);
+    }
+}

@@ -55,3 +55,49 @@ impl FilteredRecorder {
         self.event(&container_ref(pod, container), t, reason, &message);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use k8s_openapi::api::core::v1::{Container, PodSpec};
+    use kubelet_container::events::FakeRecorder;
+
+    #[test]
+    fn implicit_containers_are_filtered_and_ids_replaced_by_names() {
+        let fake = Arc::new(FakeRecorder::new());
+        let r = FilteredRecorder::new(fake.clone());
+        let mut pod = ApiPod::default();
+        pod.metadata.name = Some("web".into());
+        pod.spec = Some(PodSpec {
+            containers: vec![Container {
+                name: "app".into(),
+                ..Container::default()
+            }],
+            ..PodSpec::default()
+        });
+        r.container_event(
+            &pod,
+            "app",
+            "0123abcd",
+            EventType::Warning,
+            "Failed",
+            "Error: container 0123abcd failed (0123abcd)",
+        );
+        // A container the pod does not declare (a restored or implicit one): dropped.
+        r.container_event(&pod, "POD", "", EventType::Normal, "Killing", "x");
+        r.pod_event(&pod, EventType::Normal, "SandboxChanged", "y");
+        let got = fake.lines();
+        assert_eq!(
+            got,
+            [
+                "Warning Failed Error: container app failed (app)",
+                "Normal SandboxChanged y"
+            ]
+        );
+        assert_eq!(
+            fake.events()[0].object.field_path.as_deref(),
+            Some("spec.containers{app}")
+        );
+    }
+}
