@@ -38,7 +38,22 @@ start_etcd() {
   krs_wait 60 "etcd health" curl -fsS "$ETCD_URL/health"
 }
 
+# Audit log of the requests the kubelets make (users in group system:nodes, one line per
+# request at ResponseComplete): bench/ counts API requests per node from it.
+write_audit_policy() {
+  cat > "$KRS_CLUSTER_DIR/audit-policy.yaml" <<'EOF_POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: Metadata
+  userGroups: ["system:nodes"]
+- level: None
+EOF_POLICY
+}
+
 start_apiserver() {
+  write_audit_policy
   krs_start kube-apiserver "$KRS_CLUSTER_BIN/kube-apiserver" \
     --etcd-servers "$ETCD_URL" \
     --bind-address 127.0.0.1 --secure-port "$KRS_APISERVER_PORT" \
@@ -63,6 +78,9 @@ start_apiserver() {
     --kubelet-certificate-authority "$P/kubelet-ca.crt" \
     --kubelet-preferred-address-types InternalIP,Hostname \
     --cert-dir "$KRS_CLUSTER_DIR/apiserver-certs" \
+    --audit-policy-file "$KRS_CLUSTER_DIR/audit-policy.yaml" \
+    --audit-log-path "$KRS_LOG_DIR/audit.log" --audit-log-format json \
+    --audit-log-maxsize 200 --audit-log-maxbackup 1 \
     --v 1
   krs_wait 180 "kube-apiserver /readyz" readyz_ok
 }
