@@ -149,20 +149,29 @@ pub fn is_standalone(s: &KubeletServer) -> bool {
     s.flags.kubeconfig.is_empty()
 }
 
-/// Step: standalone mode, or the API server clients (`buildKubeletClientConfig`, then
-/// `KubeClient`, `EventClient`, `HeartbeatClient` with their QPS, burst and timeouts).
-/// Building them does not contact the API server: an unreachable one is not fatal here.
+/// The API server clients and, with `rotateCertificates`, the client certificate manager
+/// to start with them.
+pub type ApiClients = (
+    std::sync::Arc<kubelet_client::KubeletClients>,
+    Option<std::sync::Arc<kubelet_certificate::Manager>>,
+);
+
+/// Step: standalone mode, or the API server clients (`buildKubeletClientConfig`: TLS
+/// bootstrap from `--bootstrap-kubeconfig`, or the rotating client certificate with
+/// `rotateCertificates`; then `KubeClient`, `EventClient`, `HeartbeatClient` with their
+/// QPS, burst and timeouts). Without `rotateCertificates`, a bootstrap waits for its
+/// certificate (as upstream); otherwise building does not contact the API server.
 pub async fn build_clients(
     s: &KubeletServer,
-) -> Result<Option<std::sync::Arc<kubelet_client::KubeletClients>>, RunError> {
+    node_name: &str,
+) -> Result<Option<ApiClients>, RunError> {
     if is_standalone(s) {
         tracing::info!("Standalone mode, no API client");
         return Ok(None);
     }
-    let clients =
-        kubelet_client::KubeletClients::build(Path::new(&s.flags.kubeconfig), &s.config).await?;
-    tracing::info!(kubeconfig = %s.flags.kubeconfig, settings = ?clients.settings, "Built the API server clients");
-    Ok(Some(std::sync::Arc::new(clients)))
+    let built = crate::kubelet::build_kubelet_clients(s, node_name).await?;
+    tracing::info!(kubeconfig = %s.flags.kubeconfig, settings = ?built.clients.settings, "Built the API server clients");
+    Ok(Some((built.clients, built.client_certificate_manager)))
 }
 
 /// Step (in `run()`, before `RunKubelet`): `makeEventRecorder`: every event is logged at
@@ -426,7 +435,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     let contention = CancellationToken::new();
     let _lock = acquire_lock_file(&s, &contention).await?;
     let configz = init_configz(&s);
-    let clients = build_clients(&s).await?;
+    let api_clients = build_clients(&s, &checked.node_name).await?;
     tracing::debug!(auth = ?checked.auth, "Authentication and authorization");
     let _roots = cgroup_roots(&s);
     apply_oom_score(&fs, s.config.oom_score_adj.unwrap_or(-999));
@@ -434,6 +443,10 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
 
     let shutdown = CancellationToken::new();
     let fatal = CancellationToken::new();
+    let (clients, client_certificate_manager) = api_clients.unzip();
+    if let Some(manager) = client_certificate_manager.flatten() {
+        crate::kubelet::start_client_certificate_manager(manager, &shutdown, &fatal);
+    }
     let recorder = make_event_recorder(&checked.node_name, clients.as_deref(), &shutdown);
     let kubelet = crate::kubelet::run_kubelet(crate::kubelet::KubeletDeps {
         server: &s,

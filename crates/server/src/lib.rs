@@ -42,7 +42,9 @@ pub use listen::{
 };
 pub use readonly::read_only_router;
 pub use secure::{SecureServer, SecureServerConfig, secure_router, start_secure_server};
-pub use tls::{PreparedTls, TlsError, TlsSettings, prepare_tls};
+pub use tls::{
+    PreparedTls, ServingCertResolver, ServingCertificates, TlsError, TlsSettings, prepare_tls,
+};
 
 /// What the HTTP servers need from the kubelet (upstream `server.HostInterface`).
 pub trait HostInterface: Send + Sync {

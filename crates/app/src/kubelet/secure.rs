@@ -44,15 +44,20 @@ pub fn secure_server_config(
     })
 }
 
-/// Whether the secure server runs (`enableServer`); `serverTLSBootstrap` is refused, since
-/// requesting a serving certificate needs an API server client.
+/// Whether the secure server runs (`enableServer`). With `serverTLSBootstrap` and the
+/// `RotateKubeletServerCertificate` gate off, upstream would serve no certificate at all
+/// (no self-signed pair is made and no manager requests one): refused.
 pub fn secure_server_wanted(server: &KubeletServer) -> Result<bool, RunError> {
     if !server.config.enable_server.unwrap_or(true) {
         return Ok(false);
     }
-    if server.config.server_tls_bootstrap {
+    if server.config.server_tls_bootstrap
+        && !server
+            .feature_gates
+            .enabled(kubelet_features::gates::ROTATE_KUBELET_SERVER_CERTIFICATE)
+    {
         return Err(RunError::Kubelet(
-            "serverTLSBootstrap (--rotate-server-certificates) needs an API server client (--kubeconfig) to request a serving certificate".into(),
+            "serverTLSBootstrap (--rotate-server-certificates) needs the RotateKubeletServerCertificate feature gate".into(),
         ));
     }
     Ok(true)
@@ -81,6 +86,9 @@ pub async fn start_secure_server(
     let auth = build_auth_components(&settings, reviewers.as_ref())?;
     cfg.token_authenticator = auth.token;
     cfg.authorizer = auth.authorizer;
+    if let Some(certs) = super::api::certificates::start_server_certificate_manager(deps, tasks)? {
+        cfg.prepared_tls = cfg.prepared_tls.map(|p| p.with_serving_certificates(certs));
+    }
     let srv =
         kubelet_server::start_secure_server(cfg, kubelet.clone(), configz, cancel.clone()).await?;
     tracing::info!(address = %srv.local_addr, "Started the kubelet's secure server");

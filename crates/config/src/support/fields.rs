@@ -178,15 +178,24 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "rotateCertificates",
         Some("rotate-certificates"),
-        as_upstream(API_ONLY),
+        done(&[
+            "crates/app/src/kubelet/api/certificates.rs::rotate_certificates_bootstraps_in_background",
+            "crates/certificate/src/manager.rs::no_certificate_rotates_at_once_and_publishes_it",
+            "crates/certificate/src/manager.rs::deadline_is_70_to_90_percent_of_the_lifetime",
+            "crates/client/tests/rotation.rs::clients_present_the_current_certificate_and_reconnect_when_it_rotates",
+            "e2e/tests/cluster_certificates.rs::tls_bootstrap_from_a_bootstrap_token_then_rotation_without_restart",
+        ]),
     ),
     f(
         "serverTLSBootstrap",
         Some("rotate-server-certificates"),
-        refused(
-            "`true` needs an API server client to request a serving certificate (CSR); kubelet-rs refuses `--kubeconfig`",
-            &["crates/app/src/kubelet/support_proofs.rs::server_tls_bootstrap_is_refused"],
-        ),
+        done(&[
+            "crates/app/src/kubelet/support_proofs.rs::server_tls_bootstrap_takes_the_managers_certificate",
+            "crates/app/src/kubelet/api/certificates.rs::server_tls_bootstrap_without_a_client_serves_a_stored_certificate_only",
+            "crates/certificate/src/manager.rs::serving_manager_requests_when_the_addresses_arrive",
+            "crates/server/tests/secure_tls.rs::server_tls_bootstrap_serves_the_managers_certificate_once_there_is_one",
+            "e2e/tests/cluster_certificates.rs::serving_certificate_from_an_approved_kubelet_serving_csr",
+        ]),
     ),
     f(
         "authentication.x509.clientCAFile",
