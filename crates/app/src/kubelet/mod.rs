@@ -191,14 +191,6 @@ fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<Option<QosCgroups>,
         },
     )?;
     tracing::info!(pods = %cgroups.pods, "Created QoS cgroup hierarchy");
-    // `enforceNodeAllocatableCgroups`: the node allocatable cgroup is updated (upstream
-    // sends this from a goroutine once the update succeeds).
-    deps.recorder.event(
-        &node_ref(&deps.node_name),
-        EventType::Normal,
-        reasons::SUCCESSFUL_NODE_ALLOCATABLE_ENFORCEMENT,
-        "Updated Node Allocatable limit across pods",
-    );
     Ok(Some(cgroups))
 }
 
@@ -431,10 +423,29 @@ fn spawn_sync_loop(
     });
 }
 
+/// `cgroupVersionCheck` (`initializeModules`): a Warning event on a cgroup v1 host.
+fn cgroup_version_check(deps: &KubeletDeps<'_>) {
+    if deps.cgroup_version == kubelet_cm::CgroupVersion::V1 {
+        deps.recorder.event(
+            &node_ref(&deps.node_name),
+            EventType::Warning,
+            reasons::CGROUP_V1,
+            CGROUP_V1_DEPRECATED_WARNING,
+        );
+        tracing::debug!(
+            error = CGROUP_V1_DEPRECATED_WARNING,
+            "Warning: cgroup check"
+        );
+    }
+}
+
+/// `cm.CgroupV1DeprecatedWarning`.
+const CGROUP_V1_DEPRECATED_WARNING: &str = "cgroup v1 detected. cgroup v1 support is deprecated and will be removed in a future release. Please migrate to cgroup v2. More information at https://git.k8s.io/enhancements/keps/sig-node/5573-remove-cgroup-v1";
+
 /// `RunKubelet` + `startKubelet`: builds the kubelet, starts its loops, the pod sources and
 /// the servers, and returns the running tasks.
 pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
-    let _qos = start_container_manager(&deps)?;
+    let qos = start_container_manager(&deps)?;
     let b = new_main_kubelet(&deps).await?;
     // `BirthCry`: an event that the kubelet (re)started.
     deps.recorder.event(
@@ -443,6 +454,17 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         reasons::STARTING_KUBELET,
         "Starting kubelet.",
     );
+    cgroup_version_check(&deps);
+    if qos.is_some() {
+        // `enforceNodeAllocatableCgroups` (the container manager's start, after
+        // `BirthCry` upstream): the node allocatable cgroup was updated.
+        deps.recorder.event(
+            &node_ref(&deps.node_name),
+            EventType::Normal,
+            reasons::SUCCESSFUL_NODE_ALLOCATABLE_ENFORCEMENT,
+            "Updated Node Allocatable limit across pods",
+        );
+    }
     node_setup::set_max_open_files(deps.server, deps.rlimits.as_ref());
     let mut tasks = JoinSet::new();
     spawn_pleg(&deps, &b, &mut tasks);
