@@ -43,23 +43,23 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// The nodes of these tests: name and node IP (on `lo`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kubelet {
+enum TestNode {
     Upstream,
     /// A second upstream node, for the two-node tests' reference run.
     Upstream2,
     KubeletRs,
 }
 
-impl Kubelet {
+impl TestNode {
     fn spec(self) -> NodeSpec {
         match self {
-            Kubelet::Upstream => {
+            TestNode::Upstream => {
                 NodeSpec::new(NodeKubelet::Upstream, "krs-t-harness-up", "198.18.255.30")
             }
-            Kubelet::Upstream2 => {
+            TestNode::Upstream2 => {
                 NodeSpec::new(NodeKubelet::Upstream, "krs-t-harness-up2", "198.18.255.32")
             }
-            Kubelet::KubeletRs => NodeSpec::new(
+            TestNode::KubeletRs => NodeSpec::new(
                 NodeKubelet::KubeletRs(PathBuf::from(env!("CARGO_BIN_EXE_kubelet-rs"))),
                 "krs-t-harness-rs",
                 "198.18.255.31",
@@ -271,6 +271,9 @@ fn node_ready(node: &Value) -> bool {
     condition(node, "Ready").is_some_and(|c| c["status"] == "True")
 }
 
+/// Resource name → milli-units.
+type Resources = BTreeMap<String, i64>;
+
 /// Milli-units of a quantity, for comparing values whatever their format.
 fn milli(q: &str) -> Result<i64, Box<dyn std::error::Error>> {
     Ok(Quantity::parse(q)
@@ -284,7 +287,7 @@ fn milli(q: &str) -> Result<i64, Box<dyn std::error::Error>> {
 fn expected_resources(
     root: &Path,
     max_pods: u32,
-) -> Result<(BTreeMap<String, i64>, BTreeMap<String, i64>), Box<dyn std::error::Error>> {
+) -> Result<(Resources, Resources), Box<dyn std::error::Error>> {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo")?;
     let cpus = cpuinfo
         .lines()
@@ -360,7 +363,7 @@ fn resources(
 
 // ---- the tests, one function per "Must show" item -------------------------------------
 
-fn node_ready_with_capacity_and_allocatable(kubelet: Kubelet) -> TestResult {
+fn node_ready_with_capacity_and_allocatable(kubelet: TestNode) -> TestResult {
     let _serial = serial();
     let c = cluster::ensure()?;
     let node = c.start_node(kubelet.spec())?;
@@ -386,7 +389,7 @@ fn node_ready_with_capacity_and_allocatable(kubelet: Kubelet) -> TestResult {
     Ok(())
 }
 
-fn deployment_of_ten_replicas_runs(kubelet: Kubelet) -> TestResult {
+fn deployment_of_ten_replicas_runs(kubelet: TestNode) -> TestResult {
     let _serial = serial();
     let c = cluster::ensure()?;
     let node = c.start_node(kubelet.spec())?;
@@ -433,7 +436,7 @@ fn deployment_of_ten_replicas_runs(kubelet: Kubelet) -> TestResult {
 /// `kubectl delete pod` of a pod that exits on SIGTERM returns well within the grace period,
 /// after the container exited 0; a pod that ignores SIGTERM is killed when its (short)
 /// grace period is over. Both pod objects are gone afterwards.
-fn delete_pod_is_graceful(kubelet: Kubelet) -> TestResult {
+fn delete_pod_is_graceful(kubelet: TestNode) -> TestResult {
     let _serial = serial();
     let c = cluster::ensure()?;
     let node = c.start_node(kubelet.spec())?;
@@ -548,7 +551,7 @@ fn delete_pod_is_graceful(kubelet: Kubelet) -> TestResult {
 
 /// Pods bound to the node (`spec.nodeName`, past the scheduler) that do not fit end
 /// `Failed` with upstream's reason and message. maxPods is 2 for this node.
-fn pods_that_do_not_fit_fail(kubelet: Kubelet) -> TestResult {
+fn pods_that_do_not_fit_fail(kubelet: TestNode) -> TestResult {
     let _serial = serial();
     let c = cluster::ensure()?;
     let mut spec = kubelet.spec();
@@ -613,7 +616,7 @@ fn pods_that_do_not_fit_fail(kubelet: Kubelet) -> TestResult {
 /// A static pod (file in `staticPodPath`) appears as a mirror pod `<pod>-<node>`; deleting
 /// the mirror pod brings a new one (new UID) while the static pod's container keeps running;
 /// removing the file removes the mirror pod.
-fn static_pod_has_a_mirror_pod(kubelet: Kubelet) -> TestResult {
+fn static_pod_has_a_mirror_pod(kubelet: TestNode) -> TestResult {
     let _serial = serial();
     let c = cluster::ensure()?;
     let node = c.start_node(kubelet.spec())?;
@@ -676,32 +679,63 @@ fn static_pod_has_a_mirror_pod(kubelet: Kubelet) -> TestResult {
 
 /// The API server away for 60 s: no container restarted, the node Ready again (Ready and
 /// its Lease renewed) within 30 s of the API server's return, and a pod that completed
-/// during the outage `Succeeded` in the API.
-fn apiserver_outage(kubelet: Kubelet) -> TestResult {
+/// during the outage (told to by a file in its hostPath volume) `Succeeded` in the API.
+fn apiserver_outage(kubelet: TestNode) -> TestResult {
     let _serial = serial();
     let c = cluster::ensure()?;
     let node = c.start_node(kubelet.spec())?;
     let ns = Namespace::create(&c, "outage")?;
     let name = node.spec.name.as_str();
+    let trigger = tempfile::tempdir()?;
     create(&c, &ns.name, &busybox_pod("steady", Some(name), SLEEPER, 2))?;
-    let mut finisher = busybox_pod("finisher", Some(name), "sleep 20; exit 0", 2);
+    let mut finisher = busybox_pod(
+        "finisher",
+        Some(name),
+        "while [ ! -e /trigger/go ]; do sleep 1; done; exit 0",
+        2,
+    );
     finisher["spec"]["restartPolicy"] = json!("Never");
+    finisher["spec"]["volumes"] =
+        json!([{"name": "trigger", "hostPath": {"path": trigger.path(), "type": "Directory"}}]);
+    finisher["spec"]["containers"][0]["volumeMounts"] =
+        json!([{"name": "trigger", "mountPath": "/trigger"}]);
     create(&c, &ns.name, &finisher)?;
     let before = container_identity(&wait_pod_running_ready(&c, &ns.name, "steady")?);
     wait_pod_running_ready(&c, &ns.name, "finisher")?;
     let node_uid = node_json(&c, name)?["metadata"]["uid"].clone();
 
-    let outage = c.stop_apiserver_for(60)?;
+    let mut touched = Ok(());
+    let outage = c.stop_apiserver_for(60, || {
+        touched = std::fs::write(trigger.path().join("go"), b"");
+    })?;
+    touched?;
     let back = Instant::now();
+    let mut seen = String::new();
     wait_for(
         &format!("{name} Ready with its Lease renewed after the outage"),
         30,
         || {
-            let ready = node_json(&c, name).map(|n| node_ready(&n)).unwrap_or(false);
-            Ok((ready && lease_renewed_after(&c, name, outage.stopped)?).then_some(()))
+            let n = match node_json(&c, name) {
+                Ok(n) => n,
+                Err(e) => {
+                    seen = e.to_string();
+                    return Ok(None);
+                }
+            };
+            let renewed = lease_renewed_after(&c, name, outage.stopped)?;
+            seen = format!(
+                "Ready condition {:?}, lease renewed: {renewed}",
+                condition(&n, "Ready")
+            );
+            Ok((node_ready(&n) && renewed).then_some(()))
         },
     )
-    .map_err(|e| format!("{e} (API server back at {:?})", outage.returned))?;
+    .map_err(|e| {
+        format!(
+            "{e}: last seen {seen} (API server back at {:?})",
+            outage.returned
+        )
+    })?;
     eprintln!(
         "{name} Ready again {:?} after the API server returned",
         back.elapsed()
@@ -730,7 +764,7 @@ fn apiserver_outage(kubelet: Kubelet) -> TestResult {
 
 /// The kubelet killed with SIGKILL and started again: its pod's container is not
 /// restarted and the Node object is the same one.
-fn kubelet_sigkill_and_restart(kubelet: Kubelet) -> TestResult {
+fn kubelet_sigkill_and_restart(kubelet: TestNode) -> TestResult {
     let _serial = serial();
     let c = cluster::ensure()?;
     let node = c.start_node(kubelet.spec())?;
@@ -800,7 +834,7 @@ fn http_get(ip: &str) -> Result<String, Box<dyn std::error::Error>> {
 /// Two nodes at once, each on its own containerd and pod subnet: one Deployment spreads
 /// across both (2 + 2), the host reaches every pod, and a pod on each node reaches a pod
 /// on the other.
-fn deployment_spreads_across_two_nodes(a: Kubelet, b: Kubelet) -> TestResult {
+fn deployment_spreads_across_two_nodes(a: TestNode, b: TestNode) -> TestResult {
     let _serial = serial();
     let c = cluster::ensure()?;
     let nodes: Vec<ClusterNode> = vec![c.start_node(a.spec())?, c.start_node(b.spec())?];
@@ -981,8 +1015,8 @@ macro_rules! node_tests {
     };
 }
 
-node_tests!(upstream, Kubelet::Upstream);
-node_tests!(kubelet_rs, Kubelet::KubeletRs);
+node_tests!(upstream, TestNode::Upstream);
+node_tests!(kubelet_rs, TestNode::KubeletRs);
 
 #[cfg_attr(
     any(krs_skip_cluster, krs_skip_runtime),
@@ -990,7 +1024,7 @@ node_tests!(kubelet_rs, Kubelet::KubeletRs);
 )]
 #[test]
 fn deployment_spreads_across_upstream_and_kubelet_rs() -> TestResult {
-    deployment_spreads_across_two_nodes(Kubelet::Upstream, Kubelet::KubeletRs)
+    deployment_spreads_across_two_nodes(TestNode::Upstream, TestNode::KubeletRs)
 }
 
 /// The reference for the test above: two upstream nodes.
@@ -1000,5 +1034,5 @@ fn deployment_spreads_across_upstream_and_kubelet_rs() -> TestResult {
 )]
 #[test]
 fn deployment_spreads_across_two_upstream_nodes() -> TestResult {
-    deployment_spreads_across_two_nodes(Kubelet::Upstream, Kubelet::Upstream2)
+    deployment_spreads_across_two_nodes(TestNode::Upstream, TestNode::Upstream2)
 }
