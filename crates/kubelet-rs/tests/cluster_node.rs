@@ -11,7 +11,8 @@
 //!   upstream's reason and message;
 //! * a static pod has a mirror pod, which comes back when deleted;
 //! * the API server away for 60 s: no container restarted, the node Ready again within 30 s
-//!   of its return, pod statuses reconciled (a pod that completed meanwhile is `Succeeded`);
+//!   of its return (the upstream kubelet needs up to about a minute here: it gets 120 s),
+//!   pod statuses reconciled (a pod that completed meanwhile is `Succeeded`);
 //! * the kubelet killed with SIGKILL and restarted: no container restarted, the Node object
 //!   is the same;
 //!
@@ -677,8 +678,9 @@ fn static_pod_has_a_mirror_pod(kubelet: TestNode) -> TestResult {
     Ok(())
 }
 
-/// The API server away for 60 s: no container restarted, the node Ready again (Ready and
-/// its Lease renewed) within 30 s of the API server's return, and a pod that completed
+/// The API server away for 60 s: no container restarted, the node's Lease renewed within
+/// 30 s of the API server's return and the node Ready (kubelet-rs: within 30 s, the issue's
+/// bar; upstream: 120 s, see below), and a pod that completed
 /// during the outage (told to by a file in its hostPath volume) `Succeeded` in the API.
 fn apiserver_outage(kubelet: TestNode) -> TestResult {
     let _serial = serial();
@@ -710,10 +712,27 @@ fn apiserver_outage(kubelet: TestNode) -> TestResult {
     })?;
     touched?;
     let back = Instant::now();
+    // The kubelet heartbeats again: its Lease is renewed within 30 s of the return.
+    wait_for(
+        &format!("{name}'s Lease renewed after the outage"),
+        30,
+        || Ok(lease_renewed_after(&c, name, outage.stopped)?.then_some(())),
+    )
+    .map_err(|e| format!("{e} (API server back at {:?})", outage.returned))?;
+    // And reports Ready. kube-controller-manager may have marked the node Unknown when the
+    // API server came back (no lease renewal for longer than its 50 s grace period); the
+    // kubelet must then send Ready again. The issue asks kubelet-rs for 30 s. The upstream
+    // kubelet compares its status with its own Node from an informer, whose watch backs
+    // off after the outage (client-go reflector, up to about a minute): it sent Ready again
+    // 51 s after the return in one measurement here. So the reference gets 120 s.
+    let ready_within = match kubelet {
+        TestNode::KubeletRs => 30,
+        TestNode::Upstream | TestNode::Upstream2 => 120,
+    };
     let mut seen = String::new();
     wait_for(
-        &format!("{name} Ready with its Lease renewed after the outage"),
-        30,
+        &format!("{name} Ready after the outage"),
+        ready_within.saturating_sub(back.elapsed().as_secs()),
         || {
             let n = match node_json(&c, name) {
                 Ok(n) => n,
@@ -722,12 +741,8 @@ fn apiserver_outage(kubelet: TestNode) -> TestResult {
                     return Ok(None);
                 }
             };
-            let renewed = lease_renewed_after(&c, name, outage.stopped)?;
-            seen = format!(
-                "Ready condition {:?}, lease renewed: {renewed}",
-                condition(&n, "Ready")
-            );
-            Ok((node_ready(&n) && renewed).then_some(()))
+            seen = format!("Ready condition {:?}", condition(&n, "Ready"));
+            Ok(node_ready(&n).then_some(()))
         },
     )
     .map_err(|e| {
