@@ -96,6 +96,8 @@ pub struct NodeSpec {
     pub port: u16,
     /// `maxPods` (the kubelet's default, 110, when `None`).
     pub max_pods: Option<u32>,
+    /// `registerWithTaints`, each `key[=value]:Effect` (`KRS_NODE_TAINTS`).
+    pub taints: Vec<String>,
 }
 
 impl NodeSpec {
@@ -107,6 +109,7 @@ impl NodeSpec {
             ip: ip.to_string(),
             port: 10250,
             max_pods: None,
+            taints: Vec::new(),
         }
     }
 
@@ -133,6 +136,7 @@ impl NodeSpec {
             Some(n) => cmd.env("KRS_NODE_MAX_PODS", n.to_string()),
             None => cmd.env_remove("KRS_NODE_MAX_PODS"),
         };
+        cmd.env("KRS_NODE_TAINTS", self.taints.join(","));
         if let NodeKubelet::KubeletRs(bin) = &self.kubelet {
             cmd.env("KRS_KUBELET_RS_BIN", bin);
         }

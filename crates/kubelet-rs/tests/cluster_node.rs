@@ -51,8 +51,18 @@ enum TestNode {
     KubeletRs,
 }
 
+/// The test nodes' taint: other users of the shared control plane (a conformance run
+/// schedules its pods on any node) keep off; the tests' pods tolerate it.
+const TAINT_KEY: &str = "kubelet-rs.test/harness";
+
 impl TestNode {
     fn spec(self) -> NodeSpec {
+        let mut spec = self.untainted_spec();
+        spec.taints = vec![format!("{TAINT_KEY}=:NoSchedule")];
+        spec
+    }
+
+    fn untainted_spec(self) -> NodeSpec {
         match self {
             TestNode::Upstream => {
                 NodeSpec::new(NodeKubelet::Upstream, "krs-t-harness-up", "198.18.255.30")
@@ -173,7 +183,7 @@ fn wait_for<T>(
 }
 
 /// A busybox pod running `script` (`sh -c`), without a service account token (kubelet-rs
-/// does not mount projected volumes yet, issue "pod features").
+/// does not mount projected volumes yet, issue "pod features"), tolerating cordoned nodes.
 fn busybox_pod(name: &str, node: Option<&str>, script: &str, grace: u32) -> Value {
     let mut pod = json!({
         "apiVersion": "v1",
@@ -182,6 +192,12 @@ fn busybox_pod(name: &str, node: Option<&str>, script: &str, grace: u32) -> Valu
         "spec": {
             "automountServiceAccountToken": false,
             "terminationGracePeriodSeconds": grace,
+            // Schedulable even when someone cordons our node (a conformance run cordons
+            // every node but its own).
+            "tolerations": [
+                {"key": TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
+                {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
+            ],
             "containers": [{"name": "main", "image": BUSYBOX, "command": ["sh", "-c", script]}],
         },
     });
@@ -725,7 +741,7 @@ fn apiserver_outage(kubelet: TestNode) -> TestResult {
     // kubelet compares its status with its own Node from an informer, whose watch backs
     // off after the outage (client-go reflector, up to about a minute): it sent Ready again
     // 51 s after the return in one measurement here. So the reference gets 120 s.
-    let ready_within = match kubelet {
+    let ready_within: u64 = match kubelet {
         TestNode::KubeletRs => 30,
         TestNode::Upstream | TestNode::Upstream2 => 120,
     };
