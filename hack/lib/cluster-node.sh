@@ -98,17 +98,12 @@ krs_node_taints_yaml() {
   done
 }
 
-# krs_node_write_config NAME IP RUNTIME_ENDPOINT PORT [KUBELET]: writes the node's
-# KubeletConfiguration for KUBELET (upstream, the default, or kubelet-rs);
+# krs_node_write_config NAME IP RUNTIME_ENDPOINT PORT: writes the node's KubeletConfiguration
+# (the same for both kubelets);
 # sets KRS_NODE_CONFIG_CHANGED to 1 when it differs from the one already there.
 krs_node_write_config() {
-  local name=$1 ip=$2 endpoint=$3 port=$4 kubelet=${5:-upstream} dir webhook=true authz=Webhook
+  local name=$1 ip=$2 endpoint=$3 port=$4 dir
   dir=$(krs_node_dir "$name")
-  if [[ $kubelet == kubelet-rs ]]; then
-    # kubelet-rs refuses webhook authentication/authorization of its API (not implemented
-    # yet): x509 client certificates (the API server's) with AlwaysAllow instead.
-    webhook=false authz=AlwaysAllow
-  fi
   mkdir -p "$dir/root" "$dir/pod-logs" "$dir/plugins" "$dir/manifests"
   cat > "$dir/config.yaml.tmp" <<EOF
 # Written by hack/lib/cluster-node.sh for node $name.
@@ -129,11 +124,11 @@ authentication:
   anonymous:
     enabled: false
   webhook:
-    enabled: $webhook
+    enabled: true
   x509:
     clientCAFile: $KRS_PKI_DIR/ca.crt
 authorization:
-  mode: $authz
+  mode: Webhook
 tlsCertFile: $dir/pki/kubelet-serving.crt
 tlsPrivateKeyFile: $dir/pki/kubelet-serving.key
 podLogsDir: $dir/pod-logs
@@ -249,7 +244,7 @@ krs_node_up() {
   krs_node_runtime_up "$name"
   krs_node_pki "$name" "$ip"
   krs_node_cgroups_create "$name"
-  krs_node_write_config "$name" "$ip" "$NODE_ENDPOINT" "$port" "$kubelet"
+  krs_node_write_config "$name" "$ip" "$NODE_ENDPOINT" "$port"
   echo "$kubelet" >"$dir/kubelet"
   # A running kubelet is kept, unless it is another binary or its configuration changed.
   if pid=$(krs_pid "kubelet-$name") &&
