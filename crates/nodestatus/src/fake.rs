@@ -87,6 +87,15 @@ impl FakeNodeApi {
         self.with(|s| s.leases.get(&(namespace.into(), name.into())).cloned())
     }
 
+    /// Replaces a Lease as another writer would (a new resource version, not logged).
+    pub fn update_lease_as_other(&self, mut lease: Lease) {
+        self.with(|s| {
+            s.resource_version += 1;
+            lease.metadata.resource_version = Some(s.resource_version.to_string());
+            s.leases.insert(lease_key(&lease), lease);
+        });
+    }
+
     /// Makes the next call whose log line starts with `call` fail with `err`.
     pub fn fail_next(&self, call: &str, err: ApiError) {
         self.with(|s| s.failures.push_back((call.to_string(), err)));

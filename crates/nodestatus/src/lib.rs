@@ -26,6 +26,8 @@ pub mod patch;
 pub mod runtime_state;
 pub mod setters;
 pub mod source;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
