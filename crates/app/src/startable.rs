@@ -88,7 +88,6 @@ pub fn check_startable(
 ) -> Result<Startable, RunError> {
     let _: kubelet_klog::Format = s.config.logging.format.parse()?;
     startup::validate_kubelet_server(s, host)?;
-    startup::check_standalone(s)?;
     let node_name = startup::node_name(&s.flags.hostname_override)?;
     let auth = startup::build_auth_step(s)?;
     let machine = startup::machine_info(fs)?;

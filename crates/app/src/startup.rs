@@ -29,11 +29,12 @@ pub enum RunError {
     /// The lock-file step failed.
     #[error(transparent)]
     Lock(#[from] LockError),
-    /// API-server mode was asked for.
-    #[error(
-        "--kubeconfig {0:?} given: API server clients are not available in this kubelet-rs build yet; run without --kubeconfig (standalone mode)"
-    )]
-    ApiClientsUnsupported(String),
+    /// The API server clients could not be built from `--kubeconfig`.
+    #[error(transparent)]
+    Clients(#[from] kubelet_client::ClientError),
+    /// A setting needs a part of API server mode kubelet-rs does not have yet.
+    #[error("{0}")]
+    ApiModeUnsupported(String),
     /// The node name is invalid.
     #[error("{0}")]
     Hostname(String),
@@ -143,19 +144,25 @@ pub fn init_configz(s: &KubeletServer) -> Configz {
     Configz::new(crate::configz::kubelet_config_object(&s.config, &s.flags))
 }
 
-/// API clients are a later milestone: with `--kubeconfig` we refuse to start rather than
-/// run differently from what the operator asked.
-pub fn check_standalone(s: &KubeletServer) -> Result<(), RunError> {
-    if !s.flags.kubeconfig.is_empty() {
-        return Err(RunError::ApiClientsUnsupported(s.flags.kubeconfig.clone()));
-    }
-    Ok(())
+/// Upstream `run()`: `standaloneMode := len(s.KubeConfig) == 0`.
+pub fn is_standalone(s: &KubeletServer) -> bool {
+    s.flags.kubeconfig.is_empty()
 }
 
-/// Step: standalone detection ([`check_standalone`], run by `check_startable` before any
-/// step, has refused `--kubeconfig`).
-pub fn detect_standalone() {
-    tracing::info!("Standalone mode, no API client");
+/// Step: standalone mode, or the API server clients (`buildKubeletClientConfig`, then
+/// `KubeClient`, `EventClient`, `HeartbeatClient` with their QPS, burst and timeouts).
+/// Building them does not contact the API server: an unreachable one is not fatal here.
+pub async fn build_clients(
+    s: &KubeletServer,
+) -> Result<Option<std::sync::Arc<kubelet_client::KubeletClients>>, RunError> {
+    if is_standalone(s) {
+        tracing::info!("Standalone mode, no API client");
+        return Ok(None);
+    }
+    let clients =
+        kubelet_client::KubeletClients::build(Path::new(&s.flags.kubeconfig), &s.config).await?;
+    tracing::info!(kubeconfig = %s.flags.kubeconfig, settings = ?clients.settings, "Built the API server clients");
+    Ok(Some(std::sync::Arc::new(clients)))
 }
 
 /// Step: `nodeutil.GetHostname(--hostname-override)`: trimmed and lower-cased.
@@ -177,7 +184,16 @@ pub fn node_name(hostname_override: &str) -> Result<String, RunError> {
 
 /// Step: `BuildAuth` (standalone: no client).
 pub fn build_auth_step(s: &KubeletServer) -> Result<AuthSettings, RunError> {
-    Ok(build_auth(&s.config, false)?)
+    let auth = build_auth(&s.config, !is_standalone(s))?;
+    if auth.webhook_authn || auth.authorizer == crate::auth::AuthorizerMode::Webhook {
+        return Err(RunError::ApiModeUnsupported(format!(
+            "authentication.webhook.enabled (--authentication-token-webhook) = {} and authorization.mode (--authorization-mode) = {:?}: \
+             webhook authentication and authorization of the kubelet API are not implemented in kubelet-rs yet; \
+             use authentication.webhook.enabled: false and authorization.mode: AlwaysAllow (with x509 client certificates)",
+            auth.webhook_authn, s.config.authorization.mode
+        )));
+    }
+    Ok(auth)
 }
 
 /// Step: cgroup roots (`NodeAllocatableRoot` and the configured kubelet/runtime/system cgroups).
@@ -399,7 +415,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     let contention = CancellationToken::new();
     let _lock = acquire_lock_file(&s, &contention).await?;
     let configz = init_configz(&s);
-    detect_standalone();
+    let clients = build_clients(&s).await?;
     tracing::debug!(auth = ?checked.auth, "Authentication and authorization");
     let _roots = cgroup_roots(&s);
     apply_oom_score(&fs, s.config.oom_score_adj.unwrap_or(-999));
@@ -419,6 +435,8 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
         cgroup_version: cgroup_version(host),
         runtime,
         configz,
+        clients,
+        recorder: std::sync::Arc::new(kubelet_container::NoopRecorder),
         host_fs: std::sync::Arc::new(fs),
         rlimits: std::sync::Arc::new(kubelet_cm::RealRlimits),
         process_killer: std::sync::Arc::new(kubelet_cm::RealProcessKiller),

@@ -20,8 +20,8 @@
 //!   retries are not counted by the limiter, client-go's are.
 //!
 //! Not here: certificate rotation and TLS bootstrap, closing connections on heartbeat
-//! failure (`onHeartbeatFailure`), tracing. The app does not use these clients yet: it
-//! refuses `--kubeconfig` until node registration exists.
+//! failure (`onHeartbeatFailure`), tracing. The app builds them in startup step 6
+//! (`kubelet_app::startup::build_clients`).
 
 pub mod flowcontrol;
 pub mod settings;

@@ -13,6 +13,7 @@
 //! | [`kubetypes`]    | `pkg/kubelet/types` (`SyncPodType`, annotations)  |
 //! | [`backoff`]      | `client-go/util/flowcontrol/backoff.go`           |
 //! | [`clock`]        | `k8s.io/utils/clock`                              |
+//! | [`events`]       | client-go `record.EventRecorder`, `container/ref.go`, `pkg/kubelet/events` |
 //! | [`hash`]         | `helpers.go` (`HashContainer`)                    |
 //! | [`helpers`]      | `helpers.go` (`ShouldContainerBeRestarted`, ...)  |
 //! | [`probe_results`]| `pkg/kubelet/prober/results` (`Result`, `Manager.Get`) |
@@ -26,6 +27,7 @@ pub mod backoff;
 pub mod cache;
 pub mod clock;
 pub mod container_gc;
+pub mod events;
 #[cfg(any(test, feature = "fake"))]
 pub mod fake;
 pub mod hash;
@@ -42,6 +44,7 @@ pub use backoff::Backoff;
 pub use cache::Cache;
 pub use clock::{Clock, FakeClock, RealClock};
 pub use container_gc::{CONTAINER_GC_PERIOD, ContainerGc};
+pub use events::{EventRecorder, EventType, FakeRecorder, NoopRecorder};
 pub use hash::hash_container;
 pub use helpers::{
     convert_pod_status_to_running_pod, get_stable_key, is_host_network_pod,

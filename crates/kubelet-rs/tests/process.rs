@@ -267,24 +267,55 @@ fn version_help_and_positional_args() {
 }
 
 #[test]
-fn kubeconfig_is_refused_until_api_mode_exists() {
+fn a_missing_kubeconfig_stops_the_start_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = write(
         dir.path(),
         "k.yaml",
         &standalone_config("unix:///x.sock", free_port(), ""),
     );
+    let missing = dir.path().join("kubelet.conf");
     let out = std::process::Command::new(BIN)
         .args([
             "--config",
             cfg.to_str().unwrap(),
             "--kubeconfig",
-            "/etc/kubernetes/kubelet.conf",
+            missing.to_str().unwrap(),
         ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("API server clients are not available"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("invalid kubeconfig: {}", missing.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn webhook_auth_with_a_kubeconfig_is_refused_until_implemented() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = standalone_config("unix:///x.sock", free_port(), "");
+    text = text.replace("mode: AlwaysAllow", "mode: Webhook");
+    assert!(text.contains("mode: Webhook"), "{text}");
+    let cfg = write(dir.path(), "k.yaml", &text);
+    let out = std::process::Command::new(BIN)
+        .args([
+            "--config",
+            cfg.to_str().unwrap(),
+            "--kubeconfig",
+            "/nonexistent",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "webhook authentication and authorization of the kubelet API are not implemented"
+        ),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -3,6 +3,7 @@
 //! pod workers, the sync loop and the read-only server.
 
 mod admission;
+mod api;
 mod crash_loop;
 mod evented;
 mod host;
@@ -67,6 +68,10 @@ pub struct KubeletDeps<'a> {
     pub runtime: PreInitRuntime,
     /// The registered configuration.
     pub configz: Configz,
+    /// The API server clients; `None` in standalone mode (no `--kubeconfig`).
+    pub clients: Option<Arc<kubelet_client::KubeletClients>>,
+    /// Where events go (upstream `kubeDeps.Recorder`).
+    pub recorder: Arc<dyn kubelet_container::EventRecorder>,
     /// Host filesystem (cgroups, /proc).
     pub host_fs: Arc<dyn HostFs>,
     /// The kubelet's own resource limits (`maxOpenFiles`).
@@ -109,6 +114,8 @@ pub struct Kubelet {
     pub admit_handlers: kubelet_admission::PodAdmitHandlers,
     /// Pod-level cgroups (with `cgroupsPerQOS`).
     pub pod_cgroups: Option<Arc<pod_cgroups::PodCgroups>>,
+    /// Where events go.
+    pub recorder: Arc<dyn kubelet_container::EventRecorder>,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     worker_count: AtomicUsize,
@@ -231,7 +238,8 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     // Sources are registered before the kubelet asks which ones it must have seen before it
     // may treat unknown runtime pods as orphans (upstream `makePodSourceConfig` runs before
     // `NewMainKubelet`); their updates wait in the channel until the sync loop runs.
-    let sources = start_pod_sources(server, &pod_config, &deps.shutdown);
+    let mut sources = start_pod_sources(server, &pod_config, &deps.shutdown);
+    sources.extend(api::start_api_pod_source(deps, &pod_config));
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
     let manager = runtime_setup::build_runtime(deps, pod_state.clone()).await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
@@ -298,6 +306,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         admit_handlers: admission::standalone_handlers(deps)
             .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
         pod_cgroups,
+        recorder: deps.recorder.clone(),
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         worker_count: AtomicUsize::new(0),
@@ -426,6 +435,9 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
     )
     .await?;
     start_read_only_server(deps.server, &kubelet, &deps.shutdown, &mut tasks).await?;
+    if let Some(clients) = &deps.clients {
+        api::start_api_mode(&deps, clients, &kubelet, &mut tasks).await?;
+    }
     Ok(RunningKubelet { tasks, kubelet })
 }
 

@@ -73,6 +73,8 @@ async fn runtime_settings(s: &KubeletServer, endpoint: &str) -> RuntimeManagerSe
             cgroup_driver: CgroupDriver::Cgroupfs,
         },
         configz: Configz::new(serde_json::json!({})),
+        clients: None,
+        recorder: Arc::new(kubelet_container::NoopRecorder),
         host_fs: Arc::new(FakeHostFs::default()),
         rlimits: Arc::new(kubelet_cm::FakeRlimits::default()),
         process_killer: Arc::new(kubelet_cm::FakeProcessKiller::default()),

@@ -41,6 +41,8 @@ pub struct TestKubelet {
     pub cri: FakeCriServer,
     pub host_fs: Arc<FakeHostFs>,
     pub server: KubeletServer,
+    /// Every event the kubelet recorded.
+    pub recorder: Arc<kubelet_container::FakeRecorder>,
     running: Option<Instance>,
 }
 
@@ -109,6 +111,7 @@ healthzPort: 0
             cri,
             host_fs: Arc::new(fake_host()),
             server,
+            recorder: Arc::new(kubelet_container::FakeRecorder::new()),
             running: None,
         }
     }
@@ -149,6 +152,8 @@ healthzPort: 0
             cgroup_version: CgroupVersion::V2,
             runtime,
             configz: startup::init_configz(s),
+            clients: None,
+            recorder: self.recorder.clone(),
             host_fs: self.host_fs.clone(),
             rlimits: Arc::new(kubelet_cm::FakeRlimits::default()),
             process_killer: Arc::new(kubelet_cm::FakeProcessKiller::default()),

@@ -22,7 +22,7 @@ measured against the upstream kubelet (v1.35) in standalone mode:
   names the field and says what upstream would do — when it is set, or, where upstream acts on
   the default value too, always;
 - **no effect, as upstream standalone**: upstream's standalone kubelet ignores it too (mostly
-  API server settings: kubelet-rs refuses `--kubeconfig`).
+  API server settings used only with `--kubeconfig`).
 
 ";
 

@@ -6,8 +6,9 @@ use serde_json::Value;
 use super::{FieldSupport, Support, as_upstream, done, ignored, ignored_even_default, refused};
 
 /// Shorthand for the fields API server mode uses and a standalone upstream kubelet ignores.
-const API_ONLY: &str = "used only in API server mode (`--kubeconfig`, refused by kubelet-rs); upstream's standalone kubelet ignores it too";
-const API_ONLY_REFUSED: &str = "needs an API server client (`--kubeconfig`), which kubelet-rs refuses; upstream's `BuildAuth` refuses it in standalone mode too";
+const API_ONLY: &str =
+    "used only in API server mode (`--kubeconfig`); upstream's standalone kubelet ignores it too";
+const API_ONLY_REFUSED: &str = "needs an API server client (`--kubeconfig`): upstream's `BuildAuth` refuses it in standalone mode too; with `--kubeconfig`, kubelet-rs refuses it until webhook authentication and authorization exist";
 
 // Proofs shared by several fields.
 const RUNTIME_SETTINGS: &str =
@@ -201,7 +202,10 @@ pub static FIELDS: &[FieldSupport] = &[
         Some("authentication-token-webhook"),
         refused(
             API_ONLY_REFUSED,
-            &["crates/app/src/auth.rs::standalone_with_webhooks_is_refused"],
+            &[
+                "crates/app/src/auth.rs::standalone_with_webhooks_is_refused",
+                "crates/kubelet-rs/tests/process.rs::webhook_auth_with_a_kubeconfig_is_refused_until_implemented",
+            ],
         ),
     ),
     f(
@@ -221,10 +225,11 @@ pub static FIELDS: &[FieldSupport] = &[
         "authorization.mode",
         Some("authorization-mode"),
         refused(
-            "`Webhook` (the v1beta1 default) needs an API server client, which kubelet-rs refuses; upstream's `BuildAuth` refuses it in standalone mode too. `AlwaysAllow` works",
+            "`Webhook` (the v1beta1 default) needs an API server client: upstream's `BuildAuth` refuses it in standalone mode too; with `--kubeconfig`, kubelet-rs refuses it until webhook authorization exists. `AlwaysAllow` works",
             &[
                 "crates/app/src/auth.rs::standalone_with_webhooks_is_refused",
                 "crates/app/src/auth.rs::modes",
+                "crates/kubelet-rs/tests/process.rs::webhook_auth_with_a_kubeconfig_is_refused_until_implemented",
             ],
         ),
     ),
@@ -264,8 +269,24 @@ pub static FIELDS: &[FieldSupport] = &[
             "exempts these images from credential verification under NeverVerifyAllowlistedImages",
         ),
     ),
-    f("eventRecordQPS", Some("event-qps"), as_upstream(API_ONLY)),
-    f("eventBurst", Some("event-burst"), as_upstream(API_ONLY)),
+    f(
+        "eventRecordQPS",
+        Some("event-qps"),
+        done(&[
+            "crates/client/src/settings.rs::upstream_defaults",
+            "crates/client/src/settings.rs::zero_means_client_go_defaults_not_unlimited",
+            "e2e/tests/cluster_clients.rs::main_client_is_throttled_heartbeat_is_not",
+        ]),
+    ),
+    f(
+        "eventBurst",
+        Some("event-burst"),
+        done(&[
+            "crates/client/src/settings.rs::upstream_defaults",
+            "crates/client/src/settings.rs::zero_means_client_go_defaults_not_unlimited",
+            "e2e/tests/cluster_clients.rs::main_client_is_throttled_heartbeat_is_not",
+        ]),
+    ),
     f(
         "enableDebuggingHandlers",
         Some("enable-debugging-handlers"),
@@ -539,11 +560,23 @@ pub static FIELDS: &[FieldSupport] = &[
         Some("kube-api-content-type"),
         as_upstream(API_ONLY),
     ),
-    f("kubeAPIQPS", Some("kube-api-qps"), as_upstream(API_ONLY)),
+    f(
+        "kubeAPIQPS",
+        Some("kube-api-qps"),
+        done(&[
+            "crates/client/src/settings.rs::upstream_defaults",
+            "crates/client/src/settings.rs::zero_means_client_go_defaults_not_unlimited",
+            "e2e/tests/cluster_clients.rs::main_client_is_throttled_heartbeat_is_not",
+        ]),
+    ),
     f(
         "kubeAPIBurst",
         Some("kube-api-burst"),
-        as_upstream(API_ONLY),
+        done(&[
+            "crates/client/src/settings.rs::upstream_defaults",
+            "crates/client/src/settings.rs::zero_means_client_go_defaults_not_unlimited",
+            "e2e/tests/cluster_clients.rs::main_client_is_throttled_heartbeat_is_not",
+        ]),
     ),
     f(
         "serializeImagePulls",

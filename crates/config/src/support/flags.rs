@@ -42,12 +42,10 @@ pub static FLAGS: &[FlagSupport] = &[
     ),
     fl(
         "kubeconfig",
-        Support::Refused {
-            reason: "API server mode (node registration, API pods, status, lease) is not implemented yet; without it the kubelet runs standalone",
-            proof: &[
-                "crates/kubelet-rs/tests/process.rs::kubeconfig_is_refused_until_api_mode_exists",
-            ],
-        },
+        done(&[
+            "crates/kubelet-rs/tests/process.rs::a_missing_kubeconfig_stops_the_start_naming_it",
+            "e2e/tests/cluster_clients.rs::client_certificate_files_relative_to_the_kubeconfig",
+        ]),
     ),
     fl(
         "bootstrap-kubeconfig",
