@@ -32,7 +32,7 @@ mod tests;
 use std::sync::Arc;
 
 use kubelet_container::clock::Clock;
-use tokio::task::JoinHandle;
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 pub use api::{ApiError, KubeNodeApi, NAMESPACE_NODE_LEASE, NodeApi};
@@ -55,21 +55,10 @@ pub struct NodeApis {
     pub heartbeat: Arc<dyn NodeApi>,
 }
 
-/// The tasks [`start`] spawned.
-#[derive(Debug)]
-pub struct NodeStatusTasks {
-    /// The status manager (registration state, runtime state).
-    pub manager: Arc<NodeStatusManager>,
-    /// `updateRuntimeUp` every 5 s.
-    pub runtime_up: JoinHandle<()>,
-    /// `syncNodeStatus` every `nodeStatusUpdateFrequency`.
-    pub status: JoinHandle<()>,
-    /// The lease controller.
-    pub lease: JoinHandle<()>,
-}
-
 /// Starts registration + node status and the lease controller (upstream `Kubelet.Run`
-/// with a kube client). Everything stops when `cancel` is cancelled.
+/// with a kube client) as tasks of `tasks`: the runtime status poll, the status loop and
+/// the lease controller. Everything stops when `cancel` is cancelled. Returns the status
+/// manager (registration state, runtime state).
 pub fn start(
     apis: NodeApis,
     source: Arc<dyn NodeStatusSource>,
@@ -77,7 +66,8 @@ pub fn start(
     cfg: NodeStatusConfig,
     clock: Arc<dyn Clock>,
     cancel: CancellationToken,
-) -> NodeStatusTasks {
+    tasks: &mut JoinSet<()>,
+) -> Arc<NodeStatusManager> {
     let lease = LeaseController::for_node(
         apis.heartbeat.clone(),
         clock.clone(),
@@ -92,10 +82,8 @@ pub fn start(
         host,
         clock,
     ));
-    NodeStatusTasks {
-        runtime_up: tokio::spawn(manager.clone().run_runtime_up(cancel.clone())),
-        status: tokio::spawn(manager.clone().run(cancel.clone())),
-        lease: tokio::spawn(lease.run(cancel)),
-        manager,
-    }
+    tasks.spawn(manager.clone().run_runtime_up(cancel.clone()));
+    tasks.spawn(manager.clone().run(cancel.clone()));
+    tasks.spawn(lease.run(cancel));
+    manager
 }

@@ -948,19 +948,22 @@ async fn start_registers_posts_status_and_keeps_the_lease() {
         main: Arc::new(e.api.clone()),
         heartbeat: Arc::new(e.api.clone()),
     };
-    let tasks = crate::start(
+    let mut tasks = tokio::task::JoinSet::new();
+    let manager = crate::start(
         apis,
         Arc::new(e.source.clone()),
         Arc::new(host()),
         cfg(),
         Arc::new(e.clock.clone()),
         cancel.clone(),
+        &mut tasks,
     );
     tokio::time::sleep(Duration::from_secs(25)).await;
+    assert!(manager.registration_completed().await);
     cancel.cancel();
-    tasks.status.await.unwrap();
-    tasks.lease.await.unwrap();
-    tasks.runtime_up.await.unwrap();
+    while let Some(r) = tasks.join_next().await {
+        r.unwrap();
+    }
     let calls = e.api.calls();
     assert!(
         calls.contains(&"create node krs-unit".to_string()),
