@@ -132,6 +132,24 @@ impl Setup {
     }
 }
 
+/// Deletes the Node and Lease even when an assertion failed.
+struct Cleanup(String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let Ok(c) = cluster::ensure() else { return };
+        let _ = c.kubectl_output(["delete", "node", &self.0, "--ignore-not-found"]);
+        let _ = c.kubectl_output([
+            "-n",
+            "kube-node-lease",
+            "delete",
+            "lease",
+            &self.0,
+            "--ignore-not-found",
+        ]);
+    }
+}
+
 fn ready(node: &Node) -> (String, String, String) {
     let c = node
         .status
@@ -167,10 +185,9 @@ async fn setup() -> Result<Setup, Box<dyn std::error::Error>> {
 #[tokio::test]
 async fn node_registers_reports_status_and_keeps_its_lease() -> TestResult {
     let s = setup().await?;
+    let _cleanup = Cleanup(s.name.clone());
     s.cleanup().await;
-    let result = scenario(&s).await;
-    s.cleanup().await;
-    result
+    scenario(&s).await
 }
 
 async fn scenario(s: &Setup) -> TestResult {

@@ -6,6 +6,8 @@
 //! Parts are added one at a time; until a part is here, the start-up refuses the settings
 //! that need it (`crate::startable`).
 
+mod node_status;
+
 use std::sync::Arc;
 
 use kubelet_client::KubeletClients;
@@ -30,10 +32,11 @@ pub(crate) fn start_api_pod_source(
 /// `startKubelet`'s API side: node registration and status, the lease, the status manager's
 /// syncer, mirror pods.
 pub(crate) async fn start_api_mode(
-    _deps: &KubeletDeps<'_>,
-    _clients: &Arc<KubeletClients>,
-    _kubelet: &Arc<Kubelet>,
-    _tasks: &mut JoinSet<()>,
+    deps: &KubeletDeps<'_>,
+    clients: &Arc<KubeletClients>,
+    kubelet: &Arc<Kubelet>,
+    tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
+    node_status::start_node_status(deps, clients, kubelet, tasks);
     Ok(())
 }
