@@ -861,6 +861,9 @@ async fn lease_is_created_owned_by_the_node_and_renewed() {
     let e = registered().await;
     let mut lease = lease_controller(&e);
     assert_eq!(lease.renew_interval(), Duration::from_secs(10));
+    let other =
+        LeaseController::for_node(Arc::new(e.api.clone()), Arc::new(e.clock.clone()), NODE, 60);
+    assert_eq!(other.renew_interval(), Duration::from_secs(15));
     lease.sync().await;
     let calls: Vec<String> = e.api.take_calls().into_iter().map(|c| c.0).collect();
     assert_eq!(
@@ -985,4 +988,92 @@ async fn start_registers_posts_status_and_keeps_the_lease() {
         condition(&e.api.node(NODE).unwrap(), "Ready").status,
         "True"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn register_node_false_only_updates_the_status() {
+    let mut c = cfg();
+    c.register_node = false;
+    let e = env_with(c);
+    e.manager.update_runtime_up().await;
+    // Nobody registered it: the status update fails, nothing is created.
+    assert!(e.manager.sync_node_status(&CancellationToken::new()).await);
+    assert!(e.api.calls().iter().all(|c| c.starts_with("get node")));
+    assert!(e.api.node(NODE).is_none());
+    // Once the Node exists (made by someone else), its status is kept.
+    e.api.put_node(Node {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some(NODE.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    assert!(e.manager.sync_node_status(&CancellationToken::new()).await);
+    assert_eq!(
+        condition(&e.api.node(NODE).unwrap(), "Ready").status,
+        "True"
+    );
+    assert!(!e.api.calls().iter().any(|c| c.starts_with("create")));
+}
+
+/// How many status computations (`get node ... rv=0`) `run` makes in 95 s.
+async fn status_rounds(frequency: Duration) -> usize {
+    let mut c = cfg();
+    c.node_status_update_frequency = frequency;
+    let e = env_with(c);
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn(e.manager.clone().run(cancel.clone()));
+    tokio::time::sleep(Duration::from_secs(95)).await;
+    cancel.cancel();
+    task.await.unwrap();
+    e.api.calls().iter().filter(|c| c.ends_with("rv=0")).count()
+}
+
+#[tokio::test(start_paused = true)]
+async fn status_is_computed_every_node_status_update_frequency() {
+    // Registered after 100 ms, then a round every period + up to 4 % jitter.
+    assert_eq!(status_rounds(Duration::from_secs(10)).await, 10);
+    assert_eq!(status_rounds(Duration::from_secs(30)).await, 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn report_frequency_follows_the_configuration() {
+    let mut c = cfg();
+    c.node_status_report_frequency = Duration::from_secs(60);
+    let e = env_with(c);
+    e.manager.update_runtime_up().await;
+    assert!(
+        e.manager
+            .register_with_api_server(&CancellationToken::new())
+            .await
+    );
+    e.manager.update_node_status().await.unwrap();
+    let n = e.api.patches().len();
+    e.clock.step(Duration::from_secs(59));
+    e.manager.update_node_status().await.unwrap();
+    assert_eq!(e.api.patches().len(), n);
+    e.clock.step(Duration::from_secs(1));
+    e.manager.update_node_status().await.unwrap();
+    assert_eq!(e.api.patches().len(), n + 1);
+}
+
+#[test]
+fn controller_attach_detach_annotation_follows_the_configuration() {
+    let mut c = cfg();
+    c.enable_controller_attach_detach = false;
+    let e = env_with(c);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let node = rt.block_on(e.manager.initial_node());
+    assert!(node.metadata.annotations.is_none());
+    // An existing node with the annotation loses it on re-registration.
+    let mut existing = node.clone();
+    existing.metadata.annotations = Some(BTreeMap::from([(
+        crate::node_status::CONTROLLER_MANAGED_ATTACH_ANNOTATION.to_string(),
+        "true".to_string(),
+    )]));
+    assert!(crate::node_status::reconcile_cmad_annotation_with_existing_node(&node, &mut existing));
+    assert_eq!(existing.metadata.annotations, Some(BTreeMap::new()));
 }
