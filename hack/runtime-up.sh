@@ -3,6 +3,9 @@
 #
 #   hack/runtime-up.sh            # as root; prints CONTAINER_RUNTIME_ENDPOINT=unix://... last
 #
+# Another runtime (a cluster node's): KRS_RUNTIME_DIR, KRS_CNI_BRIDGE, KRS_CNI_SUBNET,
+# KRS_CNI_NETWORK (hack/lib/runtime.sh; hack/lib/cluster-node.sh picks them per node).
+#
 # Installs missing Debian packages, writes config under $KRS_RUNTIME_DIR
 # (default /var/lib/kubelet-rs-test/runtime), starts containerd if it is not
 # running, builds and imports the pause and busybox images. Safe to run
@@ -31,6 +34,7 @@ source "$HACK_DIR/lib/runtime-cleanup.sh"
 start_ms="$(krs_now_ms)"
 krs_lock
 krs_install_packages
+krs_check_network
 krs_write_config
 
 if pid="$(krs_find_daemon_pid)"; then
@@ -72,4 +76,6 @@ echo "KRS_RUNTIME_DIR=$KRS_RUNTIME_DIR"
 echo "KRS_SNAPSHOTTER=$KRS_SNAPSHOTTER_IN_USE"
 echo "KRS_PAUSE_IMAGE=$KRS_PAUSE_IMAGE"
 echo "KRS_BUSYBOX_IMAGE=$KRS_BUSYBOX_IMAGE"
+echo "KRS_CNI_BRIDGE=$KRS_CNI_BRIDGE"
+echo "KRS_CNI_SUBNET=$KRS_CNI_SUBNET"
 echo "CONTAINER_RUNTIME_ENDPOINT=unix://$KRS_SOCK"

@@ -8,8 +8,13 @@
 //! after the whole test command.
 //!
 //! [`Cluster::start_upstream_kubelet`] adds the reference node for as long as the returned
-//! guard lives: the upstream kubelet on the private containerd
+//! guard lives: the upstream kubelet on its own containerd
 //! (`hack/upstream-kubelet-up.sh --no-smoke`, then `hack/upstream-kubelet-down.sh`).
+//! [`Cluster::start_node`] starts any node, upstream or kubelet-rs, under a given name and IP
+//! ([`NodeSpec`]; `hack/upstream-kubelet-up.sh` or `hack/kubelet-rs-node-up.sh`): each node
+//! has its own containerd, bridge and pod subnet, so several nodes run side by side.
+//! [`Cluster::stop_apiserver_for`] takes the API server away for a while
+//! (`hack/apiserver-outage.sh`).
 //!
 //! A cluster that cannot start is an error, and the test fails. Skipping is decided at
 //! build time, so the runner counts a skipped test as *ignored*: with
@@ -20,6 +25,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::runtime_env::repo_root;
 
@@ -56,16 +62,109 @@ pub struct NodeFiles {
 
 /// The upstream kubelet reference node, started by [`Cluster::start_upstream_kubelet`].
 ///
-/// Only one kubelet may use the shared private containerd at a time: a kubelet kills the
-/// runtime's pods that its API server does not know about. So the node lives as long as
-/// this value: [`UpstreamKubelet::stop`] (or drop) runs `hack/upstream-kubelet-down.sh`,
-/// and a process-wide lock keeps two tests of one binary from running it at once.
+/// The node (default name `krs-upstream`, on its own containerd) lives as long as this value:
+/// [`UpstreamKubelet::stop`] (or drop) runs `hack/upstream-kubelet-down.sh`, and a
+/// process-wide lock keeps two tests of one binary from using the node at once.
 #[derive(Debug)]
 pub struct UpstreamKubelet {
     /// Node name (`KRS_UPSTREAM_NODE`, default `krs-upstream`).
     pub name: String,
     running: bool,
     _exclusive: MutexGuard<'static, ()>,
+}
+
+/// Which kubelet a cluster node runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeKubelet {
+    /// The upstream kubelet v1.35.4 of `KRS_CLUSTER_BIN` (`hack/upstream-kubelet-up.sh`).
+    Upstream,
+    /// kubelet-rs from this binary (`hack/kubelet-rs-node-up.sh`, `KRS_KUBELET_RS_BIN`).
+    KubeletRs(PathBuf),
+}
+
+/// A node to start with [`Cluster::start_node`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSpec {
+    /// The kubelet.
+    pub kubelet: NodeKubelet,
+    /// Node name (`--hostname-override`); its files are under `<state_dir>/nodes/<name>/`.
+    pub name: String,
+    /// Node IP in 198.18.255.0/24 (added to `lo`; the kubelet listens there).
+    pub ip: String,
+    /// Kubelet port (`port` of the KubeletConfiguration).
+    pub port: u16,
+    /// `maxPods` (the kubelet's default, 110, when `None`).
+    pub max_pods: Option<u32>,
+}
+
+impl NodeSpec {
+    /// A node with the default port (10250) and `maxPods`.
+    pub fn new(kubelet: NodeKubelet, name: &str, ip: &str) -> Self {
+        NodeSpec {
+            kubelet,
+            name: name.to_string(),
+            ip: ip.to_string(),
+            port: 10250,
+            max_pods: None,
+        }
+    }
+
+    /// `hack/<up script>` with the environment that selects this node.
+    fn script(&self, up: bool) -> Command {
+        let (script, prefix) = match (&self.kubelet, up) {
+            (NodeKubelet::Upstream, true) => ("hack/upstream-kubelet-up.sh", "UPSTREAM"),
+            (NodeKubelet::Upstream, false) => ("hack/upstream-kubelet-down.sh", "UPSTREAM"),
+            (NodeKubelet::KubeletRs(_), true) => ("hack/kubelet-rs-node-up.sh", "RS"),
+            (NodeKubelet::KubeletRs(_), false) => ("hack/kubelet-rs-node-down.sh", "RS"),
+        };
+        let mut cmd = script_command(script);
+        cmd.env(format!("KRS_{prefix}_NODE"), &self.name)
+            .env(format!("KRS_{prefix}_NODE_IP"), &self.ip)
+            .env(
+                if prefix == "RS" {
+                    "KRS_RS_KUBELET_PORT"
+                } else {
+                    "KRS_UPSTREAM_KUBELET_PORT"
+                },
+                self.port.to_string(),
+            );
+        match self.max_pods {
+            Some(n) => cmd.env("KRS_NODE_MAX_PODS", n.to_string()),
+            None => cmd.env_remove("KRS_NODE_MAX_PODS"),
+        };
+        if let NodeKubelet::KubeletRs(bin) = &self.kubelet {
+            cmd.env("KRS_KUBELET_RS_BIN", bin);
+        }
+        if up {
+            cmd.arg("--no-smoke");
+        }
+        cmd
+    }
+}
+
+/// A node started by [`Cluster::start_node`]; stopped (pods deleted, kubelet stopped, Node
+/// deleted, its containerd torn down) by [`ClusterNode::stop`] or on drop.
+///
+/// Node names are not locked: tests that share a name must not run at once.
+#[derive(Debug)]
+pub struct ClusterNode {
+    /// What was started.
+    pub spec: NodeSpec,
+    /// `<state_dir>/nodes/<name>`.
+    pub dir: PathBuf,
+    /// The node's own containerd, `unix://<dir>/runtime/containerd.sock`.
+    pub runtime_endpoint: String,
+    pidfile: PathBuf,
+    running: bool,
+}
+
+/// When [`Cluster::stop_apiserver_for`] stopped the API server and when it was ready again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outage {
+    /// The API server process had exited.
+    pub stopped: SystemTime,
+    /// `/readyz` answered `ok` again.
+    pub returned: SystemTime,
 }
 
 /// Why the test control plane is not available.
@@ -235,6 +334,114 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// Start (idempotently) the node `spec` on its own containerd and wait until it is Ready.
+    /// A node whose start fails is stopped again; the start's error is returned.
+    pub fn start_node(&self, spec: NodeSpec) -> Result<ClusterNode, ClusterError> {
+        const SCRIPT: &str = "node up script";
+        let started = run(spec.script(true)).and_then(|stdout| {
+            Ok((
+                output_value(SCRIPT, &stdout, "NODE_DIR")?,
+                output_value(SCRIPT, &stdout, "CONTAINER_RUNTIME_ENDPOINT")?,
+            ))
+        });
+        match started {
+            Ok((dir, runtime_endpoint)) => Ok(ClusterNode {
+                pidfile: self
+                    .state_dir
+                    .join("run")
+                    .join(format!("kubelet-{}.pid", spec.name)),
+                spec,
+                dir: PathBuf::from(dir),
+                runtime_endpoint,
+                running: true,
+            }),
+            Err(e) => {
+                if let Err(down) = run(spec.script(false)) {
+                    eprintln!("stopping node {} after a failed start: {down}", spec.name);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Stop kube-apiserver, wait `seconds`, start it again and wait until it is ready
+    /// (`hack/apiserver-outage.sh`, which also holds the cluster lock, so that no
+    /// `hack/cluster-up.sh` restarts it early, and `cluster-disrupt.lock`). Returns when the
+    /// API server is back. Every user of the control plane sees the outage.
+    pub fn stop_apiserver_for(&self, seconds: u64) -> Result<Outage, ClusterError> {
+        const SCRIPT: &str = "hack/apiserver-outage.sh";
+        let mut cmd = script_command(SCRIPT);
+        cmd.arg(seconds.to_string());
+        let stdout = run(cmd)?;
+        let at = |key| -> Result<SystemTime, ClusterError> {
+            let ms = output_value(SCRIPT, &stdout, key)?;
+            let ms = ms.parse().map_err(|_| ClusterError::MissingKey {
+                script: SCRIPT,
+                key,
+                stdout: stdout.clone(),
+            })?;
+            Ok(UNIX_EPOCH + Duration::from_millis(ms))
+        };
+        Ok(Outage {
+            stopped: at("APISERVER_STOPPED")?,
+            returned: at("APISERVER_RETURNED")?,
+        })
+    }
+}
+
+impl ClusterNode {
+    /// The node's `staticPodPath`.
+    pub fn manifests_dir(&self) -> PathBuf {
+        self.dir.join("manifests")
+    }
+
+    /// The pid of the running kubelet (from `<state_dir>/run/kubelet-<name>.pid`).
+    pub fn kubelet_pid(&self) -> Result<u32, ClusterError> {
+        let text = std::fs::read_to_string(&self.pidfile).map_err(|e| ClusterError::Spawn {
+            program: self.pidfile.clone(),
+            reason: format!("reading the kubelet's pid file: {e}"),
+        })?;
+        text.split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| ClusterError::Spawn {
+                program: self.pidfile.clone(),
+                reason: format!("no pid in {text:?}"),
+            })
+    }
+
+    /// Send SIGKILL to the kubelet (its containers keep running).
+    pub fn kill_kubelet(&self) -> Result<(), ClusterError> {
+        let mut cmd = Command::new("kill");
+        cmd.args(["-KILL", &self.kubelet_pid()?.to_string()]);
+        run(cmd).map(drop)
+    }
+
+    /// Run the up script again: starts the kubelet if it is not running (e.g. after
+    /// [`ClusterNode::kill_kubelet`]) and waits until the node is Ready.
+    pub fn restart_kubelet(&self) -> Result<(), ClusterError> {
+        run(self.spec.script(true)).map(drop)
+    }
+
+    /// Stop the node (see [`ClusterNode`]).
+    pub fn stop(mut self) -> Result<(), ClusterError> {
+        self.running = false;
+        run(self.spec.script(false)).map(drop)
+    }
+}
+
+impl Drop for ClusterNode {
+    fn drop(&mut self) {
+        if self.running
+            && let Err(e) = run(self.spec.script(false))
+        {
+            // Drop cannot fail the test; ClusterNode::stop reports this error.
+            eprintln!("stopping node {}: {e}", self.spec.name);
+        }
+    }
+}
+
 impl UpstreamKubelet {
     /// Delete the node's pods, stop the kubelet and clean up (`upstream-kubelet-down.sh`).
     pub fn stop(mut self) -> Result<(), ClusterError> {
@@ -309,6 +516,48 @@ mod tests {
         }
     }
 
+    fn envs(cmd: &Command) -> Vec<(String, Option<String>)> {
+        cmd.get_envs()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.map(|v| v.to_string_lossy().into_owned()),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn node_scripts_get_the_node_from_the_environment() {
+        let mut spec = NodeSpec::new(NodeKubelet::Upstream, "n1", "198.18.255.9");
+        spec.max_pods = Some(3);
+        let up = spec.script(true);
+        assert!(up.get_args().any(|a| a == "--no-smoke"));
+        let env = envs(&up);
+        for (k, v) in [
+            ("KRS_UPSTREAM_NODE", "n1"),
+            ("KRS_UPSTREAM_NODE_IP", "198.18.255.9"),
+            ("KRS_UPSTREAM_KUBELET_PORT", "10250"),
+            ("KRS_NODE_MAX_PODS", "3"),
+        ] {
+            assert!(env.contains(&(k.into(), Some(v.into()))), "{k} in {env:?}");
+        }
+        let rs = NodeSpec::new(
+            NodeKubelet::KubeletRs("/b/kubelet-rs".into()),
+            "n2",
+            "198.18.255.8",
+        );
+        let down = rs.script(false);
+        assert!(down.get_args().any(|a| {
+            a.to_string_lossy()
+                .ends_with("hack/kubelet-rs-node-down.sh")
+        }));
+        let env = envs(&down);
+        assert!(env.contains(&("KRS_RS_NODE".into(), Some("n2".into()))));
+        assert!(env.contains(&("KRS_KUBELET_RS_BIN".into(), Some("/b/kubelet-rs".into()))));
+        assert!(env.contains(&("KRS_NODE_MAX_PODS".into(), None)));
+    }
+
     #[test]
     fn node_files_layout() {
         let f = node_files_in(Path::new("/s/nodes/n/pki"), Path::new("/s/pki"));
@@ -325,6 +574,10 @@ mod tests {
             "hack/cluster-up.sh",
             "hack/cluster-down.sh",
             "hack/upstream-kubelet-up.sh",
+            "hack/upstream-kubelet-down.sh",
+            "hack/kubelet-rs-node-up.sh",
+            "hack/kubelet-rs-node-down.sh",
+            "hack/apiserver-outage.sh",
         ] {
             assert!(repo_root().join(s).is_file(), "{s}");
         }

@@ -108,12 +108,13 @@ krs_wait() {
 
 # krs_ensure_lo_ip IP: adds IP/32 to lo (idempotent). Such an address is local-only, like
 # 127.0.0.1, but is not "loopback" to the kubelet's node-IP validation.
+# (grep without -q: with pipefail, grep -q exiting early could fail `ip` with SIGPIPE.)
 krs_ensure_lo_ip() {
-  ip -4 addr show dev lo | grep -qF " $1/32 " || ip addr add "$1/32" dev lo
+  ip -4 addr show dev lo | grep -F " $1/32 " >/dev/null || ip addr add "$1/32" dev lo
 }
 
 krs_remove_lo_ip() {
-  if ip -4 addr show dev lo | grep -qF " $1/32 "; then ip addr del "$1/32" dev lo; fi
+  if ip -4 addr show dev lo | grep -F " $1/32 " >/dev/null; then ip addr del "$1/32" dev lo; fi
 }
 
 # krs_unmount_under DIR: unmounts everything mounted at or below DIR, deepest first.

@@ -22,6 +22,45 @@ krs_pick_snapshotter() {
 	printf '%s\n' "$result"
 }
 
+# krs_check_network : validate the CNI settings of hack/lib/runtime.sh and, for a node
+# subnet, set its pods' range. The default network is krs0 on 198.18.0.0/16; any other
+# subnet must lie in 198.18.128.0/17 outside 198.18.254.0/23, use another bridge, and
+# overlap no address of another interface (another node's bridge, say).
+krs_check_network() {
+	[ "${#KRS_CNI_BRIDGE}" -le 15 ] || krs_die "bridge name '$KRS_CNI_BRIDGE' is longer than 15 characters"
+	if [ "$KRS_CNI_SUBNET" = 198.18.0.0/16 ]; then
+		[ "$KRS_CNI_BRIDGE" = krs0 ] ||
+			krs_die "subnet 198.18.0.0/16 is the default runtime's; bridge must be krs0, not $KRS_CNI_BRIDGE"
+		return 0
+	fi
+	[ "$KRS_CNI_BRIDGE" != krs0 ] || krs_die "bridge krs0 belongs to the default runtime (198.18.0.0/16)"
+	local range
+	range="$(python3 - "$KRS_CNI_SUBNET" <<'PY'
+import ipaddress, sys
+try:
+    net = ipaddress.ip_network(sys.argv[1])
+except ValueError as e:
+    sys.exit(f"KRS_CNI_SUBNET: {e}")
+nodes = ipaddress.ip_network("198.18.128.0/17")
+reserved = ipaddress.ip_network("198.18.254.0/23")
+if net.version != 4 or not net.subnet_of(nodes) or net.overlaps(reserved) or net.prefixlen > 29:
+    sys.exit(f"KRS_CNI_SUBNET={net} must be a /17../29 inside 198.18.128.0/17, outside 198.18.254.0/23")
+print(net.network_address + 2, net.broadcast_address - 1)
+PY
+)" || krs_die "bad KRS_CNI_SUBNET (see above)"
+	KRS_CNI_RANGE_START="${range% *}"
+	KRS_CNI_RANGE_END="${range#* }"
+	local clash
+	clash="$(ip -o -4 addr show to "$KRS_CNI_SUBNET" | awk -v b="$KRS_CNI_BRIDGE" '$2 != b { print $2, $4 }')"
+	[ -z "$clash" ] || krs_die "subnet $KRS_CNI_SUBNET overlaps addresses in use: $clash"
+}
+
+# krs_write_network_env : record the network settings for later runs (runtime-down.sh).
+krs_write_network_env() {
+	printf 'KRS_CNI_BRIDGE=%s\nKRS_CNI_SUBNET=%s\nKRS_CNI_NETWORK=%s\n' \
+		"$KRS_CNI_BRIDGE" "$KRS_CNI_SUBNET" "$KRS_CNI_NETWORK" | krs_write_if_changed "$KRS_CNI_NETWORK_ENV" || true
+}
+
 # krs_render_config SNAPSHOTTER : containerd config (version 2) on stdout.
 krs_render_config() {
 	local snapshotter="$1"
@@ -102,7 +141,7 @@ krs_render_conflist() {
         "type": "host-local",
         "dataDir": "$KRS_CNI_IPAM_DIR",
         "ranges": [[{ "subnet": "$KRS_CNI_SUBNET", "rangeStart": "$KRS_CNI_RANGE_START", "rangeEnd": "$KRS_CNI_RANGE_END" }]],
-        "routes": [{ "dst": "$KRS_CNI_SUBNET" }]
+        "routes": [{ "dst": "$KRS_CNI_ROUTE" }]
       }
     },
     {
@@ -141,4 +180,7 @@ krs_write_config() {
 		KRS_CONFIG_CHANGED=1
 	fi
 	krs_render_conflist | krs_write_if_changed "$KRS_CNI_CONF_DIR/10-$KRS_CNI_NETWORK.conflist" || true
+	# A runtime whose network was renamed: the CRI plugin loads only the first conflist.
+	find "$KRS_CNI_CONF_DIR" -name '*.conflist' ! -name "10-$KRS_CNI_NETWORK.conflist" -delete
+	krs_write_network_env
 }

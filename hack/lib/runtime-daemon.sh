@@ -31,10 +31,13 @@ krs_start_daemon() {
 		trap '' HUP
 		exec setsid containerd --config "$KRS_CONFIG" </dev/null >>"$KRS_LOG" 2>&1 9>&-
 	) &
-	printf '%s\n' "$!" >"$KRS_PIDFILE"
+	local started="$!"
+	printf '%s\n' "$started" >"$KRS_PIDFILE"
 	deadline=$(($(date +%s) + 60))
 	until krs_socket_answers; do
-		if ! pid="$(krs_find_daemon_pid)"; then
+		# Until the forked subshell has exec'ed setsid and containerd, its command line
+		# is the script's, so krs_find_daemon_pid does not recognise it yet.
+		if ! pid="$(krs_find_daemon_pid)" && ! { krs_alive "$started" && pid="$started"; }; then
 			tail -n 30 "$KRS_LOG" >&2
 			krs_die "containerd exited during startup (see $KRS_LOG)"
 		fi

@@ -24,16 +24,41 @@ KRS_LOCK="$KRS_RUNTIME_DIR/lock"
 KRS_CNI_CONF_DIR="$KRS_RUNTIME_DIR/cni/net.d"
 KRS_CNI_IPAM_DIR="$KRS_RUNTIME_DIR/cni/networks"
 KRS_CNI_BIN_DIR="${KRS_CNI_BIN_DIR:-/usr/lib/cni}"
-# The CNI bridge and its subnet. The subnet is fixed: test traffic must never
-# leave 198.18.0.0/16 (RFC 2544 benchmarking range).
-KRS_CNI_BRIDGE="krs0"
-KRS_CNI_SUBNET="198.18.0.0/16"
-# Pods get addresses from the lower half; 198.18.255.0/24 is kept for the test hosts of
-# the control-plane harness (apiserver and node addresses on lo; see hack/lib/cluster.sh).
-KRS_CNI_RANGE_START="198.18.0.2"
-KRS_CNI_RANGE_END="198.18.127.254"
-KRS_CNI_NETWORK="krs-bridge"
-
+# The CNI network. Test traffic never leaves 198.18.0.0/16 (RFC 2544 benchmarking range):
+# every pod's only route is KRS_CNI_ROUTE, through its bridge.
+#
+# The default runtime (the one every Rust test uses) has bridge krs0 on the whole /16 and
+# gives pods addresses from the lower half only, 198.18.0.2-198.18.127.254. The upper half
+# is for the runtimes of cluster nodes (hack/lib/cluster-node.sh: one containerd per node,
+# each with its own bridge and a /20 out of 198.18.128.0/17), except 198.18.254.0/24
+# (service IPs) and 198.18.255.0/24 (the control plane's and the nodes' addresses on lo;
+# see hack/lib/cluster.sh).
+#
+# Another runtime is chosen by the environment: KRS_RUNTIME_DIR, KRS_CNI_BRIDGE,
+# KRS_CNI_SUBNET (its pods' range is the subnet without network, gateway and broadcast
+# address) and KRS_CNI_NETWORK (the CNI network name; portmap's iptables comments name it).
+# runtime-up.sh records them in $KRS_RUNTIME_DIR/network.env, which later runs (down, up)
+# read for the settings the environment does not give.
+KRS_CNI_ROUTE="198.18.0.0/16"
+KRS_CNI_NETWORK_ENV="$KRS_RUNTIME_DIR/network.env"
+krs_saved_network() {
+	[ -f "$KRS_CNI_NETWORK_ENV" ] && sed -n "s/^$1=//p" "$KRS_CNI_NETWORK_ENV" | tail -n1
+	return 0
+}
+KRS_CNI_BRIDGE="${KRS_CNI_BRIDGE:-$(krs_saved_network KRS_CNI_BRIDGE)}"
+KRS_CNI_BRIDGE="${KRS_CNI_BRIDGE:-krs0}"
+KRS_CNI_SUBNET="${KRS_CNI_SUBNET:-$(krs_saved_network KRS_CNI_SUBNET)}"
+KRS_CNI_SUBNET="${KRS_CNI_SUBNET:-198.18.0.0/16}"
+KRS_CNI_NETWORK="${KRS_CNI_NETWORK:-$(krs_saved_network KRS_CNI_NETWORK)}"
+KRS_CNI_NETWORK="${KRS_CNI_NETWORK:-krs-bridge}"
+if [ "$KRS_CNI_SUBNET" = 198.18.0.0/16 ]; then
+	KRS_CNI_RANGE_START="198.18.0.2"
+	KRS_CNI_RANGE_END="198.18.127.254"
+else
+	# A node subnet: everything but the network, gateway (.1) and broadcast addresses.
+	KRS_CNI_RANGE_START=""
+	KRS_CNI_RANGE_END=""
+fi
 # Tools live in sbin on Debian; CI may run with a minimal PATH.
 case ":$PATH:" in
 *:/usr/sbin:*) ;;
