@@ -383,9 +383,39 @@ pub fn machine_info(node: &mut Node, ctx: &mut SetterContext<'_>) -> Result<(), 
     Ok(())
 }
 
-/// Go's `version.Version.String()` of a semantic version.
-fn semantic_string(v: &str) -> Option<String> {
-    let v = parse_semantic(v).ok()?;
+/// `utilversion.ParseGeneric(v).String()`: two or more dot-separated numbers after an
+/// optional `v` (the first without a leading zero), anything after them dropped.
+fn generic_string(v: &str) -> Option<String> {
+    let rest = v.trim_start_matches(['\t', '\n', '\u{c}', '\r', ' ']);
+    let rest = rest.strip_prefix('v').unwrap_or(rest);
+    let end = rest
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || (c == '.' && i > 0 && rest[i + 1..].starts_with(|d: char| d.is_ascii_digit())))
+        })
+        .map_or(rest.len(), |(i, _)| i);
+    let (numbers, extra) = rest.split_at(end);
+    if numbers.is_empty() || extra.contains('\n') {
+        return None;
+    }
+    let components: Vec<&str> = numbers.split('.').collect();
+    if components.len() < 2 || (components[0].starts_with('0') && components[0] != "0") {
+        return None;
+    }
+    let nums: Option<Vec<String>> = components
+        .iter()
+        .map(|c| c.parse::<u64>().ok().map(|n| n.to_string()))
+        .collect();
+    Some(nums?.join("."))
+}
+
+/// The runtime's version as `kubeGenericRuntimeManager.Version` reports it
+/// (`newRuntimeVersion`: `ParseSemantic`, else `ParseGeneric`), as Go's `String()`.
+fn runtime_version_string(v: &str) -> Option<String> {
+    let Ok(v) = parse_semantic(v) else {
+        return generic_string(v);
+    };
     let mut s = format!("{}.{}.{}", v.major, v.minor, v.patch);
     if !v.pre_release.is_empty() {
         s = format!("{s}-{}", v.pre_release);
@@ -410,7 +440,7 @@ pub fn version_info(node: &mut Node, ctx: &SetterContext<'_>) -> Result<(), Stri
         .runtime_version
         .as_ref()
         .ok()
-        .and_then(|v| semantic_string(v))
+        .and_then(|v| runtime_version_string(v))
         .unwrap_or_else(|| "Unknown".to_string());
     let info = node_info(node);
     info.kernel_version = machine.info.kernel_version.clone();

@@ -450,6 +450,17 @@ fn runtime_version_is_semantic_or_unknown() {
     });
     let info = |n: &Node| json_of(n)["status"]["nodeInfo"]["containerRuntimeVersion"].clone();
     assert_eq!(info(&node), "containerd://1.7.24-rc.1");
+    // Not semantic: `ParseGeneric` (Debian's containerd says `1.6.20~ds1`).
+    i.runtime_version = Ok("1.6.20~ds1".into());
+    run_setter(&c, &i, &host(), &mut node, |n, ctx| {
+        setters::version_info(n, ctx).unwrap();
+    });
+    assert_eq!(info(&node), "containerd://1.6.20");
+    i.runtime_version = Ok("v2.1".into());
+    run_setter(&c, &i, &host(), &mut node, |n, ctx| {
+        setters::version_info(n, ctx).unwrap();
+    });
+    assert_eq!(info(&node), "containerd://2.1");
     i.runtime_version = Ok("not-a-version".into());
     run_setter(&c, &i, &host(), &mut node, |n, ctx| {
         setters::version_info(n, ctx).unwrap();
