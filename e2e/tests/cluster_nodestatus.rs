@@ -21,7 +21,6 @@ use kubelet_apimachinery::CpuSet;
 use kubelet_client::KubeletClients;
 use kubelet_cm::{MachineInfo, NodeConfig, NodeConfigInput};
 use kubelet_container::clock::FakeClock;
-use kubelet_container::{RuntimeCondition, RuntimeStatus};
 use kubelet_e2e::cluster;
 use kubelet_nodestatus::{
     FakeHostNetwork, FakeNodeStatusSource, KubeNodeApi, LeaseController, NodeApi, NodeStatusConfig,
@@ -114,6 +113,18 @@ impl Setup {
         )
     }
 
+    /// A new manager (a kubelet start) that registered the node.
+    async fn registered_manager(&self) -> NodeStatusManager {
+        let manager = self.manager();
+        manager.update_runtime_up().await;
+        assert!(
+            manager
+                .register_with_api_server(&CancellationToken::new())
+                .await
+        );
+        manager
+    }
+
     async fn node(&self) -> Node {
         Api::<Node>::all(self.admin.clone())
             .get(&self.name)
@@ -192,13 +203,7 @@ async fn node_registers_reports_status_and_keeps_its_lease() -> TestResult {
 
 async fn scenario(s: &Setup) -> TestResult {
     // Registration with the node's own identity.
-    let manager = s.manager();
-    manager.update_runtime_up().await;
-    assert!(
-        manager
-            .register_with_api_server(&CancellationToken::new())
-            .await
-    );
+    s.registered_manager().await;
     let node = s.node().await;
     let v = serde_json::to_value(&node)?;
     let labels = &v["metadata"]["labels"];
@@ -263,13 +268,7 @@ async fn scenario(s: &Setup) -> TestResult {
             }})),
         )
         .await?;
-    let manager = s.manager();
-    manager.update_runtime_up().await;
-    assert!(
-        manager
-            .register_with_api_server(&CancellationToken::new())
-            .await
-    );
+    let manager = s.registered_manager().await;
     let v = serde_json::to_value(s.node().await)?;
     assert_eq!(
         v["metadata"]["labels"]["kubernetes.io/hostname"],
@@ -281,23 +280,8 @@ async fn scenario(s: &Setup) -> TestResult {
     );
 
     // Status: the runtime's network goes down, the patch carries NotReady.
-    s.source.update(|st| {
-        st.runtime_status = Ok(RuntimeStatus {
-            conditions: vec![
-                RuntimeCondition {
-                    type_: "RuntimeReady".into(),
-                    status: true,
-                    ..Default::default()
-                },
-                RuntimeCondition {
-                    type_: "NetworkReady".into(),
-                    status: false,
-                    reason: "NetworkPluginNotReady".into(),
-                    message: "cni plugin not initialized".into(),
-                },
-            ],
-        });
-    });
+    s.source
+        .set_network_not_ready("NetworkPluginNotReady", "cni plugin not initialized");
     manager.update_runtime_up().await;
     s.clock.step(Duration::from_secs(10));
     manager.update_node_status().await?;

@@ -245,6 +245,25 @@ impl FakeNodeStatusSource {
         f(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
+    /// The runtime is ready, its network is not (`NetworkReady=false` with `reason`,
+    /// `message`), as a CRI `Status` says while no CNI configuration is installed.
+    pub fn set_network_not_ready(&self, reason: &str, message: &str) {
+        let condition = |t: &str, ok: bool| kubelet_container::RuntimeCondition {
+            type_: t.into(),
+            status: ok,
+            reason: if ok { "" } else { reason }.into(),
+            message: if ok { "" } else { message }.into(),
+        };
+        self.update(|s| {
+            s.runtime_status = Ok(RuntimeStatus {
+                conditions: vec![
+                    condition(RuntimeStatus::RUNTIME_READY, true),
+                    condition(RuntimeStatus::NETWORK_READY, false),
+                ],
+            });
+        });
+    }
+
     /// The events recorded so far, as `reason: message`, and forgets them.
     pub fn take_events(&self) -> Vec<String> {
         self.get(|s| std::mem::take(&mut s.events))

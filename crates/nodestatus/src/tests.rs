@@ -12,8 +12,8 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, NodeCondition};
 use kubelet_apimachinery::CpuSet;
 use kubelet_cm::{HugePagesInfo, MachineInfo, NodeConfig, NodeConfigInput};
+use kubelet_container::Image;
 use kubelet_container::clock::FakeClock;
-use kubelet_container::{Image, RuntimeCondition, RuntimeStatus};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -148,24 +148,6 @@ fn condition<'a>(node: &'a Node, type_: &str) -> &'a NodeCondition {
         .unwrap()
 }
 
-fn not_ready_network() -> RuntimeStatus {
-    RuntimeStatus {
-        conditions: vec![
-            RuntimeCondition {
-                type_: "RuntimeReady".into(),
-                status: true,
-                ..Default::default()
-            },
-            RuntimeCondition {
-                type_: "NetworkReady".into(),
-                status: false,
-                reason: "NetworkPluginNotReady".into(),
-                message: "Network plugin returns error: cni plugin not initialized".into(),
-            },
-        ],
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn initial_node_has_labels_taints_capacity_allocatable_and_node_info() {
     let e = env();
@@ -295,8 +277,10 @@ async fn not_ready_reasons_are_aggregated_as_upstream() {
         Some("[container runtime status check may not have completed yet, network state unknown]")
     );
 
-    e.source
-        .update(|s| s.runtime_status = Ok(not_ready_network()));
+    e.source.set_network_not_ready(
+        "NetworkPluginNotReady",
+        "Network plugin returns error: cni plugin not initialized",
+    );
     e.manager.update_runtime_up().await;
     let node = e.manager.initial_node().await;
     assert_eq!(
@@ -444,33 +428,24 @@ fn reboot_is_an_event_once() {
 fn runtime_version_is_semantic_or_unknown() {
     let c = cfg();
     let mut i = inputs(start_time());
-    let mut node = Node::default();
-    run_setter(&c, &i, &host(), &mut node, |n, ctx| {
-        setters::version_info(n, ctx).unwrap();
-    });
-    let info = |n: &Node| json_of(n)["status"]["nodeInfo"]["containerRuntimeVersion"].clone();
-    assert_eq!(info(&node), "containerd://1.7.24-rc.1");
-    // Not semantic: `ParseGeneric` (Debian's containerd says `1.6.20~ds1`).
-    i.runtime_version = Ok("1.6.20~ds1".into());
-    run_setter(&c, &i, &host(), &mut node, |n, ctx| {
-        setters::version_info(n, ctx).unwrap();
-    });
-    assert_eq!(info(&node), "containerd://1.6.20");
-    i.runtime_version = Ok("v2.1".into());
-    run_setter(&c, &i, &host(), &mut node, |n, ctx| {
-        setters::version_info(n, ctx).unwrap();
-    });
-    assert_eq!(info(&node), "containerd://2.1");
-    i.runtime_version = Ok("not-a-version".into());
-    run_setter(&c, &i, &host(), &mut node, |n, ctx| {
-        setters::version_info(n, ctx).unwrap();
-    });
-    assert_eq!(info(&node), "containerd://Unknown");
-    i.runtime_version = Err("rpc error".into());
-    run_setter(&c, &i, &host(), &mut node, |n, ctx| {
-        setters::version_info(n, ctx).unwrap();
-    });
-    assert_eq!(info(&node), "containerd://Unknown");
+    // Semantic; else `ParseGeneric` (Debian's containerd says `1.6.20~ds1`); else Unknown.
+    for (version, shown) in [
+        (Ok("v1.7.24-rc.1"), "containerd://1.7.24-rc.1"),
+        (Ok("1.6.20~ds1"), "containerd://1.6.20"),
+        (Ok("v2.1"), "containerd://2.1"),
+        (Ok("not-a-version"), "containerd://Unknown"),
+        (Err("rpc error"), "containerd://Unknown"),
+    ] {
+        i.runtime_version = version.map(str::to_string).map_err(str::to_string);
+        let mut node = Node::default();
+        run_setter(&c, &i, &host(), &mut node, |n, ctx| {
+            setters::version_info(n, ctx).unwrap();
+        });
+        assert_eq!(
+            json_of(&node)["status"]["nodeInfo"]["containerRuntimeVersion"],
+            shown
+        );
+    }
 }
 
 #[test]
@@ -741,8 +716,10 @@ async fn status_is_patched_when_changed_or_when_the_report_frequency_passed() {
     assert_eq!(calls, ["get node krs-unit rv=0"]);
 
     // A change is sent at once: only what changed (and the heartbeats).
-    e.source
-        .update(|s| s.runtime_status = Ok(not_ready_network()));
+    e.source.set_network_not_ready(
+        "NetworkPluginNotReady",
+        "Network plugin returns error: cni plugin not initialized",
+    );
     e.manager.update_runtime_up().await;
     e.clock.step(Duration::from_secs(10));
     e.manager.update_node_status().await.unwrap();
