@@ -13,7 +13,8 @@
 //! [`start`] spawns what upstream's `Kubelet.Run` starts when it has a client: the runtime
 //! status poll (5 s), the status loop (registration first, then a status computed every
 //! `nodeStatusUpdateFrequency` and patched when it changed or every
-//! `nodeStatusReportFrequency`), and the lease controller (renewed every
+//! `nodeStatusReportFrequency`), the fast status update (every 100 ms until the node is
+//! reported Ready, at most 2 min), and the lease controller (renewed every
 //! `nodeLeaseDurationSeconds / 4`). The API server being unreachable is never fatal: each
 //! loop logs and retries with upstream's back-off.
 
@@ -84,6 +85,7 @@ pub fn start(
     ));
     tasks.spawn(manager.clone().run_runtime_up(cancel.clone()));
     tasks.spawn(manager.clone().run(cancel.clone()));
+    tasks.spawn(manager.clone().fast_status_update_once(cancel.clone()));
     tasks.spawn(lease.run(cancel));
     manager
 }

@@ -2,16 +2,18 @@
 //! (`registerWithAPIServer`, `tryRegisterWithAPIServer`, the `reconcile*` helpers,
 //! `initialNode`, `syncNodeStatus`, `updateNodeStatus`, `tryUpdateNodeStatus`, `updateNode`,
 //! `nodeStatusHasChanged`) and the `kubelet.go` goroutines that drive them
-//! (`updateRuntimeUp` every 5 s, `syncNodeStatus` every `nodeStatusUpdateFrequency`).
+//! (`updateRuntimeUp` every 5 s, `syncNodeStatus` every `nodeStatusUpdateFrequency`,
+//! `fastStatusUpdateOnce` / `fastNodeStatusUpdate` every 100 ms until the node is Ready).
 //!
 //! Differences: the first try of a status update reads the Node with `resourceVersion=0`
 //! (the apiserver's cache) instead of the kubelet's node informer; `fastStatusUpdateOnce`
-//! is not built (the first status after registration is posted by the regular loop);
+//! reads the Node as last created, read or patched;
 //! extended resources are never reset on re-registration (no device manager: upstream's
 //! `ShouldResetExtendedResourceCapacity` is about device plugin checkpoints).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -33,6 +35,12 @@ use crate::source::{HostNetwork, NodeStatusSource};
 
 /// `nodeStatusUpdateRetry`.
 pub const NODE_STATUS_UPDATE_RETRY: usize = 5;
+
+/// `nodeReadyGracePeriod`: how long `fastStatusUpdateOnce` tries.
+pub const NODE_READY_GRACE_PERIOD: Duration = Duration::from_secs(120);
+
+/// The period of `fastStatusUpdateOnce`.
+pub const FAST_STATUS_UPDATE_PERIOD: Duration = Duration::from_millis(100);
 
 /// How often `updateRuntimeUp` asks the runtime for its status.
 pub const RUNTIME_UP_PERIOD: Duration = Duration::from_secs(5);
@@ -88,6 +96,9 @@ struct State {
     /// `delayAfterNodeStatusChange`, in seconds (may be negative).
     delay_after_node_status_change: f64,
     reboot_event_recorded: bool,
+    /// The Node as last created, read or patched (what upstream reads from its node
+    /// lister in `fastNodeStatusUpdate`).
+    last_node: Option<Node>,
 }
 
 /// Registration and node status (the `Kubelet` fields and methods of
@@ -104,6 +115,11 @@ pub struct NodeStatusManager {
     runtime_state: RuntimeState,
     random: fn() -> f64,
     state: Mutex<State>,
+    /// `syncNodeStatusMux`: one status sync (regular or fast) at a time.
+    sync_lock: Mutex<()>,
+    /// `containerRuntimeReadyExpected`: set once the fast status update is over; runtime
+    /// readiness errors are logged at V(4) before.
+    runtime_ready_expected: AtomicBool,
 }
 
 impl std::fmt::Debug for NodeStatusManager {
@@ -156,7 +172,10 @@ impl NodeStatusManager {
                 last_status_report_time: None,
                 delay_after_node_status_change: 0.0,
                 reboot_event_recorded: false,
+                last_node: None,
             }),
+            sync_lock: Mutex::new(()),
+            runtime_ready_expected: AtomicBool::new(false),
         }
     }
 
@@ -179,7 +198,8 @@ impl NodeStatusManager {
     /// `updateRuntimeUp`: one CRI `Status` call into the runtime state.
     pub async fn update_runtime_up(&self) {
         let status = self.source.runtime_status().await;
-        self.runtime_state.update_runtime_up(status, true);
+        let loud = self.runtime_ready_expected.load(Ordering::Relaxed);
+        self.runtime_state.update_runtime_up(status, loud);
     }
 
     /// What the setters read, now.
@@ -309,7 +329,10 @@ impl NodeStatusManager {
     pub async fn try_register_with_api_server(&self, node: &Node) -> bool {
         let name = &self.cfg.node_name;
         let err = match self.api.create_node(node).await {
-            Ok(_) => return true,
+            Ok(created) => {
+                self.state.lock().await.last_node = Some(created);
+                return true;
+            }
             Err(e) => e,
         };
         if err.is_already_exists() {
@@ -355,6 +378,7 @@ impl NodeStatusManager {
     /// `syncNodeStatus`: registers first (`registerNode`), then `updateNodeStatus`.
     /// Returns false when cancelled during registration.
     pub async fn sync_node_status(&self, cancel: &CancellationToken) -> bool {
+        let _sync = self.sync_lock.lock().await;
         if self.cfg.register_node && !self.register_with_api_server(cancel).await {
             return false;
         }
@@ -386,6 +410,7 @@ impl NodeStatusManager {
             .get_node(name, try_number == 0)
             .await
             .map_err(|e| format!("error getting node \"{name}\": {e}"))?;
+        self.state.lock().await.last_node = Some(original.clone());
         let inputs = self.gather_inputs().await;
         let mut state = self.state.lock().await;
         let (node, changed) = self.update_node(&original, &inputs, &mut state);
@@ -398,14 +423,93 @@ impl NodeStatusManager {
         } else {
             0.0
         };
+        drop(state);
+        self.patch_node_status(&original, &node).await
+    }
+
+    /// `patchNodeStatus`: the patch from `original` to `node`; on success the report time
+    /// and the last known Node are updated.
+    async fn patch_node_status(&self, original: &Node, node: &Node) -> Result<(), String> {
+        let name = &self.cfg.node_name;
         let patch =
-            prepare_patch_for_node_status(name, &original, &node).map_err(|e| e.to_string())?;
-        self.heartbeat
+            prepare_patch_for_node_status(name, original, node).map_err(|e| e.to_string())?;
+        let updated = self
+            .heartbeat
             .patch_node_status(name, &patch)
             .await
             .map_err(|e| patch_error(&patch, name, &e))?;
+        let mut state = self.state.lock().await;
         state.last_status_report_time = Some(self.clock.now());
+        state.last_node = Some(updated);
         Ok(())
+    }
+
+    /// `fastStatusUpdateOnce`: every 100 ms, until the node was reported Ready or
+    /// `nodeReadyGracePeriod` passed, checks whether the kubelet and the runtime would make
+    /// the node Ready and patches that at once.
+    pub async fn fast_status_update_once(self: Arc<Self>, cancel: CancellationToken) {
+        let start = tokio::time::Instant::now();
+        loop {
+            if self
+                .fast_node_status_update(start.elapsed() >= NODE_READY_GRACE_PERIOD)
+                .await
+            {
+                self.runtime_ready_expected.store(true, Ordering::Relaxed);
+                return;
+            }
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(FAST_STATUS_UPDATE_PERIOD) => {}
+            }
+        }
+    }
+
+    /// `fastNodeStatusUpdate`: whether the fast updates are over.
+    async fn fast_node_status_update(&self, timeout: bool) -> bool {
+        let _sync = self.sync_lock.lock().await;
+        if timeout {
+            tracing::error!("Node not becoming ready in time after startup");
+            return true;
+        }
+        let Some(original) = self.state.lock().await.last_node.clone() else {
+            // Not registered yet.
+            return false;
+        };
+        let is_ready = |n: &Node| {
+            n.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|c| {
+                    c.iter()
+                        .find(|c| c.type_ == crate::setters::condition::READY)
+                })
+                .map(|c| c.status == "True")
+        };
+        match is_ready(&original) {
+            None => {
+                tracing::error!(node = %self.cfg.node_name, "Node does not have NodeReady condition");
+                return false;
+            }
+            Some(true) => return true,
+            Some(false) => {}
+        }
+        self.update_runtime_up().await;
+        let inputs = self.gather_inputs().await;
+        let (node, changed) = {
+            let mut state = self.state.lock().await;
+            self.update_node(&original, &inputs, &mut state)
+        };
+        if !changed || is_ready(&node) != Some(true) {
+            return false;
+        }
+        tracing::info!("Fast updating node status as it just became ready");
+        if let Err(e) = self.patch_node_status(&original, &node).await {
+            tracing::error!(err = %e, "Error updating node status, will retry with syncNodeStatus");
+            if let Err(e) = self.update_node_status().await {
+                tracing::error!(err = %e, "Unable to update node status");
+            }
+        }
+        true
     }
 
     fn is_update_status_period_expired(&self, state: &State) -> bool {

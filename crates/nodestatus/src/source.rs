@@ -205,15 +205,25 @@ pub struct FakeSourceState {
     pub events: Vec<NodeEvent>,
 }
 
+/// A CRI status with `RuntimeReady` and `NetworkReady` true.
+fn ready_status() -> RuntimeStatus {
+    let ready = |t: &str| kubelet_container::RuntimeCondition {
+        type_: t.into(),
+        status: true,
+        ..Default::default()
+    };
+    RuntimeStatus {
+        conditions: vec![
+            ready(RuntimeStatus::RUNTIME_READY),
+            ready(RuntimeStatus::NETWORK_READY),
+        ],
+    }
+}
+
 impl FakeNodeStatusSource {
     /// A healthy machine: 2 CPUs, 4 GiB, 2 MiB huge pages (none allocated), 100 GiB root
     /// filesystem, containerd 2.1.4 ready, no images.
     pub fn new(machine: MachineInfo) -> Self {
-        let ready = |t: &str| kubelet_container::RuntimeCondition {
-            type_: t.into(),
-            status: true,
-            ..Default::default()
-        };
         FakeNodeStatusSource {
             state: Arc::new(Mutex::new(FakeSourceState {
                 machine: Ok(Machine {
@@ -226,9 +236,7 @@ impl FakeNodeStatusSource {
                 root_fs_capacity: Ok(100 << 30),
                 runtime_type: "containerd".into(),
                 runtime_version: Ok("v2.1.4".into()),
-                runtime_status: Ok(RuntimeStatus {
-                    conditions: vec![ready("RuntimeReady"), ready("NetworkReady")],
-                }),
+                runtime_status: Ok(ready_status()),
                 images: Ok(Vec::new()),
                 health_checks: vec![("PLEG".into(), Ok(()))],
                 events: Vec::new(),
@@ -243,6 +251,11 @@ impl FakeNodeStatusSource {
 
     fn get<R>(&self, f: impl FnOnce(&mut FakeSourceState) -> R) -> R {
         f(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The runtime and its network are ready.
+    pub fn set_runtime_ready(&self) {
+        self.update(|s| s.runtime_status = Ok(ready_status()));
     }
 
     /// The runtime is ready, its network is not (`NetworkReady=false` with `reason`,

@@ -1065,3 +1065,63 @@ fn controller_attach_detach_annotation_follows_the_configuration() {
     assert!(crate::node_status::reconcile_cmad_annotation_with_existing_node(&node, &mut existing));
     assert_eq!(existing.metadata.annotations, Some(BTreeMap::new()));
 }
+
+#[tokio::test(start_paused = true)]
+async fn fast_status_update_posts_ready_as_soon_as_the_runtime_is() {
+    let e = env();
+    e.source
+        .set_network_not_ready("NetworkPluginNotReady", "cni plugin not initialized");
+    e.manager.update_runtime_up().await;
+    assert!(
+        e.manager
+            .register_with_api_server(&CancellationToken::new())
+            .await
+    );
+    assert_eq!(
+        condition(&e.api.node(NODE).unwrap(), "Ready").status,
+        "False"
+    );
+    let cancel = CancellationToken::new();
+    let fast = tokio::spawn(e.manager.clone().fast_status_update_once(cancel.clone()));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Not ready: nothing sent, no API reads either.
+    assert_eq!(e.api.calls(), ["create node krs-unit"]);
+    assert!(!fast.is_finished());
+
+    e.source.set_runtime_ready();
+    let ready_at = tokio::time::Instant::now();
+    fast.await.unwrap();
+    assert!(ready_at.elapsed() <= Duration::from_millis(100));
+    assert_eq!(
+        e.api.calls(),
+        ["create node krs-unit", "patch node status krs-unit"]
+    );
+    assert_eq!(
+        condition(&e.api.node(NODE).unwrap(), "Ready").status,
+        "True"
+    );
+    assert_eq!(
+        e.source.take_events().last().unwrap(),
+        "Normal NodeReady: Node krs-unit status is now: NodeReady"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn fast_status_update_gives_up_after_the_grace_period() {
+    let e = env();
+    e.source
+        .set_network_not_ready("NetworkPluginNotReady", "cni plugin not initialized");
+    e.manager.update_runtime_up().await;
+    assert!(
+        e.manager
+            .register_with_api_server(&CancellationToken::new())
+            .await
+    );
+    let start = tokio::time::Instant::now();
+    e.manager
+        .clone()
+        .fast_status_update_once(CancellationToken::new())
+        .await;
+    assert!(start.elapsed() >= crate::node_status::NODE_READY_GRACE_PERIOD);
+    assert_eq!(e.api.calls(), ["create node krs-unit"]);
+}
