@@ -38,7 +38,22 @@ start_etcd() {
   krs_wait 60 "etcd health" curl -fsS "$ETCD_URL/health"
 }
 
+# Audit log of the requests the kubelets make (users in group system:nodes, one line per
+# request at ResponseComplete): bench/ counts API requests per node from it.
+write_audit_policy() {
+  cat > "$KRS_CLUSTER_DIR/audit-policy.yaml" <<'EOF_POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: Metadata
+  userGroups: ["system:nodes"]
+- level: None
+EOF_POLICY
+}
+
 start_apiserver() {
+  write_audit_policy
   krs_start kube-apiserver "$KRS_CLUSTER_BIN/kube-apiserver" \
     --etcd-servers "$ETCD_URL" \
     --bind-address 127.0.0.1 --secure-port "$KRS_APISERVER_PORT" \
@@ -56,6 +71,7 @@ start_apiserver() {
     --service-account-key-file "$P/sa.pub" --service-account-signing-key-file "$P/sa.key" \
     --service-cluster-ip-range "$KRS_SERVICE_CIDR" \
     --authorization-mode Node,RBAC \
+    --enable-bootstrap-token-auth \
     --enable-admission-plugins NodeRestriction \
     --allow-privileged=true \
     --kubelet-client-certificate "$P/apiserver-kubelet-client.crt" \
@@ -63,6 +79,9 @@ start_apiserver() {
     --kubelet-certificate-authority "$P/kubelet-ca.crt" \
     --kubelet-preferred-address-types InternalIP,Hostname \
     --cert-dir "$KRS_CLUSTER_DIR/apiserver-certs" \
+    --audit-policy-file "$KRS_CLUSTER_DIR/audit-policy.yaml" \
+    --audit-log-path "$KRS_LOG_DIR/audit.log" --audit-log-format json \
+    --audit-log-maxsize 200 --audit-log-maxbackup 1 \
     --v 1
   krs_wait 180 "kube-apiserver /readyz" readyz_ok
 }
@@ -74,7 +93,8 @@ start_controller_manager() {
   krs_start kube-controller-manager "$KRS_CLUSTER_BIN/kube-controller-manager" \
     --kubeconfig "$kc" --authentication-kubeconfig "$kc" --authorization-kubeconfig "$kc" \
     --bind-address 127.0.0.1 --secure-port "$KRS_KCM_PORT" \
-    --leader-elect=false --use-service-account-credentials=true --controllers '*' \
+    --leader-elect=false --use-service-account-credentials=true \
+    --controllers '*,bootstrapsigner,tokencleaner' \
     --service-account-private-key-file "$P/sa.key" --root-ca-file "$P/ca.crt" \
     --cluster-signing-cert-file "$P/ca.crt" --cluster-signing-key-file "$P/ca.key" \
     --service-cluster-ip-range "$KRS_SERVICE_CIDR" \
@@ -99,6 +119,37 @@ bind_kubelet_api_admin() {
     --dry-run=client -o yaml | krs_kubectl apply -f - >/dev/null
 }
 
+# TLS bootstrap as kubeadm sets it up (`kubeadm init` phase bootstrap-token): bootstrap
+# tokens (hack/cluster-bootstrap-token.sh) carry the group
+# system:bootstrappers:kubeadm:default-node-token, which may create node client CSRs, and
+# the controller-manager's csrapproving approves them (nodeclient) and the renewals nodes
+# request with their own certificate (selfnodeclient). Serving CSRs (kubelet-serving) are
+# not auto-approved, as upstream: `kubectl certificate approve` them.
+bind_node_bootstrap() {
+  local group=system:bootstrappers:kubeadm:default-node-token
+  {
+    krs_kubectl create clusterrolebinding kubeadm:kubelet-bootstrap \
+      --clusterrole system:node-bootstrapper --group "$group" --dry-run=client -o yaml
+    echo ---
+    krs_kubectl create clusterrolebinding kubeadm:node-autoapprove-bootstrap \
+      --clusterrole system:certificates.k8s.io:certificatesigningrequests:nodeclient \
+      --group "$group" --dry-run=client -o yaml
+    echo ---
+    krs_kubectl create clusterrolebinding kubeadm:node-autoapprove-certificate-rotation \
+      --clusterrole system:certificates.k8s.io:certificatesigningrequests:selfnodeclient \
+      --group system:nodes --dry-run=client -o yaml
+  } | krs_kubectl apply -f - >/dev/null
+}
+
+# A control plane started by an older cluster-up.sh keeps its flags (components already
+# running are kept): say which ones it lacks.
+warn_stale_flags() {
+  local pid
+  pid=$(krs_pid kube-apiserver) && ! tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- --enable-bootstrap-token-auth &&
+    krs_log "warning: the running kube-apiserver does not accept bootstrap tokens (started without --enable-bootstrap-token-auth); restart the control plane (hack/cluster-down.sh, hack/cluster-up.sh) for TLS bootstrap"
+  return 0
+}
+
 die_with_log() {
   echo "---- last lines of $KRS_LOG_DIR/$1.log ----" >&2
   tail -n 30 "$KRS_LOG_DIR/$1.log" >&2 || true
@@ -112,6 +163,8 @@ start_scheduler
 krs_wait 60 "kube-controller-manager /healthz" healthz_ok "$KRS_KCM_PORT" || die_with_log kube-controller-manager
 krs_wait 60 "kube-scheduler /healthz" healthz_ok "$KRS_SCHEDULER_PORT" || die_with_log kube-scheduler
 bind_kubelet_api_admin
+bind_node_bootstrap
+warn_stale_flags
 # Pods can be created once the controllers made the default ServiceAccount and published
 # kube-root-ca.crt (both needed by the projected service-account token volume).
 krs_wait 60 "default ServiceAccount" krs_kubectl -n default get serviceaccount default ||

@@ -11,6 +11,7 @@
 //! rest talks to the real runtime and is exercised by running the benchmark.
 
 pub mod cli;
+pub mod cluster;
 pub mod cri_ops;
 pub mod env;
 pub mod error;

@@ -11,8 +11,9 @@
 //! | [`predicate`]         | `lifecycle/predicate.go`, `scheduler/eventhandlers.go` `AdmissionCheck`, `noderesources.Fits` |
 //! | [`preemption`]        | `preemption/preemption.go` (`CriticalPodAdmissionHandler`)    |
 //! | [`resources`]         | `component-helpers/resource/helpers.go` `PodRequests`         |
+//! | [`taints`]            | `component-helpers/scheduling/corev1/helpers.go` `FindMatchingUntoleratedTaint`, `core/v1/toleration.go` `ToleratesTaint` |
 //!
-//! The kubelet builds one [`PodAdmitHandlers`] at start ([`PodAdmitHandlers::standalone`])
+//! The kubelet builds one [`PodAdmitHandlers`] at start ([`PodAdmitHandlers::new`])
 //! and asks it about every pod it is given for the first time (`HandlePodAdditions`). A
 //! rejected pod is never started: the caller records it `Failed` with the result's reason
 //! and `"Pod was rejected: " + message` (upstream `rejectPod`, see [`rejection_message`]).
@@ -23,13 +24,16 @@ pub mod preemption;
 pub mod resources;
 pub mod safe_sysctls;
 pub mod sysctl;
+pub mod taints;
+
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 
 pub use features::{
     UNSUPPORTED_POD_FEATURE_REASON, UNSUPPORTED_POD_FEATURES, UnsupportedPodFeatures,
 };
-pub use predicate::{Allocatable, NodeInfo, PredicateAdmitHandler};
+pub use predicate::{Allocatable, NodeGetter, NodeInfo, PredicateAdmitHandler};
 pub use sysctl::{FORBIDDEN_REASON as SYSCTL_FORBIDDEN_REASON, SysctlAllowlist};
 
 /// A configuration the admit handlers cannot be built from (the kubelet refuses to start).
@@ -112,16 +116,19 @@ impl std::fmt::Debug for PodAdmitHandlers {
     }
 }
 
-/// What the standalone kubelet's handlers are built from.
+/// What the kubelet's handlers are built from.
 #[derive(Debug, Clone)]
-pub struct StandaloneAdmission<'a> {
+pub struct AdmissionConfig<'a> {
     /// `allowedUnsafeSysctls`.
     pub allowed_unsafe_sysctls: &'a [String],
     /// The running kernel's release (`/proc/sys/kernel/osrelease`), for the safe sysctls
     /// that are only namespaced from some kernel on.
     pub kernel_version: &'a str,
-    /// The node as the predicates see it (upstream `initialNode` in standalone mode).
-    pub node: NodeInfo,
+    /// The node as the predicates see it: a fixed [`NodeInfo`] in standalone mode
+    /// (upstream `initialNode`), the node informer's Node in API server mode.
+    pub node: Arc<dyn NodeGetter>,
+    /// The `TaintTolerationComparisonOperators` feature gate.
+    pub taint_toleration_comparison_operators: bool,
 }
 
 impl PodAdmitHandlers {
@@ -130,16 +137,20 @@ impl PodAdmitHandlers {
         self.handlers.push(Box::new(handler));
     }
 
-    /// The handlers of a standalone kubelet, in upstream's order (`NewMainKubelet`): the
-    /// sysctl allowlist, then the general predicates; kubelet-rs puts its unsupported-feature
-    /// check first, so a pod is never judged on parts kubelet-rs would not run.
-    pub fn standalone(cfg: StandaloneAdmission<'_>) -> Result<Self, AdmissionError> {
+    /// The kubelet's handlers, in upstream's order (`NewMainKubelet`, the same in both
+    /// modes): the sysctl allowlist, then the general predicates; kubelet-rs puts its
+    /// unsupported-feature check first, so a pod is never judged on parts kubelet-rs would
+    /// not run.
+    pub fn new(cfg: AdmissionConfig<'_>) -> Result<Self, AdmissionError> {
         let mut handlers = Self::default();
         handlers.add(UnsupportedPodFeatures);
         let mut patterns = safe_sysctls::safe_sysctl_allowlist(cfg.kernel_version);
         patterns.extend(cfg.allowed_unsafe_sysctls.iter().cloned());
         handlers.add(SysctlAllowlist::new(&patterns)?);
-        handlers.add(PredicateAdmitHandler::new(cfg.node));
+        handlers.add(PredicateAdmitHandler::with_node_getter(
+            cfg.node,
+            cfg.taint_toleration_comparison_operators,
+        ));
         Ok(handlers)
     }
 

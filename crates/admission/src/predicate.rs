@@ -9,17 +9,25 @@
 //! rejected for it: pods it may preempt are chosen instead ([`crate::preemption`]); when
 //! none can be, it is rejected with `UnexpectedAdmissionError`, as upstream does.
 //!
-//! In standalone mode the node is the one the kubelet would register (upstream
-//! `initialNode`): its name, its default labels and its pod capacity. Taints are only
-//! checked for pods that are not static, and a standalone kubelet has only static pods.
+//! The node comes from a [`NodeGetter`] (upstream `getNodeAnyWayFunc`): in standalone
+//! mode the node the kubelet would register (upstream `initialNode`: its name, its default
+//! labels and its pod capacity, [`NodeInfo::standalone`]); in API server mode the Node
+//! object of the node informer ([`NodeInfo::from_node`]), falling back to the standalone
+//! one until it exists. `NoExecute` taints are only checked for pods that are not static
+//! (reason `TaintToleration`, [`crate::taints`]), so a standalone kubelet, which has only
+//! static pods, never rejects for a taint.
 //! CPU and memory requests are checked against allocatable; hugepages and extended
 //! resources are not yet (ARCHITECTURE.md, "Deliberate differences").
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{ContainerPort, NodeSelectorRequirement, NodeSelectorTerm, Pod};
+use k8s_openapi::api::core::v1::{
+    ContainerPort, Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint,
+};
 
-use kubelet_container::kubetypes::pod_uid;
+use kubelet_apimachinery::Quantity;
+use kubelet_container::kubetypes::{is_static_pod, pod_uid};
 
 use crate::preemption::{FailureOutcome, handle_admission_failure};
 use crate::resources::pod_requests;
@@ -64,14 +72,17 @@ pub mod reasons {
     pub const UNEXPECTED_ADMISSION_ERROR: &str = "UnexpectedAdmissionError";
     /// Predicates failed without a reason.
     pub const UNKNOWN_REASON: &str = "UnknownReason";
+    /// Predicate name of the `NoExecute` taint check (scheduler plugin `TaintToleration`).
+    pub const TAINT_TOLERATION: &str = "TaintToleration";
 }
 
 const ERR_REASON_NODE_AFFINITY: &str = "node(s) didn't match Pod's node affinity/selector";
 const ERR_REASON_NODE_NAME: &str = "node(s) didn't match the requested node name";
 const ERR_REASON_NODE_PORTS: &str = "node(s) didn't have free ports for the requested pod ports";
+const ERR_REASON_TAINTS: &str = "node(s) had taints that the pod didn't tolerate";
 
 /// The node as the predicates see it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NodeInfo {
     /// The node name.
     pub name: String,
@@ -83,9 +94,49 @@ pub struct NodeInfo {
     pub allocatable_milli_cpu: i64,
     /// Allocatable memory in bytes.
     pub allocatable_memory: i64,
+    /// The node's taints (`spec.taints`; none for a standalone node).
+    pub taints: Vec<Taint>,
+}
+
+/// Where the predicates get the node from on each admission (upstream
+/// `getNodeAnyWayFunc`: the informer's Node, else `initialNode`).
+pub trait NodeGetter: Send + Sync + std::fmt::Debug {
+    /// The node as it is now.
+    fn get_node_any_way(&self) -> NodeInfo;
+}
+
+/// A fixed node (standalone mode, tests).
+impl NodeGetter for NodeInfo {
+    fn get_node_any_way(&self) -> NodeInfo {
+        self.clone()
+    }
 }
 
 impl NodeInfo {
+    /// The node as a Node object describes it (API server mode): name, labels, taints and
+    /// `status.allocatable` pods, cpu and memory (a missing or unparsable entry is 0, as an
+    /// absent resource is for the scheduler's `NodeInfo`).
+    pub fn from_node(node: &Node) -> Self {
+        let allocatable = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
+        let quantity = |name: &str| {
+            allocatable
+                .and_then(|a| a.get(name))
+                .and_then(|q| Quantity::parse(&q.0).ok())
+        };
+        Self {
+            name: node.metadata.name.clone().unwrap_or_default(),
+            labels: node.metadata.labels.clone().unwrap_or_default(),
+            allocatable_pods: quantity("pods").map_or(0, |q| q.value()),
+            allocatable_milli_cpu: quantity("cpu").map_or(0, |q| q.milli_value()),
+            allocatable_memory: quantity("memory").map_or(0, |q| q.value()),
+            taints: node
+                .spec
+                .as_ref()
+                .and_then(|s| s.taints.clone())
+                .unwrap_or_default(),
+        }
+    }
+
     /// The node a standalone kubelet describes (upstream `initialNode`): the hostname, OS
     /// and architecture labels, then `--node-labels` over them, and what is allocatable.
     pub fn standalone(
@@ -107,6 +158,7 @@ impl NodeInfo {
             allocatable_pods: allocatable.pods,
             allocatable_milli_cpu: allocatable.milli_cpu,
             allocatable_memory: allocatable.memory,
+            taints: Vec::new(),
         }
     }
 }
@@ -186,30 +238,49 @@ impl PredicateFailure {
 /// The general predicates (upstream `predicateAdmitHandler`).
 #[derive(Debug, Clone)]
 pub struct PredicateAdmitHandler {
-    node: NodeInfo,
+    node: Arc<dyn NodeGetter>,
+    /// The `TaintTolerationComparisonOperators` gate (`Lt`/`Gt` tolerations).
+    taint_comparison_operators: bool,
 }
 
 impl PredicateAdmitHandler {
-    /// A handler judging pods against `node`.
+    /// A handler judging pods against a fixed `node`.
     pub fn new(node: NodeInfo) -> Self {
-        Self { node }
+        Self::with_node_getter(Arc::new(node), false)
     }
 
-    /// Every general predicate that fails, in upstream's order (`generalFilter` with
-    /// `includeAllFailures`).
+    /// A handler judging pods against the node `node` returns at each admission.
+    pub fn with_node_getter(node: Arc<dyn NodeGetter>, taint_comparison_operators: bool) -> Self {
+        Self {
+            node,
+            taint_comparison_operators,
+        }
+    }
+
+    /// Every general predicate that fails against the current node, in upstream's order
+    /// (`generalFilter` with `includeAllFailures`).
     pub fn general_filter(&self, pod: &Pod, other_pods: &[&Pod]) -> Vec<PredicateFailure> {
+        self.general_filter_on(&self.node.get_node_any_way(), pod, other_pods)
+    }
+
+    fn general_filter_on(
+        &self,
+        node: &NodeInfo,
+        pod: &Pod,
+        other_pods: &[&Pod],
+    ) -> Vec<PredicateFailure> {
         let mut reasons = Vec::new();
         let used = i64::try_from(other_pods.len()).unwrap_or(i64::MAX);
-        if used.saturating_add(1) > self.node.allocatable_pods {
+        if used.saturating_add(1) > node.allocatable_pods {
             reasons.push(PredicateFailure::InsufficientResource {
                 resource: "pods",
                 requested: 1,
                 used,
-                capacity: self.node.allocatable_pods,
+                capacity: node.allocatable_pods,
             });
         }
-        reasons.extend(self.fits_cpu_and_memory(pod, other_pods));
-        if !matches_node_selector_and_affinity(pod, &self.node) {
+        reasons.extend(fits_cpu_and_memory(node, pod, other_pods));
+        if !matches_node_selector_and_affinity(pod, node) {
             reasons.push(PredicateFailure::Predicate {
                 name: reasons::NODE_AFFINITY,
                 desc: ERR_REASON_NODE_AFFINITY,
@@ -220,7 +291,7 @@ impl PredicateAdmitHandler {
             .as_ref()
             .and_then(|s| s.node_name.as_deref())
             .unwrap_or_default();
-        if !node_name.is_empty() && node_name != self.node.name {
+        if !node_name.is_empty() && node_name != node.name {
             reasons.push(PredicateFailure::Predicate {
                 name: reasons::NODE_NAME,
                 desc: ERR_REASON_NODE_NAME,
@@ -232,52 +303,66 @@ impl PredicateAdmitHandler {
                 desc: ERR_REASON_NODE_PORTS,
             });
         }
+        // The kubelet checks only NoExecute taints, and not for static pods.
+        if !is_static_pod(pod) {
+            let tolerations = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.tolerations.as_deref())
+                .unwrap_or_default();
+            if crate::taints::find_untolerated_no_execute_taint(
+                &node.taints,
+                tolerations,
+                self.taint_comparison_operators,
+            )
+            .is_some()
+            {
+                reasons.push(PredicateFailure::Predicate {
+                    name: reasons::TAINT_TOLERATION,
+                    desc: ERR_REASON_TAINTS,
+                });
+            }
+        }
         reasons
     }
 }
 
-impl PredicateAdmitHandler {
-    /// The CPU and memory part of upstream `noderesources.Fits`: nothing is checked when
-    /// the pod requests neither; the others' requests count as used.
-    fn fits_cpu_and_memory(&self, pod: &Pod, other_pods: &[&Pod]) -> Vec<PredicateFailure> {
-        let want = pod_requests(pod);
-        if want.is_zero() {
-            return Vec::new();
-        }
-        let used = other_pods
-            .iter()
-            .map(|p| pod_requests(p))
-            .fold((0i64, 0i64), |(c, m), r| {
-                (c.saturating_add(r.milli_cpu), m.saturating_add(r.memory))
-            });
-        let mut out = Vec::new();
-        let checks = [
-            (
-                "cpu",
-                want.milli_cpu,
-                used.0,
-                self.node.allocatable_milli_cpu,
-            ),
-            ("memory", want.memory, used.1, self.node.allocatable_memory),
-        ];
-        for (resource, requested, used, capacity) in checks {
-            if requested > 0 && requested > capacity.saturating_sub(used) {
-                out.push(PredicateFailure::InsufficientResource {
-                    resource,
-                    requested,
-                    used,
-                    capacity,
-                });
-            }
-        }
-        out
+/// The CPU and memory part of upstream `noderesources.Fits`: nothing is checked when
+/// the pod requests neither; the others' requests count as used.
+fn fits_cpu_and_memory(node: &NodeInfo, pod: &Pod, other_pods: &[&Pod]) -> Vec<PredicateFailure> {
+    let want = pod_requests(pod);
+    if want.is_zero() {
+        return Vec::new();
     }
+    let used = other_pods
+        .iter()
+        .map(|p| pod_requests(p))
+        .fold((0i64, 0i64), |(c, m), r| {
+            (c.saturating_add(r.milli_cpu), m.saturating_add(r.memory))
+        });
+    let mut out = Vec::new();
+    let checks = [
+        ("cpu", want.milli_cpu, used.0, node.allocatable_milli_cpu),
+        ("memory", want.memory, used.1, node.allocatable_memory),
+    ];
+    for (resource, requested, used, capacity) in checks {
+        if requested > 0 && requested > capacity.saturating_sub(used) {
+            out.push(PredicateFailure::InsufficientResource {
+                resource,
+                requested,
+                used,
+                capacity,
+            });
+        }
+    }
+    out
 }
 
 impl PodAdmitHandler for PredicateAdmitHandler {
     fn admit(&self, attrs: &PodAdmitAttributes<'_>) -> PodAdmitResult {
         let pod = attrs.pod;
-        if reject_based_on_os_selector(pod, &self.node) {
+        let node = self.node.get_node_any_way();
+        if reject_based_on_os_selector(pod, &node) {
             return PodAdmitResult::reject(
                 reasons::POD_OS_SELECTOR_NODE_LABEL_DOES_NOT_MATCH,
                 "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
@@ -289,7 +374,7 @@ impl PodAdmitHandler for PredicateAdmitHandler {
                 "Failed to admit pod as the OS field doesn't match node OS",
             );
         }
-        let failures = self.general_filter(pod, attrs.other_pods);
+        let failures = self.general_filter_on(&node, pod, attrs.other_pods);
         if failures.is_empty() {
             return PodAdmitResult::admit();
         }

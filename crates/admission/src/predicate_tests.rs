@@ -317,3 +317,94 @@ fn os_label_and_field() {
         )
     );
 }
+
+fn tainted_node(effect: &str) -> NodeInfo {
+    let mut n = node(110);
+    n.taints = vec![k8s_openapi::api::core::v1::Taint {
+        key: "node.kubernetes.io/unreachable".into(),
+        effect: effect.into(),
+        ..Default::default()
+    }];
+    n
+}
+
+#[test]
+fn untolerated_no_execute_taint_rejects_api_pods() {
+    let r = admit(tainted_node("NoExecute"), &pod(json!({})), &[]);
+    assert_eq!(
+        r,
+        PodAdmitResult::reject(
+            reasons::TAINT_TOLERATION,
+            "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate"
+        )
+    );
+    // NoSchedule taints are the scheduler's business, not the kubelet's.
+    assert!(admit(tainted_node("NoSchedule"), &pod(json!({})), &[]).admit);
+    // A toleration admits the pod.
+    let tolerating = pod(
+        json!({"spec": {"containers": [{"name": "c", "image": "i"}], "tolerations": [{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]}}),
+    );
+    assert!(admit(tainted_node("NoExecute"), &tolerating, &[]).admit);
+}
+
+#[test]
+fn static_pods_ignore_taints() {
+    let static_pod = pod(
+        json!({"metadata": {"name": "p", "annotations": {"kubernetes.io/config.source": "file"}}}),
+    );
+    assert!(admit(tainted_node("NoExecute"), &static_pod, &[]).admit);
+    let api_pod = pod(
+        json!({"metadata": {"name": "p", "annotations": {"kubernetes.io/config.source": "api"}}}),
+    );
+    assert!(!admit(tainted_node("NoExecute"), &api_pod, &[]).admit);
+}
+
+#[test]
+fn node_info_from_a_node_object() {
+    let node: k8s_openapi::api::core::v1::Node = match serde_json::from_value(json!({
+        "metadata": {"name": "n1", "labels": {"kubernetes.io/os": "linux", "disk": "ssd"}},
+        "spec": {"taints": [{"key": "k", "effect": "NoExecute"}]},
+        "status": {"allocatable": {"cpu": "1500m", "memory": "1Gi", "pods": "3"}}
+    })) {
+        Ok(n) => n,
+        Err(e) => unreachable!("{e}"),
+    };
+    let info = NodeInfo::from_node(&node);
+    assert_eq!(info.name, "n1");
+    assert_eq!(info.labels.get("disk").map(String::as_str), Some("ssd"));
+    assert_eq!(info.allocatable_milli_cpu, 1500);
+    assert_eq!(info.allocatable_memory, 1 << 30);
+    assert_eq!(info.allocatable_pods, 3);
+    assert_eq!(info.taints.len(), 1);
+    // A node without status offers nothing: every pod with requests is out of resources.
+    let bare = NodeInfo::from_node(&k8s_openapi::api::core::v1::Node::default());
+    assert_eq!(bare.allocatable_pods, 0);
+    let r = admit(bare, &pod(json!({})), &[]);
+    assert_eq!(r.reason, reasons::OUT_OF_PODS);
+}
+
+/// A getter whose node changes between admissions (the informer's latest Node).
+#[derive(Debug, Default)]
+struct ChangingNode(std::sync::Mutex<NodeInfo>);
+
+impl NodeGetter for ChangingNode {
+    fn get_node_any_way(&self) -> NodeInfo {
+        self.0.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+}
+
+#[test]
+fn each_admission_sees_the_current_node() {
+    let getter = std::sync::Arc::new(ChangingNode(std::sync::Mutex::new(node(110))));
+    let handler = PredicateAdmitHandler::with_node_getter(getter.clone(), false);
+    let p = pod(json!({}));
+    let attrs = PodAdmitAttributes {
+        pod: &p,
+        other_pods: &[],
+    };
+    assert!(handler.admit(&attrs).admit);
+    if let Ok(mut n) = getter.0.lock() {
+        *n = tainted_node("NoExecute");
+    }
+    assert_eq!(handler.admit(&attrs).reason, reasons::TAINT_TOLERATION);
+}

@@ -205,6 +205,7 @@ pub fn tls_settings(s: &KubeletServer, node_name: &str, node_ips: &[IpAddr]) -> 
         ips,
         min_version: c.tls_min_version.clone(),
         cipher_suites: c.tls_cipher_suites.clone(),
+        server_tls_bootstrap: c.server_tls_bootstrap,
     }
 }
 

@@ -149,20 +149,29 @@ pub fn is_standalone(s: &KubeletServer) -> bool {
     s.flags.kubeconfig.is_empty()
 }
 
-/// Step: standalone mode, or the API server clients (`buildKubeletClientConfig`, then
-/// `KubeClient`, `EventClient`, `HeartbeatClient` with their QPS, burst and timeouts).
-/// Building them does not contact the API server: an unreachable one is not fatal here.
+/// The API server clients and, with `rotateCertificates`, the client certificate manager
+/// to start with them.
+pub type ApiClients = (
+    std::sync::Arc<kubelet_client::KubeletClients>,
+    Option<std::sync::Arc<kubelet_certificate::Manager>>,
+);
+
+/// Step: standalone mode, or the API server clients (`buildKubeletClientConfig`: TLS
+/// bootstrap from `--bootstrap-kubeconfig`, or the rotating client certificate with
+/// `rotateCertificates`; then `KubeClient`, `EventClient`, `HeartbeatClient` with their
+/// QPS, burst and timeouts). Without `rotateCertificates`, a bootstrap waits for its
+/// certificate (as upstream); otherwise building does not contact the API server.
 pub async fn build_clients(
     s: &KubeletServer,
-) -> Result<Option<std::sync::Arc<kubelet_client::KubeletClients>>, RunError> {
+    node_name: &str,
+) -> Result<Option<ApiClients>, RunError> {
     if is_standalone(s) {
         tracing::info!("Standalone mode, no API client");
         return Ok(None);
     }
-    let clients =
-        kubelet_client::KubeletClients::build(Path::new(&s.flags.kubeconfig), &s.config).await?;
-    tracing::info!(kubeconfig = %s.flags.kubeconfig, settings = ?clients.settings, "Built the API server clients");
-    Ok(Some(std::sync::Arc::new(clients)))
+    let built = crate::kubelet::build_kubelet_clients(s, node_name).await?;
+    tracing::info!(kubeconfig = %s.flags.kubeconfig, settings = ?built.clients.settings, "Built the API server clients");
+    Ok(Some((built.clients, built.client_certificate_manager)))
 }
 
 /// Step: `nodeutil.GetHostname(--hostname-override)`: trimmed and lower-cased.
@@ -182,18 +191,9 @@ pub fn node_name(hostname_override: &str) -> Result<String, RunError> {
     Ok(name)
 }
 
-/// Step: `BuildAuth` (standalone: no client).
+/// Step: `BuildAuth`'s checks (standalone: no client, so the webhooks are refused).
 pub fn build_auth_step(s: &KubeletServer) -> Result<AuthSettings, RunError> {
-    let auth = build_auth(&s.config, !is_standalone(s))?;
-    if auth.webhook_authn || auth.authorizer == crate::auth::AuthorizerMode::Webhook {
-        return Err(RunError::ApiModeUnsupported(format!(
-            "authentication.webhook.enabled (--authentication-token-webhook) = {} and authorization.mode (--authorization-mode) = {:?}: \
-             webhook authentication and authorization of the kubelet API are not implemented in kubelet-rs yet; \
-             use authentication.webhook.enabled: false and authorization.mode: AlwaysAllow (with x509 client certificates)",
-            auth.webhook_authn, s.config.authorization.mode
-        )));
-    }
-    Ok(auth)
+    Ok(build_auth(&s.config, !is_standalone(s))?)
 }
 
 /// Step: cgroup roots (`NodeAllocatableRoot` and the configured kubelet/runtime/system cgroups).
@@ -415,7 +415,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     let contention = CancellationToken::new();
     let _lock = acquire_lock_file(&s, &contention).await?;
     let configz = init_configz(&s);
-    let clients = build_clients(&s).await?;
+    let api_clients = build_clients(&s, &checked.node_name).await?;
     tracing::debug!(auth = ?checked.auth, "Authentication and authorization");
     let _roots = cgroup_roots(&s);
     apply_oom_score(&fs, s.config.oom_score_adj.unwrap_or(-999));
@@ -423,6 +423,10 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
 
     let shutdown = CancellationToken::new();
     let fatal = CancellationToken::new();
+    let (clients, client_certificate_manager) = api_clients.unzip();
+    if let Some(manager) = client_certificate_manager.flatten() {
+        crate::kubelet::start_client_certificate_manager(manager, &shutdown, &fatal);
+    }
     let kubelet = crate::kubelet::run_kubelet(crate::kubelet::KubeletDeps {
         server: &s,
         node_name: checked.node_name,

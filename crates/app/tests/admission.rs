@@ -1,7 +1,7 @@
 //! Pod admission in-process, over the recording fake CRI (`tests/support`): a static pod
 //! with an unsafe sysctl and one with a liveness probe end `Failed` with upstream's
 //! reason (`SysctlForbidden`) and ours (`UnsupportedPodFeature`); not one CRI call is made
-//! for them, while the pod beside them runs.
+//! for them, while the pod beside them runs; each rejection is a `Warning` event.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -66,4 +66,23 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
     assert!(workers.pod_state("uid-ok").is_some());
     assert!(workers.pod_state("uid-sysctl").is_none());
     assert!(workers.pod_state("uid-probe").is_none());
+    // Each rejection is a Warning event on the pod with the reason and the bare message
+    // (upstream `rejectPod`).
+    let lines = k.recorder.lines();
+    assert!(
+        lines.contains(
+            &"Warning SysctlForbidden forbidden sysctl: \"kernel.msgmax\" not allowlisted"
+                .to_string()
+        ),
+        "{lines:?}"
+    );
+    let rejected: Vec<_> = k
+        .recorder
+        .events()
+        .into_iter()
+        .filter(|e| e.reason == "UnsupportedPodFeature")
+        .collect();
+    assert_eq!(rejected.len(), 1, "{lines:?}");
+    assert_eq!(rejected[0].object.uid.as_deref(), Some("uid-probe"));
+    assert_eq!(rejected[0].object.kind.as_deref(), Some("Pod"));
 }

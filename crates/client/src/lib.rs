@@ -19,11 +19,17 @@
 //! * kube-rs retries 429/503/504 replies itself (its default retry policy); those
 //!   retries are not counted by the limiter, client-go's are.
 //!
-//! Not here: certificate rotation and TLS bootstrap, closing connections on heartbeat
-//! failure (`onHeartbeatFailure`), tracing. The app builds them in startup step 6
-//! (`kubelet_app::startup::build_clients`).
+//! * With `rotateCertificates` ([`KubeletClients::build_with_certificates`]), the clients
+//!   present the certificate manager's current certificate and close their connections
+//!   when it changes ([`rotation`], upstream `UpdateTransport`); the three clients share
+//!   one transport, as upstream's copies of the rotating `rest.Config` do.
+//!
+//! Not here: TLS bootstrap and the certificate manager (`kubelet-certificate`), closing
+//! connections on heartbeat failure (`onHeartbeatFailure`), tracing. The app builds the
+//! clients in startup step 6 (`kubelet_app::startup::build_clients`).
 
 pub mod flowcontrol;
+pub mod rotation;
 pub mod settings;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +41,7 @@ use kube::{Client, Config};
 use kubelet_config::KubeletConfiguration;
 
 pub use flowcontrol::{Clock, FakeClock, RateLimitLayer, RealClock, TokenBucketRateLimiter};
+pub use rotation::{CertificateSource, ConnectionTracker};
 pub use settings::{ContentType, KubeletClientSettings, RestClientSettings, default_user_agent};
 
 /// Why the clients could not be built.
@@ -83,6 +90,8 @@ pub struct KubeletClients {
     pub main_limiter: Option<TokenBucketRateLimiter>,
     /// The event client's limiter.
     pub event_limiter: Option<TokenBucketRateLimiter>,
+    /// The rotating transport's connections (clients built with a certificate source).
+    pub connections: Option<ConnectionTracker>,
 }
 
 impl std::fmt::Debug for KubeletClients {
@@ -108,6 +117,27 @@ impl KubeletClients {
         cfg: &KubeletConfiguration,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, ClientError> {
+        Self::build_inner(kubeconfig, cfg, clock, None).await
+    }
+
+    /// The clients with `rotateCertificates` (`buildKubeletClientConfig`'s rotating
+    /// transport): the cluster of `kubeconfig`, none of its credentials, the client
+    /// certificate read from `certs` at each handshake, and every connection closed when
+    /// `certs` changes. Must run inside a tokio runtime (it spawns the watcher).
+    pub async fn build_with_certificates(
+        kubeconfig: &Path,
+        cfg: &KubeletConfiguration,
+        certs: CertificateSource,
+    ) -> Result<Self, ClientError> {
+        Self::build_inner(kubeconfig, cfg, Arc::new(RealClock), Some(certs)).await
+    }
+
+    async fn build_inner(
+        kubeconfig: &Path,
+        cfg: &KubeletConfiguration,
+        clock: Arc<dyn Clock>,
+        certs: Option<CertificateSource>,
+    ) -> Result<Self, ClientError> {
         let settings = KubeletClientSettings::from_config(cfg)?;
         if let Some(w) = settings.content_type.warning() {
             tracing::warn!("{w}");
@@ -119,8 +149,19 @@ impl KubeletClients {
             "",
         );
         let config = with_user_agent(config, &user_agent)?;
+        let tracker = ConnectionTracker::default();
+        if let Some(certs) = &certs {
+            tracker.close_on_change(certs.clone());
+        }
         let client = |name: &'static str, s: &RestClientSettings| {
-            build_client(kubeconfig, name, config.clone(), s, clock.clone())
+            build_client(
+                kubeconfig,
+                name,
+                config.clone(),
+                s,
+                clock.clone(),
+                certs.as_ref().map(|c| (c, &tracker)),
+            )
         };
         let (main, main_limiter) = client("kubelet client", &settings.main)?;
         let (event, event_limiter) = client("kubelet event client", &settings.event)?;
@@ -132,7 +173,16 @@ impl KubeletClients {
             settings,
             main_limiter,
             event_limiter,
+            connections: certs.is_some().then_some(tracker),
         })
+    }
+
+    /// Close every connection of the rotating transport (`closeAllConns`); a no-op for
+    /// clients built without a certificate source.
+    pub fn close_all_connections(&self) {
+        if let Some(t) = &self.connections {
+            t.close_all();
+        }
     }
 }
 
@@ -156,14 +206,16 @@ fn with_user_agent(mut config: Config, user_agent: &str) -> Result<Config, Clien
     Ok(config)
 }
 
-/// One client: kube's default stack (TLS, auth, retries) for `config`, with the
-/// timeout of `settings` and, outermost, the token bucket `RESTClientFor` would build.
+/// One client: kube's default stack (TLS, auth, retries) for `config` (or the rotating
+/// one, [`rotation`]), with the timeout of `settings` and, outermost, the token bucket
+/// `RESTClientFor` would build.
 fn build_client(
     path: &Path,
     name: &'static str,
     mut config: Config,
     settings: &RestClientSettings,
     clock: Arc<dyn Clock>,
+    rotating: Option<(&CertificateSource, &ConnectionTracker)>,
 ) -> Result<(Client, Option<TokenBucketRateLimiter>), ClientError> {
     if let Some(t) = settings.timeout {
         // Every read of the body too; a write restarts the clock, so the idle time of a
@@ -171,11 +223,21 @@ fn build_client(
         config.read_timeout = Some(t);
         config.reset_reader_on_write = true;
     }
-    let builder = ClientBuilder::try_from(config).map_err(|source| ClientError::Client {
+    let err = |source| ClientError::Client {
         client: name,
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let builder = match rotating {
+        Some((certs, tracker)) => {
+            let ns = config.default_namespace.clone();
+            ClientBuilder::new(
+                rotation::rotating_service(config, certs, tracker).map_err(err)?,
+                ns,
+            )
+        }
+        None => ClientBuilder::try_from(config).map_err(err)?,
+    };
     let builder = builder.with_layer(&tower::util::option_layer(
         settings.timeout.map(tower::timeout::TimeoutLayer::new),
     ));

@@ -43,7 +43,8 @@ impl SyncPodType {
     }
 }
 
-fn annotation<'a>(pod: &'a ApiPod, key: &str) -> Option<&'a str> {
+/// The value of annotation `key` of `pod`.
+pub fn annotation<'a>(pod: &'a ApiPod, key: &str) -> Option<&'a str> {
     pod.metadata
         .annotations
         .as_ref()?

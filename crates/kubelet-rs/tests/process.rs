@@ -292,32 +292,6 @@ fn a_missing_kubeconfig_stops_the_start_naming_it() {
     );
 }
 
-#[test]
-fn webhook_auth_with_a_kubeconfig_is_refused_until_implemented() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut text = standalone_config("unix:///x.sock", free_port(), "");
-    text = text.replace("mode: AlwaysAllow", "mode: Webhook");
-    assert!(text.contains("mode: Webhook"), "{text}");
-    let cfg = write(dir.path(), "k.yaml", &text);
-    let out = std::process::Command::new(BIN)
-        .args([
-            "--config",
-            cfg.to_str().unwrap(),
-            "--kubeconfig",
-            "/nonexistent",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains(
-            "webhook authentication and authorization of the kubelet API are not implemented"
-        ),
-        "{stderr}"
-    );
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn evented_pleg_uses_the_cri_event_stream_when_enabled() {
     let FakeSetup {

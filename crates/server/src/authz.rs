@@ -3,8 +3,8 @@
 //!
 //! Every request becomes one or more attribute sets on `nodes/<subresource>` of this node;
 //! it is allowed when the authorizer allows **any** of them. `AlwaysAllow` is the only
-//! mode a standalone kubelet has; a SubjectAccessReview authorizer can implement
-//! [`Authorizer`] later.
+//! mode a standalone kubelet has; `authorization.mode: Webhook` is the SubjectAccessReview
+//! authorizer of `kubelet-auth`.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -48,7 +48,7 @@ pub enum Decision {
 }
 
 /// An authorizer failed to decide (e.g. the SubjectAccessReview call failed): 500.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("authorization failed: {0}")]
 pub struct AuthorizerError(pub String);
 

@@ -1,6 +1,7 @@
 //! The secure port's auth filter (`pkg/kubelet/server/server.go` `InstallAuthFilter`),
 //! run on **every** request, unknown paths included, before routing:
-//! * not authenticated → 401 `Unauthorized`;
+//! * not authenticated, or authentication failed (e.g. a rejected bearer token) → 401
+//!   `Unauthorized`;
 //! * authorizer error → 500 `Authorization error (user=…, verb=…, resource=…, subresource=…)`;
 //! * no attribute set allowed → 403 `Forbidden (user=…, verb=…, resource=nodes,
 //!   subresource(s)=[…])` with a trailing newline.
@@ -19,7 +20,7 @@ use crate::authz::{Authorizer, Decision, request_attributes};
 /// What the filter needs.
 #[derive(Clone)]
 pub struct AuthFilter {
-    /// x509 + anonymous.
+    /// x509, bearer token, anonymous.
     pub authenticator: Authenticator,
     /// Decides the attribute sets.
     pub authorizer: Arc<dyn Authorizer>,
@@ -41,7 +42,7 @@ fn plain(status: StatusCode, body: String) -> Response {
 /// The middleware (`axum::middleware::from_fn_with_state`).
 pub async fn auth_filter(
     State(filter): State<AuthFilter>,
-    req: Request<Body>,
+    mut req: Request<Body>,
     next: Next,
 ) -> Response {
     let peer = req
@@ -49,8 +50,17 @@ pub async fn auth_filter(
         .get::<PeerIdentity>()
         .cloned()
         .unwrap_or(PeerIdentity::None);
-    let Some(user) = filter.authenticator.authenticate(&peer) else {
-        return plain(StatusCode::UNAUTHORIZED, "Unauthorized".into());
+    let user = match filter
+        .authenticator
+        .authenticate(&peer, req.headers_mut())
+        .await
+    {
+        Ok(Some(user)) => user,
+        Ok(None) => return plain(StatusCode::UNAUTHORIZED, "Unauthorized".into()),
+        Err(e) => {
+            tracing::error!(err = %e, "Unable to authenticate the request due to an error");
+            return plain(StatusCode::UNAUTHORIZED, "Unauthorized".into());
+        }
     };
     let attrs = request_attributes(
         &filter.node_name,
@@ -98,4 +108,140 @@ pub async fn auth_filter(
             subs.join(" ")
         ),
     )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::authn::{TokenAuthenticator, TokenError, TokenFuture, UserInfo};
+    use crate::authz::{Attributes, AuthorizeFuture, AuthorizerError};
+    use axum::Router;
+    use axum::routing::get;
+    use http_body_util::BodyExt;
+    use std::sync::Mutex;
+    use tower::ServiceExt;
+
+    struct Tokens;
+    impl TokenAuthenticator for Tokens {
+        fn authenticate_token<'a>(&'a self, token: &'a str) -> TokenFuture<'a> {
+            Box::pin(async move {
+                match token {
+                    "admin" => Ok(Some(UserInfo::new("admin", vec![]))),
+                    "viewer" => Ok(Some(UserInfo::new("viewer", vec![]))),
+                    "broken" => Err(TokenError("connection refused".into())),
+                    _ => Ok(None),
+                }
+            })
+        }
+    }
+
+    /// Allows `admin` and `viewer` on `healthz` only; errors for `broken`; records subresources.
+    #[derive(Default)]
+    struct Authz {
+        seen: Mutex<Vec<String>>,
+    }
+    impl Authorizer for Authz {
+        fn authorize<'a>(&'a self, a: &'a Attributes) -> AuthorizeFuture<'a> {
+            self.seen.lock().unwrap().push(a.subresource.clone());
+            Box::pin(async move {
+                match (a.user.name.as_str(), a.subresource.as_str()) {
+                    ("admin", _) | ("viewer", "healthz") => Ok(Decision::Allow),
+                    ("system:anonymous", "proxy") => Err(AuthorizerError("SAR failed".into())),
+                    _ => Ok(Decision::NoOpinion),
+                }
+            })
+        }
+    }
+
+    fn router(anonymous: bool, authz: Arc<Authz>) -> Router {
+        let filter = AuthFilter {
+            authenticator: Authenticator {
+                anonymous,
+                token: Some(Arc::new(Tokens)),
+            },
+            authorizer: authz,
+            node_name: "node1".into(),
+            fine_grained: true,
+        };
+        Router::new()
+            .route("/pods", get(|| async { "pods" }))
+            .route("/healthz", get(|| async { "ok" }))
+            .layer(axum::middleware::from_fn_with_state(filter, auth_filter))
+    }
+
+    async fn call(router: &Router, method: &str, path: &str, token: Option<&str>) -> (u16, String) {
+        let mut req = Request::builder().method(method).uri(path);
+        if let Some(t) = token {
+            req = req.header("Authorization", format!("Bearer {t}"));
+        }
+        let resp = router
+            .clone()
+            .oneshot(req.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn unauthenticated_is_401() {
+        let r = router(false, Arc::default());
+        assert_eq!(
+            call(&r, "GET", "/pods", None).await,
+            (401, "Unauthorized".into())
+        );
+        assert_eq!(
+            call(&r, "GET", "/pods", Some("nobody")).await,
+            (401, "Unauthorized".into())
+        );
+        assert_eq!(
+            call(&r, "GET", "/pods", Some("broken")).await,
+            (401, "Unauthorized".into())
+        );
+        // A rejected token is not anonymous even when anonymous is enabled.
+        let r = router(true, Arc::default());
+        assert_eq!(
+            call(&r, "GET", "/pods", Some("nobody")).await,
+            (401, "Unauthorized".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn allowed_passes_and_denied_is_403_with_all_subresources() {
+        let authz = Arc::new(Authz::default());
+        let r = router(false, authz.clone());
+        assert_eq!(
+            call(&r, "GET", "/pods", Some("admin")).await,
+            (200, "pods".into())
+        );
+        assert_eq!(
+            call(&r, "GET", "/healthz", Some("viewer")).await,
+            (200, "ok".into())
+        );
+        authz.seen.lock().unwrap().clear();
+        assert_eq!(
+            call(&r, "GET", "/pods", Some("viewer")).await,
+            (
+                403,
+                "Forbidden (user=viewer, verb=get, resource=nodes, subresource(s)=[pods proxy])\n"
+                    .into()
+            )
+        );
+        assert_eq!(*authz.seen.lock().unwrap(), ["pods", "proxy"]);
+    }
+
+    #[tokio::test]
+    async fn authorizer_error_is_500() {
+        let r = router(true, Arc::default());
+        assert_eq!(
+            call(&r, "POST", "/pods", None).await,
+            (
+                500,
+                "Authorization error (user=system:anonymous, verb=create, resource=nodes, subresource=proxy)"
+                    .into()
+            )
+        );
+    }
 }

@@ -9,7 +9,8 @@
 //!   as upstream's read-only server installs only the default handlers.
 //!
 //! * [`start_secure_server`]: the secure port (`address:port`, 10250) over TLS, with
-//!   x509/anonymous authentication and an [`Authorizer`] on every path: `/healthz`,
+//!   x509, bearer-token ([`TokenAuthenticator`]) and anonymous authentication and an
+//!   [`Authorizer`] on every path: `/healthz`,
 //!   `/pods`, and `/configz` when debugging handlers are enabled (see [`secure`]).
 //!
 //! The servers see the kubelet only through the narrow [`HostInterface`], like
@@ -31,7 +32,7 @@ mod tls;
 
 use std::sync::Arc;
 
-pub use authn::UserInfo;
+pub use authn::{AuthnError, TokenAuthenticator, TokenError, TokenFuture, UserInfo};
 pub use authz::{AlwaysAllow, Attributes, AuthorizeFuture, Authorizer, AuthorizerError, Decision};
 pub use certs::CertKeyPaths;
 pub use ciphers::TlsFlagError;
@@ -41,7 +42,9 @@ pub use listen::{
 };
 pub use readonly::read_only_router;
 pub use secure::{SecureServer, SecureServerConfig, secure_router, start_secure_server};
-pub use tls::{PreparedTls, TlsError, TlsSettings, prepare_tls};
+pub use tls::{
+    PreparedTls, ServingCertResolver, ServingCertificates, TlsError, TlsSettings, prepare_tls,
+};
 
 /// What the HTTP servers need from the kubelet (upstream `server.HostInterface`).
 pub trait HostInterface: Send + Sync {

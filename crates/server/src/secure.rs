@@ -24,7 +24,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use crate::accept::serve_tls;
-use crate::authn::Authenticator;
+use crate::authn::{Authenticator, TokenAuthenticator};
 use crate::authz::Authorizer;
 use crate::filter::{AuthFilter, auth_filter};
 use crate::methods::get_only;
@@ -51,6 +51,9 @@ pub struct SecureServerConfig {
     pub client_ca_file: Option<PathBuf>,
     /// `authentication.anonymous.enabled`.
     pub anonymous: bool,
+    /// The bearer-token authenticator (`authentication.webhook.enabled`: the cached
+    /// TokenReview webhook); `None` ignores tokens.
+    pub token_authenticator: Option<Arc<dyn TokenAuthenticator>>,
     /// The authorizer (`authorization.mode`; [`crate::AlwaysAllow`] for a standalone kubelet).
     pub authorizer: Arc<dyn Authorizer>,
     /// The `KubeletFineGrainedAuthz` feature gate.
@@ -114,6 +117,7 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
     let filter = AuthFilter {
         authenticator: Authenticator {
             anonymous: cfg.anonymous,
+            token: cfg.token_authenticator.clone(),
         },
         authorizer: cfg.authorizer.clone(),
         node_name: cfg.node_name.clone(),
@@ -177,6 +181,7 @@ mod tests {
             prepared_tls: None,
             client_ca_file: None,
             anonymous: false,
+            token_authenticator: None,
             authorizer: Arc::new(crate::AlwaysAllow),
             fine_grained_authz: true,
             enable_debugging_handlers: debugging,
@@ -227,10 +232,7 @@ mod tests {
                     );
                 }
             }
-            let user = UserInfo {
-                name: "u".into(),
-                groups: vec![],
-            };
+            let user = UserInfo::new("u", vec![]);
             assert_eq!(status(&router, "GET", "/pods", Some(user)).await, 200);
         }
     }

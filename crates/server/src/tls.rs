@@ -1,6 +1,13 @@
 //! The secure port's TLS configuration (`InitializeTLS` in `cmd/kubelet/app/server.go`):
 //! serving certificate, minimum version, TLS 1.2 cipher suites and the client CA that
 //! x509 client certificates are checked against. rustls with the *ring* provider only.
+//!
+//! With `serverTLSBootstrap` the serving certificate is the certificate manager's
+//! (`NewKubeletServerCertificateManager`, `tlsOptions.Config.GetCertificate`): read from
+//! a [`ServingCertificates`] channel at each handshake ([`ServingCertResolver`]); until
+//! the first certificate is issued, handshakes fail ("no serving certificate available
+//! for the kubelet"), as upstream's `GetCertificate` error does. No self-signed pair is
+//! made then.
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -11,6 +18,34 @@ use rustls::ServerConfig;
 use rustls::crypto::CryptoProvider;
 use rustls::server::WebPkiClientVerifier;
 use rustls::server::danger::ClientCertVerifier;
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+use tokio::sync::watch;
+
+/// The serving certificate as the certificate manager publishes it
+/// (`kubelet_certificate::Manager::certified_keys`).
+pub type ServingCertificates = watch::Receiver<Option<Arc<CertifiedKey>>>;
+
+/// `GetCertificate` = `serverCertificateManager.Current()`.
+#[derive(Debug)]
+pub struct ServingCertResolver(ServingCertificates);
+
+impl ServingCertResolver {
+    /// A resolver serving the current value of `certs`.
+    pub fn new(certs: ServingCertificates) -> Self {
+        Self(certs)
+    }
+}
+
+impl ResolvesServerCert for ServingCertResolver {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        let cert = self.0.borrow().clone();
+        if cert.is_none() {
+            tracing::debug!("no serving certificate available for the kubelet");
+        }
+        cert
+    }
+}
 
 use crate::certs::{
     CertKeyPaths, can_read_cert_and_key, cert_key_paths, load_certs, load_key, write_self_signed,
@@ -35,6 +70,9 @@ pub struct TlsSettings {
     pub min_version: String,
     /// `tlsCipherSuites` (Go names).
     pub cipher_suites: Vec<String>,
+    /// `serverTLSBootstrap`: the certificate comes from the certificate manager; the
+    /// files above are neither generated nor loaded here.
+    pub server_tls_bootstrap: bool,
 }
 
 /// Errors setting up TLS; each names the file or flag.
@@ -169,6 +207,10 @@ pub struct PreparedTls {
     paths: CertKeyPaths,
     /// The default pair does not exist yet: the start generates it.
     generate: bool,
+    /// `serverTLSBootstrap`: no pair here, the certificate manager's.
+    bootstrap: bool,
+    /// The certificate manager's certificates (`serverTLSBootstrap`).
+    serving: Option<ServingCertificates>,
     client_verifier: Option<Arc<dyn ClientCertVerifier>>,
 }
 
@@ -193,7 +235,8 @@ pub fn prepare_tls(
     let provider = Arc::new(provider);
     let (paths, defaulted) =
         cert_key_paths(s.cert_file.as_deref(), s.key_file.as_deref(), &s.cert_dir)?;
-    let generate = defaulted && !can_read_cert_and_key(&paths)?;
+    let bootstrap = s.server_tls_bootstrap;
+    let generate = !bootstrap && defaulted && !can_read_cert_and_key(&paths)?;
     let client_verifier = client_ca_file
         .map(|ca| client_verifier(ca, provider.clone()))
         .transpose()?;
@@ -202,9 +245,11 @@ pub fn prepare_tls(
         versions,
         paths,
         generate,
+        bootstrap,
+        serving: None,
         client_verifier,
     };
-    if !prepared.generate {
+    if !prepared.generate && !prepared.bootstrap {
         prepared.load_pair()?;
     }
     Ok(prepared)
@@ -216,35 +261,79 @@ impl PreparedTls {
         &self.paths
     }
 
+    /// Whether the serving certificate comes from the certificate manager
+    /// (`serverTLSBootstrap`): give it with [`PreparedTls::with_serving_certificates`].
+    pub fn server_tls_bootstrap(&self) -> bool {
+        self.bootstrap
+    }
+
+    /// Serve the certificate manager's certificates (`GetCertificate`) instead of a pair
+    /// on disk: [`PreparedTls::server_config`] then uses
+    /// [`PreparedTls::server_config_with_certificates`].
+    pub fn with_serving_certificates(mut self, certs: ServingCertificates) -> Self {
+        self.serving = Some(certs);
+        self
+    }
+
+    fn builder(
+        &self,
+    ) -> Result<rustls::ConfigBuilder<ServerConfig, rustls::server::WantsServerCert>, TlsError>
+    {
+        let builder = ServerConfig::builder_with_provider(self.provider.clone())
+            .with_protocol_versions(&self.versions)
+            .map_err(|e| TlsError::Flag(TlsFlagError::UnknownVersion(e.to_string())))?;
+        Ok(match &self.client_verifier {
+            Some(v) => builder.with_client_cert_verifier(v.clone()),
+            None => builder.with_no_client_auth(),
+        })
+    }
+
+    /// The server's `tls.Config` with `GetCertificate` reading `certs` (upstream's
+    /// `serverTLSBootstrap` path; h2 and http/1.1 offered over ALPN).
+    pub fn server_config_with_certificates(
+        &self,
+        certs: ServingCertificates,
+    ) -> Result<Arc<ServerConfig>, TlsError> {
+        let mut config = self
+            .builder()?
+            .with_cert_resolver(Arc::new(ServingCertResolver::new(certs)));
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(Arc::new(config))
+    }
+
     /// The rustls configuration of the pair on disk.
     fn load_pair(&self) -> Result<Arc<ServerConfig>, TlsError> {
         let chain = load_certs(&self.paths.cert)?;
         let key = load_key(&self.paths.key)?;
-        let builder = ServerConfig::builder_with_provider(self.provider.clone())
-            .with_protocol_versions(&self.versions)
-            .map_err(|e| TlsError::Flag(TlsFlagError::UnknownVersion(e.to_string())))?;
-        let builder = match &self.client_verifier {
-            Some(v) => builder.with_client_cert_verifier(v.clone()),
-            None => builder.with_no_client_auth(),
-        };
-        let mut config = builder
-            .with_single_cert(chain, key)
-            .map_err(|e| TlsError::Pair {
-                cert: self.paths.cert.clone(),
-                key: self.paths.key.clone(),
-                reason: e.to_string(),
-            })?;
+        let mut config =
+            self.builder()?
+                .with_single_cert(chain, key)
+                .map_err(|e| TlsError::Pair {
+                    cert: self.paths.cert.clone(),
+                    key: self.paths.key.clone(),
+                    reason: e.to_string(),
+                })?;
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(Arc::new(config))
     }
 
     /// The server's `tls.Config`: generates the self-signed pair for `hostname` (plus `ips`)
     /// when needed, then loads it (h2 and http/1.1 offered over ALPN, as Go's server does).
+    /// With `serverTLSBootstrap`, the certificate manager's certificates instead (none
+    /// without [`PreparedTls::with_serving_certificates`]: every handshake fails).
     pub fn server_config(
         &self,
         hostname: &str,
         ips: &[IpAddr],
     ) -> Result<Arc<ServerConfig>, TlsError> {
+        if let Some(certs) = &self.serving {
+            return self.server_config_with_certificates(certs.clone());
+        }
+        if self.bootstrap {
+            // serverTLSBootstrap without a manager: as upstream, nothing to serve.
+            let (_, none) = watch::channel(None);
+            return self.server_config_with_certificates(none);
+        }
         if self.generate {
             write_self_signed(&self.paths, hostname, ips)?;
         }

@@ -130,3 +130,82 @@ async fn client_cert_from_another_ca_is_refused() {
     assert!(err.contains("UnknownCA"), "{err}");
     cancel.cancel();
 }
+
+/// A self-signed serving certificate for 127.0.0.1 as the certificate manager would
+/// publish it, and the roots trusting it.
+fn serving_cert(
+    cn: &str,
+) -> (
+    std::sync::Arc<rustls::sign::CertifiedKey>,
+    rustls::RootCertStore,
+) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
+    let cert = params.self_signed(&key).unwrap();
+    let der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+    let signer = rustls::crypto::ring::sign::any_supported_type(&der).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.der().clone()).unwrap();
+    (
+        std::sync::Arc::new(rustls::sign::CertifiedKey::new(
+            vec![cert.der().clone()],
+            signer,
+        )),
+        roots,
+    )
+}
+
+#[tokio::test]
+async fn server_tls_bootstrap_serves_the_managers_certificate_once_there_is_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cfg = config(tmp.path());
+    cfg.tls.server_tls_bootstrap = true;
+    let (tx, rx) = tokio::sync::watch::channel(None);
+    cfg.prepared_tls = Some(
+        kubelet_server::prepare_tls(&cfg.tls, None)
+            .unwrap()
+            .with_serving_certificates(rx),
+    );
+    let (server, cancel) = start(cfg).await;
+    // No self-signed pair with serverTLSBootstrap.
+    assert!(!tmp.path().join("pki/kubelet.crt").exists());
+
+    // No certificate yet: the handshake fails.
+    let (first, roots) = serving_cert("system:node:first");
+    let c = client(roots.clone(), None, &[&rustls::version::TLS13]);
+    assert!(
+        request(server.local_addr, c.clone(), "GET", "/healthz")
+            .await
+            .is_err()
+    );
+
+    tx.send_replace(Some(first));
+    let (status, body) = request(server.local_addr, c.clone(), "GET", "/healthz")
+        .await
+        .unwrap();
+    assert_eq!((status, body.as_str()), (200, "ok"));
+
+    // A rotated certificate is served to the next full handshake without a restart (a
+    // client trusting only the first one fails; a resumed session has no certificate
+    // exchange, as with Go's server).
+    let (second, roots2) = serving_cert("system:node:second");
+    tx.send_replace(Some(second));
+    let fresh = client(roots, None, &[&rustls::version::TLS13]);
+    assert!(
+        request(server.local_addr, fresh, "GET", "/healthz")
+            .await
+            .is_err()
+    );
+    let c2 = client(roots2, None, &[&rustls::version::TLS13]);
+    assert_eq!(
+        request(server.local_addr, c2, "GET", "/healthz")
+            .await
+            .unwrap()
+            .0,
+        200
+    );
+    cancel.cancel();
+}

@@ -1,6 +1,8 @@
 //! Kubelet-owned pod conditions (upstream `pkg/kubelet/status/generate.go`).
 
-use k8s_openapi::api::core::v1::{ContainerStatus, Pod as ApiPod, PodCondition, PodSpec};
+use k8s_openapi::api::core::v1::{
+    ContainerStatus, Pod as ApiPod, PodCondition, PodSpec, PodStatus as ApiPodStatus,
+};
 use kubelet_container::{PodStatus, is_restartable_init_container, pod_sandbox_changed};
 
 use crate::phase::{find_status, has_any_regular_container_started};
@@ -17,6 +19,18 @@ fn cond(type_: &str, status: bool, reason: &str, message: String) -> PodConditio
         message: (!message.is_empty()).then_some(message),
         ..PodCondition::default()
     }
+}
+
+/// The conditions of `status` the kubelet does not own (kept from the API object by
+/// `generateAPIPodStatus` and `mergePodStatus`).
+pub fn not_owned_by_kubelet(status: &ApiPodStatus) -> Vec<PodCondition> {
+    status
+        .conditions
+        .iter()
+        .flatten()
+        .filter(|c| !condition::owned_by_kubelet(&c.type_))
+        .cloned()
+        .collect()
 }
 
 /// Go's `fmt` rendering of a string slice: `[a b]`.

@@ -9,8 +9,8 @@ use k8s_openapi::api::core::v1::{
 use kubelet_container::{PodStatus, ProbeResults, get_pod_qos, is_host_network_pod};
 
 use crate::conditions::{
-    containers_ready_condition, pod_initialized_condition, pod_ready_condition,
-    pod_ready_to_start_containers_condition, pod_scheduled_condition,
+    containers_ready_condition, not_owned_by_kubelet, pod_initialized_condition,
+    pod_ready_condition, pod_ready_to_start_containers_condition, pod_scheduled_condition,
 };
 use crate::container_statuses::{ConvertInput, convert_to_api_container_statuses};
 use crate::phase::get_phase;
@@ -128,13 +128,7 @@ fn conditions(
     api: &ApiPodStatus,
     s: &ApiPodStatus,
 ) -> Vec<PodCondition> {
-    let mut out: Vec<PodCondition> = api
-        .conditions
-        .iter()
-        .flatten()
-        .filter(|c| !condition::owned_by_kubelet(&c.type_))
-        .cloned()
-        .collect();
+    let mut out = not_owned_by_kubelet(api);
     if let Some(disruption) = old
         .conditions
         .iter()

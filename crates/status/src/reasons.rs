@@ -36,12 +36,29 @@ pub mod condition {
     /// `DisruptionTarget` (set on eviction/preemption, shared with the control plane).
     pub const DISRUPTION_TARGET: &str = "DisruptionTarget";
 
+    /// `PodResizePending`.
+    pub const POD_RESIZE_PENDING: &str = "PodResizePending";
+    /// `PodResizeInProgress`.
+    pub const POD_RESIZE_IN_PROGRESS: &str = "PodResizeInProgress";
+
     /// Conditions the kubelet owns and regenerates (upstream `PodConditionByKubelet`).
     pub fn owned_by_kubelet(type_: &str) -> bool {
         matches!(
             type_,
-            POD_SCHEDULED | READY | INITIALIZED | CONTAINERS_READY | POD_READY_TO_START_CONTAINERS
+            POD_SCHEDULED
+                | READY
+                | INITIALIZED
+                | CONTAINERS_READY
+                | POD_READY_TO_START_CONTAINERS
+                | POD_RESIZE_PENDING
+                | POD_RESIZE_IN_PROGRESS
         )
+    }
+
+    /// Conditions the kubelet shares with the control plane (upstream
+    /// `PodConditionSharedByKubelet`).
+    pub fn shared_by_kubelet(type_: &str) -> bool {
+        type_ == DISRUPTION_TARGET
     }
 }
 

@@ -890,8 +890,6 @@ async fn status_manager_keeps_times_and_versions() {
         clock.now()
     );
     assert_eq!(manager.versioned_statuses()["uid-1"].version, 2);
-    manager.mark_synced("uid-1", 2);
-    assert_eq!(manager.versioned_statuses()["uid-1"].synced_version, 2);
 }
 
 #[test]
@@ -939,4 +937,114 @@ fn terminate_pod_finalizes_status() {
     );
     manager.remove_orphaned_statuses([]);
     assert!(manager.get_pod_status("uid-1").is_none());
+}
+
+/// Upstream `TestTerminatePod_DefaultUnknownStatus`: before a pod has initialized, only the
+/// init containers that attempted to start (and at least the first) become terminated
+/// unknown; the regular containers keep waiting. Afterwards every missing status is a failure.
+#[test]
+fn terminate_pod_before_initialization_keeps_waiting_containers() {
+    let manager = StatusManager::new(Arc::new(FakeClock::default()));
+    let mut p = pod_with(
+        "Never",
+        vec![container("i1"), container("i2"), container("i3")],
+        vec![container("a")],
+    );
+    let status = ApiPodStatus {
+        phase: Some(phase::PENDING.into()),
+        init_container_statuses: Some(vec![
+            terminated("i1", 0),
+            waiting_after("i2", 1),
+            waiting("i3"),
+        ]),
+        container_statuses: Some(vec![waiting("a")]),
+        ..ApiPodStatus::default()
+    };
+    p.status = Some(status.clone());
+    manager.terminate_pod(&p);
+    let s = manager.get_pod_status("uid-1").unwrap();
+    let init: Vec<_> = s
+        .init_container_statuses
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(state_summary)
+        .collect();
+    assert_eq!(init[0].0, "terminated");
+    assert_eq!(init[0].2, Some(0), "a terminated state is kept");
+    assert_eq!(
+        init[1],
+        (
+            "terminated".into(),
+            Some("ContainerStatusUnknown".into()),
+            Some(137)
+        ),
+        "it attempted to start"
+    );
+    assert_eq!(init[2].0, "waiting", "never attempted");
+    let regular = &s.container_statuses.as_ref().unwrap()[0];
+    assert_eq!(state_summary(regular).0, "waiting", "not initialized");
+    assert_eq!(s.phase.as_deref(), Some(phase::FAILED));
+
+    // Once the last init container succeeded, a waiting container is a failure.
+    let manager = StatusManager::new(Arc::new(FakeClock::default()));
+    p.status = Some(ApiPodStatus {
+        init_container_statuses: Some(vec![
+            terminated("i1", 0),
+            terminated("i2", 0),
+            terminated("i3", 0),
+        ]),
+        ..status
+    });
+    manager.terminate_pod(&p);
+    let s = manager.get_pod_status("uid-1").unwrap();
+    let regular = &s.container_statuses.as_ref().unwrap()[0];
+    assert_eq!(
+        state_summary(regular).1.as_deref(),
+        Some("ContainerStatusUnknown")
+    );
+}
+
+/// Upstream `updateStatusInternal`: a static pod without a cached status starts from its
+/// mirror pod's status, so its start time and transition times survive a kubelet restart.
+#[test]
+fn static_pod_starts_from_its_mirror_pod_status() {
+    let clock = FakeClock::new(Timestamp::from_second(1_700_000_000).unwrap());
+    let manager = StatusManager::new(Arc::new(clock.clone()));
+    let mut p = pod("Always", &["a"]);
+    p.metadata.annotations = Some(
+        [(
+            CONFIG_SOURCE_ANNOTATION_KEY.to_string(),
+            FILE_SOURCE.to_string(),
+        )]
+        .into(),
+    );
+    let before = Time(Timestamp::from_second(1_600_000_000).unwrap());
+    let mirror_status = ApiPodStatus {
+        start_time: Some(before.clone()),
+        conditions: Some(vec![PodCondition {
+            type_: condition::POD_SCHEDULED.into(),
+            status: "True".into(),
+            last_transition_time: Some(before.clone()),
+            ..PodCondition::default()
+        }]),
+        ..ApiPodStatus::default()
+    };
+    manager.set_mirror_pod_status_source(Arc::new(move |_| Some(mirror_status.clone())));
+    let s = generate(
+        &p,
+        &runtime_status(vec![rt("a", "c1", ContainerState::Running, 0)], true),
+        false,
+    );
+    manager.set_pod_status(&p, s);
+    let stored = manager.get_pod_status("uid-1").unwrap();
+    assert_eq!(stored.start_time, Some(before.clone()));
+    assert_eq!(
+        cond(&stored, condition::POD_SCHEDULED).last_transition_time,
+        Some(before)
+    );
+    assert_eq!(
+        cond(&stored, condition::READY).last_transition_time,
+        Some(Time(clock.now()))
+    );
 }

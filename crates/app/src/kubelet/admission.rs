@@ -8,8 +8,8 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 use kubelet_admission::preemption;
 use kubelet_admission::{
-    AdmissionError, Allocatable, NodeInfo, PodAdmitAttributes, PodAdmitHandlers, PodAdmitResult,
-    StandaloneAdmission, predicate::pod_capacity, rejection_message,
+    AdmissionConfig, AdmissionError, Allocatable, NodeGetter, NodeInfo, PodAdmitAttributes,
+    PodAdmitHandlers, PodAdmitResult, predicate::pod_capacity, rejection_message,
 };
 use kubelet_apimachinery::eviction::Signal;
 use kubelet_apimachinery::{Format, Quantity};
@@ -21,20 +21,35 @@ use super::pod_manager::pod_uid;
 use super::sync_loop::full_name;
 use super::{Kubelet, KubeletDeps};
 
-/// The admit handlers of a standalone kubelet (upstream `NewMainKubelet`); an invalid
-/// `allowedUnsafeSysctls` stops the start, as upstream's `NewAllowlist` error does.
-pub fn standalone_handlers(deps: &KubeletDeps<'_>) -> Result<PodAdmitHandlers, AdmissionError> {
+/// The admit handlers (upstream `NewMainKubelet`), judging pods against the node `node`
+/// returns; an invalid `allowedUnsafeSysctls` stops the start, as upstream's
+/// `NewAllowlist` error does.
+pub fn admit_handlers(
+    deps: &KubeletDeps<'_>,
+    node: Arc<dyn NodeGetter>,
+) -> Result<PodAdmitHandlers, AdmissionError> {
     let c = &deps.server.config;
-    PodAdmitHandlers::standalone(StandaloneAdmission {
+    PodAdmitHandlers::new(AdmissionConfig {
         allowed_unsafe_sysctls: &c.allowed_unsafe_sysctls,
         kernel_version: &deps.machine.kernel_version,
-        node: NodeInfo::standalone(
-            &deps.node_name,
-            &deps.node_name,
-            &deps.server.flags.node_labels,
-            allocatable(deps),
-        ),
+        node,
+        taint_toleration_comparison_operators: deps
+            .server
+            .feature_gates
+            .enabled_by_name("TaintTolerationComparisonOperators")
+            .unwrap_or(false),
     })
+}
+
+/// The node a standalone kubelet describes (upstream `initialNode`), also what admission
+/// uses in API server mode until the Node object exists (`getNodeAnyWay`).
+pub fn initial_node(deps: &KubeletDeps<'_>) -> NodeInfo {
+    NodeInfo::standalone(
+        &deps.node_name,
+        &deps.node_name,
+        &deps.server.flags.node_labels,
+        allocatable(deps),
+    )
 }
 
 /// The node's allocatable pods, CPU and memory (upstream node status setters:
@@ -153,8 +168,15 @@ impl Kubelet {
         }
     }
 
-    /// Records a rejected pod as `Failed` (upstream `rejectPod`); it is never started.
+    /// Records a rejected pod as `Failed` with a `Warning` event of the same reason
+    /// (upstream `rejectPod`); it is never started.
     pub fn reject_pod(&self, pod: &Pod, result: &PodAdmitResult) {
+        self.recorder.event(
+            &kubelet_container::events::pod_ref(pod),
+            kubelet_container::EventType::Warning,
+            &result.reason,
+            &result.message,
+        );
         let status = PodStatus {
             qos_class: Some(kubelet_container::get_pod_qos(pod).as_str().to_string()),
             phase: Some(phase::FAILED.to_string()),

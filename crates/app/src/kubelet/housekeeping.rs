@@ -1,7 +1,7 @@
 //! Housekeeping (`pkg/kubelet/kubelet_pods.go` `HandlePodCleanups`): forget finished workers,
 //! kill orphaned runtime pods, remove orphaned pod cgroups (`cleanupOrphanedPodCgroups` in
 //! `pod_cgroups.rs`) and orphaned pod directories (`kubelet_volumes.go`
-//! `cleanupOrphanedPodDirs`), garbage collect back-off entries. Container GC runs on its own
+//! `cleanupOrphanedPodDirs`), delete orphaned mirror pods, garbage collect back-off entries. Container GC runs on its own
 //! task (`kubelet_container::ContainerGc`); housekeeping only asks it for an extra round when
 //! a pod worker finished.
 
@@ -50,8 +50,11 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
         // Only admitted, active pods are restarted (a rejected pod stays rejected).
         if let Some(pod) = kl.pod_manager.get(uid).filter(|p| !kl.is_pod_inactive(p)) {
             tracing::info!(uid = %uid, "Pod worker is gone for a desired pod, restarting it");
-            kl.pod_workers
-                .update_pod(UpdatePodOptions::new(SyncPodType::Create, pod));
+            kl.pod_workers.update_pod(super::sync_loop::update_options(
+                kl,
+                SyncPodType::Create,
+                pod,
+            ));
             possibly_running.insert(uid.clone());
         }
     }
@@ -64,6 +67,7 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
     kl.status_manager
         .remove_orphaned_statuses(keep.iter().copied());
     let running = kill_orphaned_runtime_pods(kl, &keep).await;
+    delete_orphaned_mirror_pods(kl).await;
 
     if let (Some(pc), Some(found)) = (&kl.pod_cgroups, &cgroup_pods) {
         tracing::trace!("Clean up orphaned pod cgroups");
@@ -103,6 +107,30 @@ async fn kill_orphaned_runtime_pods(kl: &Kubelet, keep: &HashSet<&str>) -> Optio
             .update_pod(UpdatePodOptions::kill_runtime_pod(Arc::new(pod.clone())));
     }
     Some(running)
+}
+
+/// Mirror pods whose static pod is gone are deleted (upstream `HandlePodCleanups`: "Remove
+/// any orphaned mirror pods"), unless the static pod is still terminating.
+async fn delete_orphaned_mirror_pods(kl: &Kubelet) {
+    let Some(client) = kl.mirror_pod_client.as_deref() else {
+        return;
+    };
+    let (_, _, orphaned) = kl.pod_manager.get_pods_and_mirror_pods();
+    tracing::trace!("Clean up orphaned mirror pods");
+    for full_name in orphaned {
+        if kl
+            .pod_workers
+            .is_pod_for_mirror_pod_terminating_by_full_name(&full_name)
+        {
+            continue;
+        }
+        match client.delete_mirror_pod(&full_name, None).await {
+            Err(e) => {
+                tracing::error!(err = %e, pod_name = %full_name, "Encountered error when deleting mirror pod");
+            }
+            Ok(_) => tracing::trace!(pod_name = %full_name, "Deleted mirror pod"),
+        }
+    }
 }
 
 /// Removes `<root-dir>/pods/<uid>` of pods that are neither desired, nor tracked by a pod

@@ -37,6 +37,7 @@ use kubelet_status::{ReasonCache, StatusManager};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use api::certificates::{build_kubelet_clients, start_client_certificate_manager};
 pub use host::{SyncLoopMonitor, sync_loop_timeout};
 pub use pod_manager::PodManager;
 pub(crate) use secure::secure_server_wanted;
@@ -114,6 +115,10 @@ pub struct Kubelet {
     pub admit_handlers: kubelet_admission::PodAdmitHandlers,
     /// Pod-level cgroups (with `cgroupsPerQOS`).
     pub pod_cgroups: Option<Arc<pod_cgroups::PodCgroups>>,
+    /// This node's Node object, from the node informer (empty in standalone mode).
+    pub node_lister: kubelet_apipods::NodeLister,
+    /// Creates and deletes mirror pods (`None` in standalone mode).
+    pub mirror_pod_client: Option<Arc<dyn kubelet_apipods::MirrorClient>>,
     /// Where events go.
     pub recorder: Arc<dyn kubelet_container::EventRecorder>,
     registered_sources: BTreeSet<String>,
@@ -235,11 +240,15 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     let server = deps.server;
     let c = &server.config;
     let (pod_config, updates) = PodConfig::new(deps.node_name.clone());
+    // Empty in standalone mode (upstream's empty node indexer); the node informer fills it
+    // in API server mode.
+    let node_lister = kubelet_apipods::NodeLister::new(deps.node_name.clone());
     // Sources are registered before the kubelet asks which ones it must have seen before it
     // may treat unknown runtime pods as orphans (upstream `makePodSourceConfig` runs before
     // `NewMainKubelet`); their updates wait in the channel until the sync loop runs.
     let mut sources = start_pod_sources(server, &pod_config, &deps.shutdown);
-    sources.extend(api::start_api_pod_source(deps, &pod_config));
+    sources.extend(api::start_api_pod_source(deps, &pod_config, &node_lister));
+    let mirror_pod_client = api::pod_source::mirror_client(deps, &node_lister);
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
     let manager = runtime_setup::build_runtime(deps, pod_state.clone()).await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
@@ -269,11 +278,18 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         reason_cache: Arc::new(ReasonCache::new(1000)),
         backoff: backoff.clone(),
         backoff_requeue: backoff_requeue.clone(),
-        host_ips: deps.node_ips.iter().map(ToString::to_string).collect(),
+        // Upstream reports hostIP(s) only with an API client (`generateAPIPodStatus`).
+        host_ips: deps
+            .clients
+            .as_ref()
+            .map(|_| deps.node_ips.iter().map(ToString::to_string).collect())
+            .unwrap_or_default(),
         sync_slots: Arc::new(tokio::sync::Semaphore::new(syncer::sync_pod_slots(
             deps.machine.num_cores(),
         ))),
         pod_cgroups: pod_cgroups.clone(),
+        mirror_pod_client: mirror_pod_client.clone(),
+        node_lister: node_lister.clone(),
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(
@@ -303,8 +319,16 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         root_dir: PathBuf::from(&server.flags.root_directory),
         os: Arc::new(kubelet_runtime::os::RealOs),
         sync_loop_monitor: SyncLoopMonitor::new(sync_loop_timeout(resync)),
-        admit_handlers: admission::standalone_handlers(deps)
-            .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
+        admit_handlers: admission::admit_handlers(
+            deps,
+            Arc::new(kubelet_apipods::NodeInfoGetter::new(
+                node_lister.clone(),
+                admission::initial_node(deps),
+            )),
+        )
+        .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
+        node_lister,
+        mirror_pod_client,
         pod_cgroups,
         recorder: deps.recorder.clone(),
         registered_sources: pod_config.registered_sources(),

@@ -105,6 +105,24 @@ impl PodCgroups {
         Ok(())
     }
 
+    /// The `SyncTerminatedPod` step: the pod's cgroup goes (processes left in it are
+    /// killed) before the pod is reported finished, so the status manager deletes the
+    /// API object only once its resources are released (upstream `pcm.Destroy` in
+    /// `SyncTerminatedPod`). An error is returned so the worker retries.
+    pub fn sync_terminated_pod(&self, pod: &ApiPod) -> Result<(), PodSyncError> {
+        let Some(name) = self.namer.pod_cgroup_name(pod) else {
+            return Ok(());
+        };
+        self.pcm.destroy(&name).map_err(|e| {
+            PodSyncError::Failed(format!(
+                "failed to destroy the cgroups of pod {}: {e}",
+                pod_uid(pod)
+            ))
+        })?;
+        tracing::debug!(pod = %pod_uid(pod), "Pod termination removed cgroups");
+        Ok(())
+    }
+
     /// The pod cgroups on the host (upstream `GetAllPodsFromCgroups`).
     pub fn cgroup_pods(&self) -> Result<CgroupPods, kubelet_cm::CmError> {
         self.pcm.get_all_pods_from_cgroups()
@@ -202,6 +220,11 @@ mod tests {
             "a possibly running pod keeps its cgroup"
         );
         pc.cleanup_orphaned_pod_cgroups(&found, &HashSet::new());
+        assert_eq!(fs.removed(), std::slice::from_ref(&dir));
+
+        // SyncTerminatedPod removes the cgroup of a terminated pod at once.
+        let (fs, pc) = synced("cgroupRoot: /custom\n").await;
+        pc.sync_terminated_pod(&pod()).unwrap();
         assert_eq!(fs.removed(), [dir]);
 
         // The default (-1): a pod cgroup without a pids limit.

@@ -1,6 +1,8 @@
 //! The secure server on `address:port` (10250) when `enableServer` is true
 //! (`startKubelet` → `ListenAndServe`, TLS from `InitializeTLS`, auth from `BuildAuth`).
-//! The TLS inputs were checked before the start (`crate::startable`).
+//! The TLS inputs were checked before the start (`crate::startable`); the authenticator and
+//! authorizer are `BuildAuth`'s (`crate::auth`): in API server mode the TokenReview and
+//! SubjectAccessReview webhooks go through the main client.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,10 +12,12 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{Kubelet, KubeletDeps};
+use crate::auth::{Reviewers, build_auth, build_auth_components};
 use crate::startup::RunError;
 
 /// The secure server's settings from flags, configuration and the node IPs
-/// `check_startable` parsed (the TLS not yet checked: `prepared_tls` is `None`).
+/// `check_startable` parsed (the TLS not yet checked: `prepared_tls` is `None`; no token
+/// authenticator and `AlwaysAllow` until [`start_secure_server`] builds `BuildAuth`'s).
 pub fn secure_server_config(
     server: &KubeletServer,
     node_name: &str,
@@ -31,6 +35,7 @@ pub fn secure_server_config(
         prepared_tls: None,
         client_ca_file: (!ca.is_empty()).then(|| PathBuf::from(ca)),
         anonymous: c.authentication.anonymous.enabled.unwrap_or(false),
+        token_authenticator: None,
         authorizer: Arc::new(kubelet_server::AlwaysAllow),
         fine_grained_authz: server
             .feature_gates
@@ -39,15 +44,20 @@ pub fn secure_server_config(
     })
 }
 
-/// Whether the secure server runs (`enableServer`); `serverTLSBootstrap` is refused, since
-/// requesting a serving certificate needs an API server client.
+/// Whether the secure server runs (`enableServer`). With `serverTLSBootstrap` and the
+/// `RotateKubeletServerCertificate` gate off, upstream would serve no certificate at all
+/// (no self-signed pair is made and no manager requests one): refused.
 pub fn secure_server_wanted(server: &KubeletServer) -> Result<bool, RunError> {
     if !server.config.enable_server.unwrap_or(true) {
         return Ok(false);
     }
-    if server.config.server_tls_bootstrap {
+    if server.config.server_tls_bootstrap
+        && !server
+            .feature_gates
+            .enabled(kubelet_features::gates::ROTATE_KUBELET_SERVER_CERTIFICATE)
+    {
         return Err(RunError::Kubelet(
-            "serverTLSBootstrap (--rotate-server-certificates) needs an API server client (--kubeconfig) to request a serving certificate".into(),
+            "serverTLSBootstrap (--rotate-server-certificates) needs the RotateKubeletServerCertificate feature gate".into(),
         ));
     }
     Ok(true)
@@ -67,6 +77,18 @@ pub async fn start_secure_server(
     };
     let mut cfg = secure_server_config(deps.server, &deps.node_name, &deps.node_ips)?;
     cfg.prepared_tls = Some(prepared_tls);
+    // The settings `check_startable` accepted (a pure function of the configuration).
+    let settings = build_auth(&deps.server.config, deps.clients.is_some())?;
+    let reviewers = deps
+        .clients
+        .as_ref()
+        .map(|c| Reviewers::kube(c.main.clone()));
+    let auth = build_auth_components(&settings, reviewers.as_ref())?;
+    cfg.token_authenticator = auth.token;
+    cfg.authorizer = auth.authorizer;
+    if let Some(certs) = super::api::certificates::start_server_certificate_manager(deps, tasks)? {
+        cfg.prepared_tls = cfg.prepared_tls.map(|p| p.with_serving_certificates(certs));
+    }
     let srv =
         kubelet_server::start_secure_server(cfg, kubelet.clone(), configz, cancel.clone()).await?;
     tracing::info!(address = %srv.local_addr, "Started the kubelet's secure server");

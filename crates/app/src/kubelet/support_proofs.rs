@@ -199,11 +199,27 @@ fn enable_server_false_starts_no_secure_server() {
 }
 
 #[test]
-fn server_tls_bootstrap_is_refused() {
-    let err = secure::secure_server_wanted(&server(&[], "serverTLSBootstrap: true\n")).unwrap_err();
+fn server_tls_bootstrap_takes_the_managers_certificate() {
+    // Accepted; the TLS settings make no self-signed pair (the certificate manager's
+    // certificate is served instead).
+    let s = server(&[], "serverTLSBootstrap: true\n");
+    assert!(secure::secure_server_wanted(&s).unwrap());
+    let tls = crate::startable::tls_settings(&s, "n1", &[]);
+    assert!(tls.server_tls_bootstrap);
+    let dir = tempfile::tempdir().unwrap();
+    let mut tls = tls;
+    tls.cert_dir = dir.path().to_path_buf();
+    let prepared = kubelet_server::prepare_tls(&tls, None).unwrap();
+    assert!(prepared.server_tls_bootstrap());
+    assert!(!dir.path().join("kubelet.crt").exists());
+    // Refused only with its feature gate off (upstream would serve no certificate).
+    let off = server(
+        &[],
+        "serverTLSBootstrap: true\nfeatureGates:\n  RotateKubeletServerCertificate: false\n",
+    );
+    let err = secure::secure_server_wanted(&off).unwrap_err();
     assert!(
-        err.to_string()
-            .starts_with("serverTLSBootstrap (--rotate-server-certificates)"),
+        err.to_string().contains("RotateKubeletServerCertificate"),
         "{err}"
     );
 }

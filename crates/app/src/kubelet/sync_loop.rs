@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Kubelet;
-use super::pod_manager::pod_uid;
+use super::pod_manager::{PodAndMirror, pod_uid};
 
 /// Period of the sync tick (upstream `syncTicker`).
 pub const SYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -88,12 +88,49 @@ fn creation_order(mut pods: Vec<Pod>) -> Vec<Pod> {
     pods
 }
 
-/// `HandlePodAdditions`: oldest first, each to the pod manager, through admission
-/// (a rejected pod is recorded `Failed` and never started), then to its worker.
+/// An update for `pod` carrying its mirror pod from the pod manager (upstream's
+/// `UpdatePodOptions{Pod, MirrorPod}` after `GetPodAndMirrorPod`).
+pub(crate) fn update_options(
+    kl: &Kubelet,
+    update_type: SyncPodType,
+    pod: Arc<Pod>,
+) -> UpdatePodOptions {
+    let mirror_pod = kl.pod_manager.get_mirror_pod_by_pod(&pod);
+    let mut opts = UpdatePodOptions::new(update_type, pod);
+    opts.mirror_pod = mirror_pod;
+    opts
+}
+
+/// A mirror pod changed (upstream `handleMirrorPod` inlined in the `HandlePod*` handlers):
+/// its static pod is synced with it, or nothing happens when the static pod is unknown.
+fn handle_mirror_pod(kl: &Kubelet, found: PodAndMirror) {
+    let (Some(pod), Some(mirror)) = (found.pod, found.mirror_pod) else {
+        return;
+    };
+    let mut opts = UpdatePodOptions::new(SyncPodType::Update, pod);
+    opts.mirror_pod = Some(mirror);
+    kl.pod_workers.update_pod(opts);
+}
+
+fn log_unknown_static_pod(mirror: &Pod) {
+    tracing::debug!(mirror_pod = %full_name(mirror), mirror_pod_uid = %pod_uid(mirror), "Unable to find pod for mirror pod, skipping");
+}
+
+/// `HandlePodAdditions`: oldest first, each to the pod manager; a mirror pod only syncs its
+/// static pod; other pods go through admission (a rejected pod is recorded `Failed` and
+/// never started), then to their worker.
 pub fn handle_pod_additions(kl: &Kubelet, pods: Vec<Pod>) {
     for pod in creation_order(pods) {
         let pod = Arc::new(pod);
         kl.pod_manager.add_or_update(pod.clone());
+        let found = kl.pod_manager.get_pod_and_mirror_pod(&pod);
+        if found.was_mirror {
+            if found.pod.is_none() {
+                log_unknown_static_pod(&pod);
+            }
+            handle_mirror_pod(kl, found);
+            continue;
+        }
         tracing::info!(pod = %full_name(&pod), uid = %pod_uid(&pod), "Pod added");
         if kl.needs_admission(&pod) {
             let result = kl.can_admit_pod(&pod);
@@ -103,28 +140,54 @@ pub fn handle_pod_additions(kl: &Kubelet, pods: Vec<Pod>) {
             }
             kl.preempt_pods(&result.preempt, &pod);
         }
-        kl.pod_workers
-            .update_pod(UpdatePodOptions::new(SyncPodType::Create, pod));
+        let mut opts = UpdatePodOptions::new(SyncPodType::Create, pod);
+        opts.mirror_pod = found.mirror_pod;
+        kl.pod_workers.update_pod(opts);
     }
 }
 
-/// `HandlePodUpdates` (also for graceful deletions).
+/// `HandlePodUpdates` (also for graceful deletions); a mirror pod's update syncs its
+/// static pod.
 pub fn handle_pod_updates(kl: &Kubelet, pods: Vec<Pod>) {
     for pod in pods {
         let pod = Arc::new(pod);
         kl.pod_manager.add_or_update(pod.clone());
-        kl.pod_workers
-            .update_pod(UpdatePodOptions::new(SyncPodType::Update, pod));
+        let found = kl.pod_manager.get_pod_and_mirror_pod(&pod);
+        if found.was_mirror && found.pod.is_none() {
+            log_unknown_static_pod(&pod);
+            continue;
+        }
+        let (Some(pod), mirror_pod) = (found.pod, found.mirror_pod) else {
+            continue;
+        };
+        let mut opts = UpdatePodOptions::new(SyncPodType::Update, pod);
+        opts.mirror_pod = mirror_pod;
+        kl.pod_workers.update_pod(opts);
     }
 }
 
-/// `HandlePodRemoves`: forget the pod, then kill it with its own grace period.
+/// `HandlePodRemoves`: forget the pod, then kill it with its own grace period; a removed
+/// mirror pod only syncs its static pod (which recreates it).
 pub fn handle_pod_removes(kl: &Kubelet, pods: Vec<Pod>) {
     for pod in pods {
+        kl.pod_manager.remove(&pod);
+        let pod = Arc::new(pod);
+        let found = kl.pod_manager.get_pod_and_mirror_pod(&pod);
+        if found.was_mirror {
+            match found.pod {
+                // The mirror pod is gone: the static pod's next SyncPod creates a new one.
+                // Upstream hands the removed mirror pod along, so the new one waits for
+                // the next resync; without it, SyncPod recreates it at once.
+                Some(static_pod) => kl
+                    .pod_workers
+                    .update_pod(UpdatePodOptions::new(SyncPodType::Update, static_pod)),
+                None => log_unknown_static_pod(&pod),
+            }
+            continue;
+        }
         let uid = pod_uid(&pod).to_string();
-        kl.pod_manager.remove(&uid);
         tracing::info!(pod = %full_name(&pod), uid = %uid, "Pod removed, killing it");
-        let mut opts = UpdatePodOptions::new(SyncPodType::Kill, Arc::new(pod));
+        let mut opts = UpdatePodOptions::new(SyncPodType::Kill, pod);
         opts.kill_pod_options = Some(KillPodOptions::default());
         kl.pod_workers.update_pod(opts);
     }
@@ -138,7 +201,7 @@ pub fn handle_pleg_event(kl: &Kubelet, e: &PodLifecycleEvent) {
     if let Some(pod) = kl.pod_manager.get(&e.id) {
         tracing::debug!(pod = %full_name(&pod), event = e.type_.as_str(), data = %e.data, "SyncLoop (PLEG)");
         kl.pod_workers
-            .update_pod(UpdatePodOptions::new(SyncPodType::Sync, pod));
+            .update_pod(update_options(kl, SyncPodType::Sync, pod));
     }
 }
 
@@ -154,7 +217,7 @@ pub fn handle_sync_tick(kl: &Kubelet) {
     for uid in due {
         if let Some(pod) = kl.pod_manager.get(&uid) {
             kl.pod_workers
-                .update_pod(UpdatePodOptions::new(SyncPodType::Sync, pod));
+                .update_pod(update_options(kl, SyncPodType::Sync, pod));
         }
     }
 }

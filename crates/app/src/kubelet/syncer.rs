@@ -35,6 +35,10 @@ pub struct KubeletSyncer {
     pub sync_slots: Arc<tokio::sync::Semaphore>,
     /// Pod-level cgroups, created before the sandbox (with `cgroupsPerQOS`).
     pub pod_cgroups: Option<Arc<super::pod_cgroups::PodCgroups>>,
+    /// Mirror pods of static pods (`None` in standalone mode).
+    pub mirror_pod_client: Option<Arc<dyn kubelet_apipods::MirrorClient>>,
+    /// The Node object mirror pods are owned by.
+    pub node_lister: kubelet_apipods::NodeLister,
 }
 
 /// How many pods may be in the runtime's `SyncPod` at the same time: 12 per CPU.
@@ -104,7 +108,7 @@ impl PodSyncer for KubeletSyncer {
         cancel: &CancellationToken,
         update_type: SyncPodType,
         pod: &ApiPod,
-        _mirror_pod: Option<&ApiPod>,
+        mirror_pod: Option<&ApiPod>,
         pod_status: &PodStatus,
     ) -> Result<bool, PodSyncError> {
         let api_status = self.generate(pod, pod_status, false);
@@ -122,6 +126,17 @@ impl PodSyncer for KubeletSyncer {
         if let Some(pc) = &self.pod_cgroups {
             pc.sync_pod(self.runtime.as_ref(), pod, pod_status, first_sync)
                 .await?;
+        }
+        // Create the mirror pod of a static pod if it does not exist yet, or replace it
+        // when it disagrees (upstream `tryReconcileMirrorPods`).
+        if let Some(client) = &self.mirror_pod_client {
+            kubelet_apipods::try_reconcile_mirror_pod(
+                client.as_ref(),
+                &self.node_lister,
+                pod,
+                mirror_pod,
+            )
+            .await;
         }
         tracing::debug!(pod = %pod_uid(pod), update = ?update_type, "SyncPod");
         let result = self
@@ -203,6 +218,10 @@ impl PodSyncer for KubeletSyncer {
     ) -> Result<(), PodSyncError> {
         let api_status = self.generate(pod, pod_status, true);
         self.status_manager.set_pod_status(pod, api_status);
+        // Resources the kubelet owns go before the pod is finished (and may be deleted).
+        if let Some(pc) = &self.pod_cgroups {
+            pc.sync_terminated_pod(pod)?;
+        }
         self.status_manager.terminate_pod(pod);
         Ok(())
     }

@@ -43,6 +43,8 @@ pub struct TestKubelet {
     pub server: KubeletServer,
     /// Every event the kubelet recorded.
     pub recorder: Arc<kubelet_container::FakeRecorder>,
+    /// API server clients (API server mode); `None`: standalone.
+    pub clients: Option<Arc<kubelet_client::KubeletClients>>,
     running: Option<Instance>,
 }
 
@@ -112,6 +114,7 @@ healthzPort: 0
             host_fs: Arc::new(fake_host()),
             server,
             recorder: Arc::new(kubelet_container::FakeRecorder::new()),
+            clients: None,
             running: None,
         }
     }
@@ -152,7 +155,7 @@ healthzPort: 0
             cgroup_version: CgroupVersion::V2,
             runtime,
             configz: startup::init_configz(s),
-            clients: None,
+            clients: self.clients.clone(),
             recorder: self.recorder.clone(),
             host_fs: self.host_fs.clone(),
             rlimits: Arc::new(kubelet_cm::FakeRlimits::default()),

@@ -8,7 +8,6 @@ use super::{FieldSupport, Support, as_upstream, done, ignored, ignored_even_defa
 /// Shorthand for the fields API server mode uses and a standalone upstream kubelet ignores.
 const API_ONLY: &str =
     "used only in API server mode (`--kubeconfig`); upstream's standalone kubelet ignores it too";
-const API_ONLY_REFUSED: &str = "needs an API server client (`--kubeconfig`): upstream's `BuildAuth` refuses it in standalone mode too; with `--kubeconfig`, kubelet-rs refuses it until webhook authentication and authorization exist";
 
 // Proofs shared by several fields.
 // Node registration, status and lease (`crates/nodestatus`, issue #7).
@@ -197,15 +196,24 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "rotateCertificates",
         Some("rotate-certificates"),
-        as_upstream(API_ONLY),
+        done(&[
+            "crates/app/src/kubelet/api/certificates.rs::rotate_certificates_bootstraps_in_background",
+            "crates/certificate/src/manager.rs::no_certificate_rotates_at_once_and_publishes_it",
+            "crates/certificate/src/manager.rs::deadline_is_70_to_90_percent_of_the_lifetime",
+            "crates/client/tests/rotation.rs::clients_present_the_current_certificate_and_reconnect_when_it_rotates",
+            "e2e/tests/cluster_certificates.rs::tls_bootstrap_from_a_bootstrap_token_then_rotation_without_restart",
+        ]),
     ),
     f(
         "serverTLSBootstrap",
         Some("rotate-server-certificates"),
-        refused(
-            "`true` needs an API server client to request a serving certificate (CSR); kubelet-rs refuses `--kubeconfig`",
-            &["crates/app/src/kubelet/support_proofs.rs::server_tls_bootstrap_is_refused"],
-        ),
+        done(&[
+            "crates/app/src/kubelet/support_proofs.rs::server_tls_bootstrap_takes_the_managers_certificate",
+            "crates/app/src/kubelet/api/certificates.rs::server_tls_bootstrap_without_a_client_serves_a_stored_certificate_only",
+            "crates/certificate/src/manager.rs::serving_manager_requests_when_the_addresses_arrive",
+            "crates/server/tests/secure_tls.rs::server_tls_bootstrap_serves_the_managers_certificate_once_there_is_one",
+            "e2e/tests/cluster_certificates.rs::serving_certificate_from_an_approved_kubelet_serving_csr",
+        ]),
     ),
     f(
         "authentication.x509.clientCAFile",
@@ -218,18 +226,25 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "authentication.webhook.enabled",
         Some("authentication-token-webhook"),
-        refused(
-            API_ONLY_REFUSED,
-            &[
-                "crates/app/src/auth.rs::standalone_with_webhooks_is_refused",
-                "crates/kubelet-rs/tests/process.rs::webhook_auth_with_a_kubeconfig_is_refused_until_implemented",
-            ],
-        ),
+        done(&[
+            "crates/app/src/auth.rs::standalone_with_webhooks_is_refused",
+            "crates/server/src/authn.rs::bearer_token_authenticates_and_is_removed",
+            "crates/server/src/authn.rs::rejected_or_failed_token_is_an_error_even_with_anonymous",
+            "crates/server/src/authn.rs::x509_wins_over_token",
+            "crates/auth/src/token.rs::review_spec_and_user",
+            "e2e/tests/cluster_webhook_auth.rs::a_service_account_token_is_reviewed_with_the_node_identity",
+            "e2e/tests/cluster_webhook_auth.rs::the_secure_port_authenticates_and_authorizes_through_the_api_server",
+        ]),
     ),
     f(
         "authentication.webhook.cacheTTL",
         Some("authentication-token-webhook-cache-ttl"),
-        as_upstream("used only by webhook authentication, which needs an API server client"),
+        done(&[
+            "crates/app/src/auth.rs::ttls_from_the_defaulted_configuration",
+            "crates/app/src/auth.rs::webhook_components_call_the_reviewers",
+            "crates/auth/src/token.rs::token_is_cached_within_the_ttl",
+            "crates/auth/src/token.rs::rejected_token_is_cached_for_the_same_ttl_but_errors_are_not",
+        ]),
     ),
     f(
         "authentication.anonymous.enabled",
@@ -242,24 +257,32 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "authorization.mode",
         Some("authorization-mode"),
-        refused(
-            "`Webhook` (the v1beta1 default) needs an API server client: upstream's `BuildAuth` refuses it in standalone mode too; with `--kubeconfig`, kubelet-rs refuses it until webhook authorization exists. `AlwaysAllow` works",
-            &[
-                "crates/app/src/auth.rs::standalone_with_webhooks_is_refused",
-                "crates/app/src/auth.rs::modes",
-                "crates/kubelet-rs/tests/process.rs::webhook_auth_with_a_kubeconfig_is_refused_until_implemented",
-            ],
-        ),
+        done(&[
+            "crates/app/src/auth.rs::standalone_with_webhooks_is_refused",
+            "crates/app/src/auth.rs::modes",
+            "crates/app/src/auth.rs::webhook_components_call_the_reviewers",
+            "crates/server/src/filter.rs::allowed_passes_and_denied_is_403_with_all_subresources",
+            "crates/server/src/filter.rs::authorizer_error_is_500",
+            "crates/auth/src/sar.rs::spec_carries_user_and_resource_attributes",
+            "e2e/tests/cluster_webhook_auth.rs::node_proxy_is_denied_for_the_service_account_until_a_cluster_role_binding",
+            "e2e/tests/cluster_webhook_auth.rs::the_secure_port_authenticates_and_authorizes_through_the_api_server",
+        ]),
     ),
     f(
         "authorization.webhook.cacheAuthorizedTTL",
         Some("authorization-webhook-cache-authorized-ttl"),
-        as_upstream("used only by webhook authorization, which needs an API server client"),
+        done(&[
+            "crates/app/src/auth.rs::ttls_from_the_defaulted_configuration",
+            "crates/auth/src/sar.rs::allowed_is_cached_for_cache_authorized_ttl",
+        ]),
     ),
     f(
         "authorization.webhook.cacheUnauthorizedTTL",
         Some("authorization-webhook-cache-unauthorized-ttl"),
-        as_upstream("used only by webhook authorization, which needs an API server client"),
+        done(&[
+            "crates/app/src/auth.rs::ttls_from_the_defaulted_configuration",
+            "crates/auth/src/sar.rs::denied_is_cached_for_cache_unauthorized_ttl",
+        ]),
     ),
     f(
         "registryPullQPS",

@@ -49,7 +49,12 @@ pub static FLAGS: &[FlagSupport] = &[
     ),
     fl(
         "bootstrap-kubeconfig",
-        as_upstream("used only with `--kubeconfig` (TLS bootstrap of the client certificate)"),
+        done(&[
+            "crates/certificate/src/bootstrap.rs::bootstrap_requests_a_node_client_certificate_and_writes_the_kubeconfig",
+            "crates/certificate/src/bootstrap.rs::an_expired_kubeconfig_certificate_bootstraps_again_with_the_same_key",
+            "crates/certificate/src/bootstrap.rs::load_client_config_chooses_like_upstream",
+            "e2e/tests/cluster_certificates.rs::tls_bootstrap_from_a_bootstrap_token_then_rotation_without_restart",
+        ]),
     ),
     fl(
         "hostname-override",
@@ -70,6 +75,7 @@ pub static FLAGS: &[FlagSupport] = &[
         done(&[
             "crates/app/src/kubelet/support_proofs.rs::secure_server_settings_follow_the_configuration",
             "crates/server/tests/secure_tls.rs::self_signed_cert_is_generated_then_reused",
+            "crates/certificate/src/store.rs::layout_is_client_gos",
         ]),
     ),
     fl(

@@ -130,6 +130,7 @@ pub fn config(dir: &Path) -> SecureServerConfig {
         prepared_tls: None,
         client_ca_file: None,
         anonymous: true,
+        token_authenticator: None,
         authorizer: Arc::new(AlwaysAllow),
         fine_grained_authz: true,
         enable_debugging_handlers: true,

@@ -6,10 +6,14 @@
 //! Parts are added one at a time; until a part is here, the start-up refuses the settings
 //! that need it (`crate::startable`).
 
+pub(crate) mod certificates;
 mod node_status;
+pub(crate) mod pod_source;
+mod status_sync;
 
 use std::sync::Arc;
 
+use kubelet_apipods::NodeLister;
 use kubelet_client::KubeletClients;
 use kubelet_podsource::PodConfig;
 use tokio::task::{JoinHandle, JoinSet};
@@ -18,15 +22,17 @@ use super::{Kubelet, KubeletDeps};
 use crate::startup::RunError;
 
 /// `makePodSourceConfig`'s API server source (`config.NewSourceApiserver`), registered with
-/// the file and URL sources, before `NewMainKubelet` asks which sources must have been seen.
+/// the file and URL sources, before `NewMainKubelet` asks which sources must have been seen;
+/// and `NewMainKubelet`'s node informer, which fills `node` (the source waits for it).
 pub(crate) fn start_api_pod_source(
     deps: &KubeletDeps<'_>,
-    _pod_config: &PodConfig,
+    pod_config: &PodConfig,
+    node: &NodeLister,
 ) -> Vec<JoinHandle<()>> {
-    let Some(_clients) = &deps.clients else {
+    let Some(clients) = &deps.clients else {
         return Vec::new();
     };
-    Vec::new()
+    pod_source::start(clients, node, pod_config, &deps.shutdown)
 }
 
 /// `startKubelet`'s API side: node registration and status, the lease, the status manager's
@@ -37,6 +43,8 @@ pub(crate) async fn start_api_mode(
     kubelet: &Arc<Kubelet>,
     tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
+    pod_source::spawn_fast_static_pods_registration(kubelet, &deps.shutdown, tasks);
+    status_sync::start_status_sync(clients, kubelet, deps.shutdown.clone(), tasks);
     node_status::start_node_status(deps, clients, kubelet, tasks);
     Ok(())
 }
