@@ -54,6 +54,8 @@ pub struct NodeApis {
     pub main: Arc<dyn NodeApi>,
     /// Through the heartbeat client (`HeartbeatClient`).
     pub heartbeat: Arc<dyn NodeApi>,
+    /// The kubelet's own-Node informer, if it has one (read before asking the API server).
+    pub node_lister: Option<node_status::NodeListerFn>,
 }
 
 /// Starts registration + node status and the lease controller (upstream `Kubelet.Run`
@@ -75,14 +77,11 @@ pub fn start(
         &cfg.node_name,
         cfg.node_lease_duration_seconds,
     );
-    let manager = Arc::new(NodeStatusManager::new(
-        cfg,
-        apis.main,
-        apis.heartbeat,
-        source,
-        host,
-        clock,
-    ));
+    let mut manager = NodeStatusManager::new(cfg, apis.main, apis.heartbeat, source, host, clock);
+    if let Some(lister) = apis.node_lister {
+        manager = manager.with_node_lister(lister);
+    }
+    let manager = Arc::new(manager);
     tasks.spawn(manager.clone().run_runtime_up(cancel.clone()));
     tasks.spawn(manager.clone().run(cancel.clone()));
     tasks.spawn(manager.clone().fast_status_update_once(cancel.clone()));

@@ -5,9 +5,10 @@
 //! (`updateRuntimeUp` every 5 s, `syncNodeStatus` every `nodeStatusUpdateFrequency`,
 //! `fastStatusUpdateOnce` / `fastNodeStatusUpdate` every 100 ms until the node is Ready).
 //!
-//! Differences: the first try of a status update reads the Node with `resourceVersion=0`
-//! (the apiserver's cache) instead of the kubelet's node informer; `fastStatusUpdateOnce`
-//! reads the Node as last created, read or patched;
+//! The first try of a status update and the fast status update read the Node from the
+//! kubelet's node informer when one is given ([`NodeStatusManager::with_node_lister`]);
+//! without one, the first try reads it with `resourceVersion=0` (the apiserver's cache)
+//! and the fast update uses the Node as last created, read or patched. Differences:
 //! extended resources are never reset on re-registration (no device manager: upstream's
 //! `ShouldResetExtendedResourceCapacity` is about device plugin checkpoints).
 
@@ -81,6 +82,9 @@ const DEFAULT_LABELS: &[&str] = &[
     LABEL_ARCH,
 ];
 
+/// The kubelet's own-Node informer (`nodeLister.Get`): the Node as last seen, if any.
+pub type NodeListerFn = Arc<dyn Fn() -> Option<Node> + Send + Sync>;
+
 /// Why a node status update failed.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeStatusError {
@@ -117,6 +121,8 @@ pub struct NodeStatusManager {
     state: Mutex<State>,
     /// `syncNodeStatusMux`: one status sync (regular or fast) at a time.
     sync_lock: Mutex<()>,
+    /// The kubelet's node informer (`nodeLister.Get`), when it has one.
+    node_lister: Option<NodeListerFn>,
     /// `containerRuntimeReadyExpected`: set once the fast status update is over; runtime
     /// readiness errors are logged at V(4) before.
     runtime_ready_expected: AtomicBool,
@@ -175,8 +181,16 @@ impl NodeStatusManager {
                 last_node: None,
             }),
             sync_lock: Mutex::new(()),
+            node_lister: None,
             runtime_ready_expected: AtomicBool::new(false),
         }
+    }
+
+    /// Reads the Node from the kubelet's node informer where upstream does (the first try
+    /// of a status update, the fast status update) instead of the API server.
+    pub fn with_node_lister(mut self, lister: NodeListerFn) -> Self {
+        self.node_lister = Some(lister);
+        self
     }
 
     /// Replaces the random source of `calculateDelay` (tests).
@@ -405,11 +419,16 @@ impl NodeStatusManager {
     /// (± the random delay after a change) has passed since the last report.
     pub async fn try_update_node_status(&self, try_number: usize) -> Result<(), String> {
         let name = &self.cfg.node_name;
-        let original = self
-            .heartbeat
-            .get_node(name, try_number == 0)
-            .await
-            .map_err(|e| format!("error getting node \"{name}\": {e}"))?;
+        let original = match (&self.node_lister, try_number) {
+            (Some(lister), 0) => lister().ok_or_else(|| {
+                format!("error getting node \"{name}\": node \"{name}\" not found")
+            })?,
+            _ => self
+                .heartbeat
+                .get_node(name, try_number == 0)
+                .await
+                .map_err(|e| format!("error getting node \"{name}\": {e}"))?,
+        };
         self.state.lock().await.last_node = Some(original.clone());
         let inputs = self.gather_inputs().await;
         let mut state = self.state.lock().await;
@@ -471,7 +490,8 @@ impl NodeStatusManager {
             tracing::error!("Node not becoming ready in time after startup");
             return true;
         }
-        let Some(original) = self.state.lock().await.last_node.clone() else {
+        let from_lister = self.node_lister.as_ref().and_then(|l| l());
+        let Some(original) = from_lister.or(self.state.lock().await.last_node.clone()) else {
             // Not registered yet.
             return false;
         };

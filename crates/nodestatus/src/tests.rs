@@ -938,6 +938,7 @@ async fn start_registers_posts_status_and_keeps_the_lease() {
     let apis = crate::NodeApis {
         main: Arc::new(e.api.clone()),
         heartbeat: Arc::new(e.api.clone()),
+        node_lister: None,
     };
     let mut tasks = tokio::task::JoinSet::new();
     let manager = crate::start(
@@ -1124,4 +1125,27 @@ async fn fast_status_update_gives_up_after_the_grace_period() {
         .await;
     assert!(start.elapsed() >= crate::node_status::NODE_READY_GRACE_PERIOD);
     assert_eq!(e.api.calls(), ["create node krs-unit"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_node_informer_is_read_before_the_api_server() {
+    let e = registered().await;
+    let api = e.api.clone();
+    let manager = NodeStatusManager::new(
+        cfg(),
+        Arc::new(e.api.clone()),
+        Arc::new(e.api.clone()),
+        Arc::new(e.source.clone()),
+        Arc::new(host()),
+        Arc::new(e.clock.clone()),
+    )
+    .with_node_lister(Arc::new(move || api.node(NODE)));
+    manager.update_node_status().await.unwrap();
+    let calls: Vec<String> = e.api.take_calls().into_iter().map(|c| c.0).collect();
+    assert_eq!(calls, ["patch node status krs-unit"]);
+    // Not in the informer (yet): the retry reads the API server.
+    let manager = manager.with_node_lister(Arc::new(|| None));
+    manager.update_node_status().await.unwrap();
+    let calls: Vec<String> = e.api.take_calls().into_iter().map(|c| c.0).collect();
+    assert_eq!(calls, ["get node krs-unit"]);
 }

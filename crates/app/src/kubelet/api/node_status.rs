@@ -127,9 +127,11 @@ pub(crate) fn start_node_status(
         recorder: kubelet.recorder.clone(),
         node_ref: node_ref(&deps.node_name),
     };
+    let lister = kubelet.node_lister.clone();
     let apis = NodeApis {
         main: Arc::new(KubeNodeApi::new(clients.main.clone())),
         heartbeat: Arc::new(KubeNodeApi::new(clients.heartbeat.clone())),
+        node_lister: Some(Arc::new(move || lister.get().map(|n| (*n).clone()))),
     };
     kubelet_nodestatus::start(
         apis,
