@@ -148,6 +148,15 @@ fn condition<'a>(node: &'a Node, type_: &str) -> &'a NodeCondition {
         .unwrap()
 }
 
+/// A condition's status, reason and message.
+fn texts(c: &NodeCondition) -> (&str, &str, &str) {
+    (
+        c.status.as_str(),
+        c.reason.as_deref().unwrap_or_default(),
+        c.message.as_deref().unwrap_or_default(),
+    )
+}
+
 #[tokio::test(start_paused = true)]
 async fn initial_node_has_labels_taints_capacity_allocatable_and_node_info() {
     let e = env();
@@ -220,30 +229,16 @@ async fn initial_node_has_labels_taints_capacity_allocatable_and_node_info() {
         types,
         ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"]
     );
-    let ready = condition(&node, "Ready");
     assert_eq!(
-        (
-            ready.status.as_str(),
-            ready.reason.as_deref(),
-            ready.message.as_deref()
-        ),
-        (
-            "True",
-            Some("KubeletReady"),
-            Some("kubelet is posting ready status")
-        )
+        texts(condition(&node, "Ready")),
+        ("True", "KubeletReady", "kubelet is posting ready status")
     );
-    let mem = condition(&node, "MemoryPressure");
     assert_eq!(
-        (
-            mem.status.as_str(),
-            mem.reason.as_deref(),
-            mem.message.as_deref()
-        ),
+        texts(condition(&node, "MemoryPressure")),
         (
             "False",
-            Some("KubeletHasSufficientMemory"),
-            Some("kubelet has sufficient memory available")
+            "KubeletHasSufficientMemory",
+            "kubelet has sufficient memory available"
         )
     );
     assert_eq!(
