@@ -26,7 +26,8 @@ use kubelet_cm::capacity::{
     ephemeral_storage_capacity, is_huge_page_resource_name,
 };
 use kubelet_cm::capacity_from_machine_info;
-use kubelet_container::Image;
+use kubelet_container::events::reasons as events;
+use kubelet_container::{EventType, Image};
 
 use crate::config::NodeStatusConfig;
 use crate::runtime_state::aggregate;
@@ -48,16 +49,6 @@ pub mod condition {
     pub const DISK_PRESSURE: &str = "DiskPressure";
     /// `v1.NodePIDPressure`.
     pub const PID_PRESSURE: &str = "PIDPressure";
-}
-
-/// Event reasons of `pkg/kubelet/events/event.go` the setters record.
-pub mod events {
-    /// `events.NodeReady`.
-    pub const NODE_READY: &str = "NodeReady";
-    /// `events.NodeNotReady`.
-    pub const NODE_NOT_READY: &str = "NodeNotReady";
-    /// `events.NodeRebooted`.
-    pub const NODE_REBOOTED: &str = "Rebooted";
 }
 
 /// What the setters read, gathered once per status computation.
@@ -104,7 +95,7 @@ pub struct SetterContext<'a> {
 
 impl SetterContext<'_> {
     /// `recordNodeStatusEvent`: `Node <name> status is now: <event>`.
-    fn record_node_status_event(&mut self, event_type: &'static str, event: &str) {
+    fn record_node_status_event(&mut self, event_type: EventType, event: &str) {
         tracing::debug!(node = %self.cfg.node_name, event, "Recording event message for node");
         self.events.push(NodeEvent {
             event_type,
@@ -337,7 +328,7 @@ pub fn machine_info(node: &mut Node, ctx: &mut SetterContext<'_>) -> Result<(), 
             {
                 *ctx.reboot_event_recorded = true;
                 ctx.events.push(NodeEvent {
-                    event_type: "Warning",
+                    event_type: EventType::Warning,
                     reason: events::NODE_REBOOTED.into(),
                     message: format!(
                         "Node {} has been rebooted, boot id: {}",
@@ -563,9 +554,9 @@ pub fn ready_condition(node: &mut Node, ctx: &mut SetterContext<'_>) {
     }
     if record {
         if new.status == "True" {
-            ctx.record_node_status_event("Normal", events::NODE_READY);
+            ctx.record_node_status_event(EventType::Normal, events::NODE_READY);
         } else {
-            ctx.record_node_status_event("Normal", events::NODE_NOT_READY);
+            ctx.record_node_status_event(EventType::Normal, events::NODE_NOT_READY);
             tracing::info!(node = %ctx.cfg.node_name, condition = ?new, "Node became not ready");
         }
     }
@@ -647,7 +638,7 @@ fn pressure_condition(node: &mut Node, ctx: &mut SetterContext<'_>, p: &Pressure
         c.reason = Some(reason.into());
         c.message = Some(message.into());
         c.last_transition_time = Some(now);
-        ctx.record_node_status_event("Normal", event);
+        ctx.record_node_status_event(EventType::Normal, event);
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use kubelet_cm::{HugePagesInfo, MachineInfo};
-use kubelet_container::{Image, RuntimeStatus};
+use kubelet_container::{EventType, Image, RuntimeStatus};
 
 use crate::runtime_state::HealthCheck;
 
@@ -25,7 +25,7 @@ pub struct Machine {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeEvent {
     /// `Normal` or `Warning`.
-    pub event_type: &'static str,
+    pub event_type: EventType,
     /// `NodeReady`, `NodeHasSufficientMemory`, `Rebooted`...
     pub reason: String,
     /// The event's message.
@@ -281,7 +281,7 @@ impl FakeNodeStatusSource {
     pub fn take_events(&self) -> Vec<String> {
         self.get(|s| std::mem::take(&mut s.events))
             .into_iter()
-            .map(|e| format!("{} {}: {}", e.event_type, e.reason, e.message))
+            .map(|e| format!("{} {}: {}", e.event_type.as_str(), e.reason, e.message))
             .collect()
     }
 }

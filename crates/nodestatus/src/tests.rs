@@ -406,7 +406,7 @@ fn reboot_is_an_event_once() {
         let events: Vec<String> = ctx
             .events
             .iter()
-            .map(|e| format!("{} {} {}", e.event_type, e.reason, e.message))
+            .map(|e| format!("{} {} {}", e.event_type.as_str(), e.reason, e.message))
             .collect();
         if boot == "old-boot" {
             assert_eq!(

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kubelet_client::KubeletClients;
-use kubelet_container::events::{EventType, node_ref};
+use kubelet_container::events::node_ref;
 use kubelet_container::{EventRecorder, Image, RealClock, Runtime, RuntimeStatus};
 use kubelet_cri::ImageService;
 use kubelet_nodestatus::runtime_state::HealthCheck;
@@ -88,13 +88,12 @@ impl NodeStatusSource for KubeletNodeStatusSource {
     }
 
     fn record_event(&self, event: NodeEvent) {
-        let event_type = if event.event_type == "Warning" {
-            EventType::Warning
-        } else {
-            EventType::Normal
-        };
-        self.recorder
-            .event(&self.node_ref, event_type, &event.reason, &event.message);
+        self.recorder.event(
+            &self.node_ref,
+            event.event_type,
+            &event.reason,
+            &event.message,
+        );
     }
 }
 
