@@ -22,8 +22,9 @@
 //! every test that needs the control plane carries
 //! `#[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]`.
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -95,6 +96,8 @@ pub struct NodeSpec {
     pub port: u16,
     /// `maxPods` (the kubelet's default, 110, when `None`).
     pub max_pods: Option<u32>,
+    /// `registerWithTaints`, each `key[=value]:Effect` (`KRS_NODE_TAINTS`).
+    pub taints: Vec<String>,
 }
 
 impl NodeSpec {
@@ -106,6 +109,7 @@ impl NodeSpec {
             ip: ip.to_string(),
             port: 10250,
             max_pods: None,
+            taints: Vec::new(),
         }
     }
 
@@ -132,6 +136,7 @@ impl NodeSpec {
             Some(n) => cmd.env("KRS_NODE_MAX_PODS", n.to_string()),
             None => cmd.env_remove("KRS_NODE_MAX_PODS"),
         };
+        cmd.env("KRS_NODE_TAINTS", self.taints.join(","));
         if let NodeKubelet::KubeletRs(bin) = &self.kubelet {
             cmd.env("KRS_KUBELET_RS_BIN", bin);
         }
@@ -367,13 +372,58 @@ impl Cluster {
 
     /// Stop kube-apiserver, wait `seconds`, start it again and wait until it is ready
     /// (`hack/apiserver-outage.sh`, which also holds the cluster lock, so that no
-    /// `hack/cluster-up.sh` restarts it early, and `cluster-disrupt.lock`). Returns when the
-    /// API server is back. Every user of the control plane sees the outage.
-    pub fn stop_apiserver_for(&self, seconds: u64) -> Result<Outage, ClusterError> {
+    /// `hack/cluster-up.sh` restarts it early, and `cluster-disrupt.lock`, which it may
+    /// wait for). `during` runs once the API server is down. Returns when the API server is
+    /// back. Every user of the control plane sees the outage.
+    pub fn stop_apiserver_for(
+        &self,
+        seconds: u64,
+        during: impl FnOnce(),
+    ) -> Result<Outage, ClusterError> {
         const SCRIPT: &str = "hack/apiserver-outage.sh";
         let mut cmd = script_command(SCRIPT);
-        cmd.arg(seconds.to_string());
-        let stdout = run(cmd)?;
+        cmd.arg(seconds.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let command = format!("{cmd:?}");
+        let spawn_error = |e: std::io::Error| ClusterError::Spawn {
+            program: PathBuf::from(SCRIPT),
+            reason: e.to_string(),
+        };
+        let mut child = cmd.spawn().map_err(spawn_error)?;
+        let mut stderr = child.stderr.take();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(e) = stderr.as_mut() {
+                // A read error only shortens the diagnostics.
+                let _ = e.read_to_string(&mut text);
+            }
+            text
+        });
+        let mut stdout = String::new();
+        let mut during = Some(during);
+        if let Some(out) = child.stdout.take() {
+            for line in BufReader::new(out).lines() {
+                let line = line.map_err(spawn_error)?;
+                if line.starts_with("APISERVER_STOPPED=")
+                    && let Some(f) = during.take()
+                {
+                    f();
+                }
+                stdout.push_str(&line);
+                stdout.push('\n');
+            }
+        }
+        let status = child.wait().map_err(spawn_error)?;
+        let stderr = stderr.join().unwrap_or_default();
+        if !status.success() {
+            return Err(ClusterError::Failed {
+                command,
+                status: status.to_string(),
+                stdout,
+                stderr,
+            });
+        }
         let at = |key| -> Result<SystemTime, ClusterError> {
             let ms = output_value(SCRIPT, &stdout, key)?;
             let ms = ms.parse().map_err(|_| ClusterError::MissingKey {

@@ -52,6 +52,7 @@ struct Harness {
     runtime: Arc<dyn RuntimeService>,
     manager: KubeGenericRuntimeManager,
     removed: Arc<Removed>,
+    recorder: Arc<kubelet_container::events::FakeRecorder>,
 }
 
 async fn harness(env: &RuntimeEnv) -> Harness {
@@ -86,6 +87,7 @@ async fn harness(env: &RuntimeEnv) -> Harness {
         legacy_container_logs_dir: dir.path().join("containers"),
         ..RuntimeManagerConfig::default()
     };
+    let recorder = Arc::new(kubelet_container::events::FakeRecorder::new());
     let deps = RuntimeManagerDeps {
         runtime: runtime.clone(),
         image: Arc::new(img),
@@ -94,6 +96,7 @@ async fn harness(env: &RuntimeEnv) -> Harness {
         probes: Arc::new(NoProbes),
         pod_state: removed.clone(),
         clock: Arc::new(RealClock),
+        recorder: recorder.clone(),
     };
     let manager = KubeGenericRuntimeManager::new(deps, config, logs)
         .await
@@ -104,6 +107,7 @@ async fn harness(env: &RuntimeEnv) -> Harness {
         runtime,
         manager,
         removed,
+        recorder,
     }
 }
 
@@ -287,5 +291,28 @@ async fn busybox_pod_runs_restarts_and_is_removed() {
         !log_dir.exists(),
         "pod log directory left: {}",
         log_dir.display()
+    );
+    // 6. Upstream's events, in order, about container `app`.
+    let image = &env.busybox_image;
+    let present = format!(
+        "Normal Pulled Container image {image:?} already present on machine and can be accessed by the pod"
+    );
+    let started = [
+        present.as_str(),
+        "Normal Created Container created",
+        "Normal Started Container started",
+    ];
+    let expected: Vec<&str> = started
+        .iter()
+        .chain(started.iter())
+        .copied()
+        .chain(["Normal Killing Stopping container app"])
+        .collect();
+    assert_eq!(h.recorder.lines(), expected);
+    assert!(
+        h.recorder
+            .events()
+            .iter()
+            .all(|e| e.object.field_path.as_deref() == Some("spec.containers{app}"))
     );
 }

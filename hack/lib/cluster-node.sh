@@ -85,7 +85,21 @@ krs_node_cgroups_remove() {
   return 0
 }
 
-# krs_node_write_config NAME IP RUNTIME_ENDPOINT PORT: writes the node's KubeletConfiguration;
+# krs_node_taints_yaml: registerWithTaints from KRS_NODE_TAINTS, a comma-separated list of
+# key[=value]:Effect (e.g. kubelet-rs.test/harness=:NoSchedule keeps other users' pods off).
+krs_node_taints_yaml() {
+  local t key value effect
+  [[ -n ${KRS_NODE_TAINTS:-} ]] || return 0
+  echo "registerWithTaints:"
+  for t in ${KRS_NODE_TAINTS//,/ }; do
+    effect=${t##*:} key=${t%:*} value=""
+    [[ $key == *=* ]] && value=${key#*=} key=${key%%=*}
+    printf -- '- key: %s\n  value: "%s"\n  effect: %s\n' "$key" "$value" "$effect"
+  done
+}
+
+# krs_node_write_config NAME IP RUNTIME_ENDPOINT PORT: writes the node's KubeletConfiguration
+# (the same for both kubelets);
 # sets KRS_NODE_CONFIG_CHANGED to 1 when it differs from the one already there.
 krs_node_write_config() {
   local name=$1 ip=$2 endpoint=$3 port=$4 dir
@@ -139,6 +153,7 @@ resolvConf: /etc/resolv.conf
 imageGCHighThresholdPercent: 100
 staticPodPath: $dir/manifests
 ${KRS_NODE_MAX_PODS:+maxPods: $KRS_NODE_MAX_PODS}
+$(krs_node_taints_yaml)
 EOF
   KRS_NODE_CONFIG_CHANGED=1
   if cmp -s "$dir/config.yaml.tmp" "$dir/config.yaml"; then

@@ -176,16 +176,7 @@ pub struct Allocatable {
 }
 
 /// Go's `runtime.GOARCH` for this build.
-pub fn go_arch() -> &'static str {
-    match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        "x86" => "386",
-        "powerpc64" => "ppc64le",
-        "loongarch64" => "loong64",
-        other => other,
-    }
-}
+pub use kubelet_apimachinery::goruntime::go_arch;
 
 /// The node's pod capacity (upstream `MachineInfo` node status setter): `maxPods`, or
 /// `podsPerCore × cores` when `podsPerCore` is set and smaller.

@@ -20,6 +20,7 @@ pub mod cpuset;
 pub mod duration;
 pub mod eviction;
 mod goquote;
+pub mod goruntime;
 pub mod net;
 pub mod quantity;
 pub mod reserved;

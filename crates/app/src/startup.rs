@@ -174,6 +174,26 @@ pub async fn build_clients(
     Ok(Some((built.clients, built.client_certificate_manager)))
 }
 
+/// Step (in `run()`, before `RunKubelet`): `makeEventRecorder`: every event is logged at
+/// V(3), and sent through the event client when there is an API server
+/// (`crates/events`).
+pub fn make_event_recorder(
+    node_name: &str,
+    clients: Option<&kubelet_client::KubeletClients>,
+    shutdown: &CancellationToken,
+) -> std::sync::Arc<dyn kubelet_container::EventRecorder> {
+    let sink = clients.map(|c| {
+        std::sync::Arc::new(kubelet_events::KubeEventSink::new(c.event.clone()))
+            as std::sync::Arc<dyn kubelet_events::EventSink>
+    });
+    kubelet_events::make_event_recorder(
+        node_name,
+        sink,
+        std::sync::Arc::new(kubelet_container::RealClock),
+        shutdown.clone(),
+    )
+}
+
 /// Step: `nodeutil.GetHostname(--hostname-override)`: trimmed and lower-cased.
 pub fn node_name(hostname_override: &str) -> Result<String, RunError> {
     let raw = if hostname_override.trim().is_empty() {
@@ -427,6 +447,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     if let Some(manager) = client_certificate_manager.flatten() {
         crate::kubelet::start_client_certificate_manager(manager, &shutdown, &fatal);
     }
+    let recorder = make_event_recorder(&checked.node_name, clients.as_deref(), &shutdown);
     let kubelet = crate::kubelet::run_kubelet(crate::kubelet::KubeletDeps {
         server: &s,
         node_name: checked.node_name,
@@ -439,8 +460,8 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
         cgroup_version: cgroup_version(host),
         runtime,
         configz,
+        recorder,
         clients,
-        recorder: std::sync::Arc::new(kubelet_container::NoopRecorder),
         host_fs: std::sync::Arc::new(fs),
         rlimits: std::sync::Arc::new(kubelet_cm::RealRlimits),
         process_killer: std::sync::Arc::new(kubelet_cm::RealProcessKiller),

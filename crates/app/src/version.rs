@@ -25,14 +25,7 @@ pub fn render(req: &kubelet_config::flags::VersionRequest, dynamic: Option<&str>
 }
 
 /// The Go name of this architecture (`GOARCH`).
-pub fn go_arch() -> &'static str {
-    match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        "powerpc64" => "ppc64le",
-        other => other,
-    }
-}
+pub use kubelet_apimachinery::goruntime::go_arch;
 
 #[cfg(test)]
 mod tests {

@@ -337,3 +337,66 @@ async fn completed_pod_with_restart_policy_never_succeeds_and_is_torn_down() {
         "the finished container runs again"
     );
 }
+
+#[tokio::test]
+async fn the_kubelet_and_the_runtime_record_upstream_s_events() {
+    let k = TestKubelet::started().await;
+    k.write_manifest(
+        "web.yaml",
+        &pod_manifest("web", "uid-events", "sleep 1d", ""),
+    );
+    k.wait_running("uid-events", "main").await;
+    let events = k
+        .wait_until("the Started event", || {
+            let lines = k.recorder.lines();
+            lines
+                .iter()
+                .any(|l| l == "Normal Started Container started")
+                .then_some(k.recorder.events())
+        })
+        .await;
+    // `BirthCry` first, about the node (apiVersion v1, kind Node, the node name).
+    assert_eq!(
+        (events[0].reason.as_str(), events[0].message.as_str()),
+        ("Starting", "Starting kubelet.")
+    );
+    assert_eq!(events[0].object.kind.as_deref(), Some("Node"));
+    assert_eq!(events[0].object.name.as_deref(), Some("fake-node"));
+    assert_eq!(
+        (events[1].reason.as_str(), events[1].message.as_str()),
+        (
+            "NodeAllocatableEnforced",
+            "Updated Node Allocatable limit across pods"
+        )
+    );
+    let pod_events: Vec<String> = events
+        .iter()
+        .filter(|e| e.object.uid.as_deref() == Some("uid-events"))
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                e.object.field_path.as_deref().unwrap_or("-"),
+                e.reason,
+                e.message
+            )
+        })
+        .collect();
+    assert_eq!(pod_events.len(), 4, "{pod_events:?}");
+    assert_eq!(
+        pod_events[0],
+        "spec.containers{main} Pulling Pulling image \"busybox:1.36\""
+    );
+    assert!(
+        pod_events[1].starts_with(
+            "spec.containers{main} Pulled Successfully pulled image \"busybox:1.36\" in "
+        ) && pod_events[1].ends_with(" bytes."),
+        "{pod_events:?}"
+    );
+    assert_eq!(
+        pod_events[2..],
+        [
+            "spec.containers{main} Created Container created",
+            "spec.containers{main} Started Container started",
+        ]
+    );
+}

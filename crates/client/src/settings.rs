@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use kubelet_apimachinery::goruntime::go_arch;
 use kubelet_config::KubeletConfiguration;
 
 use crate::ClientError;
@@ -162,16 +163,6 @@ fn go_os() -> &'static str {
     match std::env::consts::OS {
         "macos" => "darwin",
         os => os,
-    }
-}
-
-fn go_arch() -> &'static str {
-    match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        "x86" => "386",
-        "powerpc64" => "ppc64le",
-        arch => arch,
     }
 }
 

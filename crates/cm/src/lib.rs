@@ -4,6 +4,7 @@
 //!
 //! All host access goes through [`HostFs`], with [`FakeHostFs`] recording for unit tests.
 
+pub mod capacity;
 pub mod cgroups;
 pub mod hostfs;
 pub mod kernel_tunables;
@@ -15,6 +16,7 @@ pub mod qos;
 pub mod rlimit;
 pub mod swap;
 
+pub use capacity::{HugePagesInfo, capacity_from_machine_info, read_hugepages};
 pub use cgroups::{CgroupDriver, CgroupName, CgroupVersion, node_allocatable_root};
 pub use hostfs::{FakeHostFs, HostFs, RealHostFs};
 pub use kernel_tunables::{KernelTunableBehavior, setup_kernel_tunables};

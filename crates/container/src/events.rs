@@ -166,18 +166,6 @@ pub fn node_ref(node_name: &str) -> ObjectReference {
     }
 }
 
-/// `RunKubelet`'s node reference for the `Starting` event: kind Node, the node name, and the
-/// node name as UID (upstream sets `UID: types.UID(nodeName)` there).
-pub fn starting_node_ref(node_name: &str) -> ObjectReference {
-    ObjectReference {
-        kind: Some("Node".into()),
-        name: Some(node_name.to_string()),
-        uid: Some(node_name.to_string()),
-        namespace: Some(String::new()),
-        ..ObjectReference::default()
-    }
-}
-
 /// Event reasons (`pkg/kubelet/events/event.go`).
 pub mod reasons {
     // Container event reasons.

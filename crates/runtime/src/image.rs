@@ -13,9 +13,11 @@ use kubelet_cri::ImageService;
 use kubelet_cri::v1::{ImageSpec, PodSandboxConfig};
 use tokio::sync::Semaphore;
 
+use crate::events::FilteredRecorder;
 use crate::image_ref::{apply_default_image_tag, parse_image_name, pull_policy, should_pull_image};
 use crate::keyring::lookup_credentials;
 use crate::security::ImageUser;
+use kubelet_container::events::{EventType, container_ref, reasons};
 
 /// Initial image pull back-off (`backOffPeriod`).
 pub const IMAGE_BACKOFF_INITIAL: Duration = Duration::from_secs(10);
@@ -29,6 +31,20 @@ pub struct ImageError {
     pub kind: SyncErrorKind,
     /// Human-readable message.
     pub message: String,
+}
+
+/// A finished pull (`pullResult`).
+struct Pulled {
+    image_ref: String,
+    size: u64,
+    /// From the start of the pull (after waiting for a slot) to the size lookup.
+    pull_duration: Duration,
+}
+
+/// `d.Truncate(time.Millisecond)` printed as Go prints durations.
+fn go_millis(d: Duration) -> kubelet_apimachinery::duration::Duration {
+    let ms = Duration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    kubelet_apimachinery::duration::Duration::from_std(ms)
 }
 
 /// How pulls are scheduled (`serializeImagePulls`, `maxParallelImagePulls`).
@@ -59,6 +75,8 @@ pub struct ImageManager {
     backoff: Backoff,
     clock: Arc<dyn Clock>,
     limiter: Option<Arc<Semaphore>>,
+    recorder: FilteredRecorder,
+    ensure_secret_pulled_images: bool,
 }
 
 impl ImageManager {
@@ -67,6 +85,7 @@ impl ImageManager {
         service: Arc<dyn ImageService>,
         concurrency: PullConcurrency,
         clock: Arc<dyn Clock>,
+        recorder: FilteredRecorder,
     ) -> Self {
         let limiter = match concurrency {
             PullConcurrency::Serial => Some(Arc::new(Semaphore::new(1))),
@@ -78,7 +97,18 @@ impl ImageManager {
             backoff: Backoff::new(IMAGE_BACKOFF_INITIAL, IMAGE_BACKOFF_MAX, clock.clone()),
             clock,
             limiter,
+            recorder,
+            ensure_secret_pulled_images: true,
         }
+    }
+
+    /// Feature gate `KubeletEnsureSecretPulledImages`: with it (the 1.35 default) a present
+    /// image's `Pulled` event says it "can be accessed by the pod". kubelet-rs has no
+    /// image pull manager: a present image is always used, as the gate's default policy
+    /// does for images pulled without credentials and for preloaded ones.
+    pub fn ensure_secret_pulled_images(mut self, enabled: bool) -> Self {
+        self.ensure_secret_pulled_images = enabled;
+        self
     }
 
     /// `GetImageRef`: the image ID when present, `None` when absent.
@@ -122,6 +152,7 @@ impl ImageManager {
     }
 
     /// `EnsureImageExists`: returns the image reference to create the container from.
+    /// Events (`logIt`) go to the container's reference.
     pub async fn ensure_image_exists(
         &self,
         pod: &Pod,
@@ -131,14 +162,15 @@ impl ImageManager {
         runtime_handler: &str,
     ) -> Result<String, ImageError> {
         let requested = container.image.as_deref().unwrap_or_default();
+        let object = container_ref(pod, &container.name);
+        let event = |t, reason, message: &str| self.recorder.event(&object, t, reason, message);
         let fail = |kind, message| Err(ImageError { kind, message });
         let image = match apply_default_image_tag(requested) {
             Ok(i) => i,
             Err(e) => {
-                return fail(
-                    SyncErrorKind::InvalidImageName,
-                    format!("Failed to apply default image tag {requested:?}: {e}"),
-                );
+                let msg = format!("Failed to apply default image tag {requested:?}: {e}");
+                event(EventType::Warning, reasons::FAILED_TO_INSPECT_IMAGE, &msg);
+                return fail(SyncErrorKind::InvalidImageName, msg);
             }
         };
         let spec = ImageSpec {
@@ -156,28 +188,36 @@ impl ImageManager {
         let present = match self.get_image_ref(&spec).await {
             Ok(r) => r,
             Err(e) => {
-                return fail(
-                    SyncErrorKind::ImageInspect,
-                    format!("Failed to inspect image {requested:?}: {e}"),
-                );
+                let msg = format!("Failed to inspect image {requested:?}: {e}");
+                event(EventType::Warning, reasons::FAILED_TO_INSPECT_IMAGE, &msg);
+                return fail(SyncErrorKind::ImageInspect, msg);
             }
         };
         let policy = pull_policy(container.image_pull_policy.as_deref(), requested);
         if !should_pull_image(policy, present.is_some()) {
             return match present {
                 Some(r) => {
-                    tracing::debug!(
-                        image = requested,
-                        "Container image already present on machine"
-                    );
+                    let msg = if self.ensure_secret_pulled_images {
+                        format!(
+                            "Container image {requested:?} already present on machine and can be accessed by the pod"
+                        )
+                    } else {
+                        format!("Container image {requested:?} already present on machine")
+                    };
+                    event(EventType::Normal, reasons::PULLED_IMAGE, &msg);
                     Ok(r)
                 }
-                None => fail(
-                    SyncErrorKind::ImageNeverPull,
-                    format!(
+                None => {
+                    let msg = format!(
                         "Container image {requested:?} is not present with pull policy of Never"
-                    ),
-                ),
+                    );
+                    event(
+                        EventType::Warning,
+                        reasons::ERR_IMAGE_NEVER_PULL_POLICY,
+                        &msg,
+                    );
+                    fail(SyncErrorKind::ImageNeverPull, msg)
+                }
             };
         }
         let key = format!(
@@ -188,20 +228,40 @@ impl ImageManager {
             .backoff
             .is_in_backoff_since_update(&key, self.clock.now())
         {
-            return fail(
-                SyncErrorKind::ImagePullBackOff,
-                format!("Back-off pulling image {requested:?}"),
-            );
+            let msg = format!("Back-off pulling image {requested:?}");
+            event(EventType::Normal, reasons::BACK_OFF_PULL_IMAGE, &msg);
+            return fail(SyncErrorKind::ImagePullBackOff, msg);
         }
+        event(
+            EventType::Normal,
+            reasons::PULLING_IMAGE,
+            &format!("Pulling image {requested:?}"),
+        );
         let started = Instant::now();
         match self.pull(&spec, pull_secrets, sandbox_config).await {
-            Ok(image_ref) => {
-                tracing::info!(image = requested, elapsed = ?started.elapsed(), "Successfully pulled image");
+            Ok(pulled) => {
+                let total = started.elapsed();
+                tracing::info!(image = requested, elapsed = ?total, "Successfully pulled image");
+                event(
+                    EventType::Normal,
+                    reasons::PULLED_IMAGE,
+                    &format!(
+                        "Successfully pulled image {requested:?} in {} ({} including waiting). Image size: {} bytes.",
+                        go_millis(pulled.pull_duration),
+                        go_millis(total),
+                        pulled.size
+                    ),
+                );
                 self.backoff.gc();
-                Ok(image_ref)
+                Ok(pulled.image_ref)
             }
             Err(e) => {
                 tracing::warn!(image = requested, error = %e, "Failed to pull image");
+                event(
+                    EventType::Warning,
+                    reasons::FAILED_TO_PULL_IMAGE,
+                    &format!("Failed to pull image {requested:?}: {e}"),
+                );
                 self.backoff.next(&key, self.clock.now());
                 fail(SyncErrorKind::ImagePull, e)
             }
@@ -215,11 +275,37 @@ impl ImageManager {
         spec: &ImageSpec,
         secrets: &[Secret],
         sandbox: Option<&PodSandboxConfig>,
-    ) -> Result<String, String> {
+    ) -> Result<Pulled, String> {
         let _permit = match &self.limiter {
             Some(s) => Some(s.clone().acquire_owned().await.map_err(|e| e.to_string())?),
             None => None,
         };
+        let started = Instant::now();
+        let image_ref = self.pull_with_credentials(spec, secrets, sandbox).await?;
+        // The image size, best effort (`GetImageSize`); part of the pull's duration.
+        let size = match image_ref.is_empty() {
+            true => 0,
+            false => self
+                .service
+                .image_status(spec, false)
+                .await
+                .ok()
+                .and_then(|r| r.image)
+                .map_or(0, |i| i.size),
+        };
+        Ok(Pulled {
+            image_ref,
+            size,
+            pull_duration: started.elapsed(),
+        })
+    }
+
+    async fn pull_with_credentials(
+        &self,
+        spec: &ImageSpec,
+        secrets: &[Secret],
+        sandbox: Option<&PodSandboxConfig>,
+    ) -> Result<String, String> {
         let creds = parse_image_name(&spec.image)
             .map(|n| lookup_credentials(secrets, &n))
             .unwrap_or_default();
@@ -248,18 +334,152 @@ mod tests {
     use jiff::Timestamp;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use kubelet_container::FakeClock;
+    use kubelet_container::events::FakeRecorder;
     use kubelet_cri::CriError;
-    use kubelet_cri::fake::FakeImageService;
+    use kubelet_cri::fake::{FakeImageService, fake_image};
 
     fn setup() -> (Arc<FakeImageService>, FakeClock, ImageManager) {
+        let (fake, clock, m, _) = setup_recorded();
+        (fake, clock, m)
+    }
+
+    fn setup_recorded() -> (
+        Arc<FakeImageService>,
+        FakeClock,
+        ImageManager,
+        Arc<FakeRecorder>,
+    ) {
         let fake = Arc::new(FakeImageService::new());
         let clock = FakeClock::new(Timestamp::UNIX_EPOCH);
+        let recorder = Arc::new(FakeRecorder::new());
         let m = ImageManager::new(
             fake.clone(),
             PullConcurrency::Serial,
             Arc::new(clock.clone()),
+            FilteredRecorder::new(recorder.clone()),
         );
-        (fake, clock, m)
+        (fake, clock, m, recorder)
+    }
+
+    /// (type, reason, message) of the events so far, all about container `c` of the pod.
+    fn events(recorder: &FakeRecorder) -> Vec<(EventType, String, String)> {
+        recorder
+            .events()
+            .into_iter()
+            .map(|e| {
+                assert_eq!(e.object.field_path.as_deref(), Some("spec.containers{c}"));
+                assert_eq!(e.object.name.as_deref(), Some("web"));
+                (e.event_type, e.reason, e.message)
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn image_events_are_upstream_s() {
+        use EventType::{Normal, Warning};
+        let (fake, _, m, recorder) = setup_recorded();
+        let mut pod = pod();
+        pod.metadata.name = Some("web".into());
+        pod.spec = Some(k8s_openapi::api::core::v1::PodSpec {
+            containers: vec![container("busybox:1.36", None)],
+            ..Default::default()
+        });
+        let ev = |t, r: &str, m: &str| (t, r.to_string(), m.to_string());
+
+        fake.set_fake_images(&["busybox:1.36"]);
+        m.ensure_image_exists(&pod, &container("busybox:1.36", None), &[], None, "")
+            .await
+            .unwrap();
+        assert_eq!(
+            events(&recorder),
+            vec![ev(
+                Normal,
+                "Pulled",
+                "Container image \"busybox:1.36\" already present on machine and can be accessed by the pod"
+            )]
+        );
+
+        m.ensure_image_exists(&pod, &container("alpine:3", None), &[], None, "")
+            .await
+            .unwrap();
+        let got = events(&recorder);
+        assert_eq!(got[1], ev(Normal, "Pulling", "Pulling image \"alpine:3\""));
+        let (t, reason, msg) = &got[2];
+        assert_eq!((*t, reason.as_str()), (Normal, "Pulled"));
+        let size = fake_image("alpine:3").size;
+        assert!(
+            msg.starts_with("Successfully pulled image \"alpine:3\" in ")
+                && msg.ends_with(&format!(" including waiting). Image size: {size} bytes.")),
+            "{msg}"
+        );
+
+        fake.inject_error(
+            "PullImage",
+            CriError::status("fake", "PullImage", tonic::Code::NotFound, "no such image"),
+        );
+        let c = container("nope:1", None);
+        m.ensure_image_exists(&pod, &c, &[], None, "")
+            .await
+            .unwrap_err();
+        let e = m
+            .ensure_image_exists(&pod, &c, &[], None, "")
+            .await
+            .unwrap_err();
+        assert_eq!(e.message, "Back-off pulling image \"nope:1\"");
+        let got = events(&recorder);
+        assert_eq!(got[3], ev(Normal, "Pulling", "Pulling image \"nope:1\""));
+        assert_eq!(got[4].0, Warning);
+        assert_eq!(got[4].1, "Failed");
+        assert!(
+            got[4].2.starts_with("Failed to pull image \"nope:1\": ")
+                && got[4].2.contains("no such image"),
+            "{}",
+            got[4].2
+        );
+        assert_eq!(
+            got[5],
+            ev(Normal, "BackOff", "Back-off pulling image \"nope:1\"")
+        );
+
+        m.ensure_image_exists(&pod, &container("absent:1", Some("Never")), &[], None, "")
+            .await
+            .unwrap_err();
+        assert_eq!(
+            events(&recorder)[6],
+            ev(
+                Warning,
+                "ErrImageNeverPull",
+                "Container image \"absent:1\" is not present with pull policy of Never"
+            )
+        );
+        assert_eq!(events(&recorder).len(), 7);
+
+        // Without the gate, the older wording.
+        let m = m.ensure_secret_pulled_images(false);
+        m.ensure_image_exists(&pod, &container("busybox:1.36", None), &[], None, "")
+            .await
+            .unwrap();
+        assert_eq!(
+            events(&recorder)[7].2,
+            "Container image \"busybox:1.36\" already present on machine"
+        );
+    }
+
+    #[test]
+    fn pull_durations_are_printed_as_go_truncated_to_milliseconds() {
+        assert_eq!(
+            go_millis(Duration::from_micros(1_234_567)).to_string(),
+            "1.234s"
+        );
+        assert_eq!(
+            go_millis(Duration::from_micros(523_999)).to_string(),
+            "523ms"
+        );
+        assert_eq!(go_millis(Duration::from_micros(999)).to_string(), "0s");
+        assert_eq!(
+            go_millis(Duration::from_millis(123_456)).to_string(),
+            "2m3.456s"
+        );
     }
 
     fn pod() -> Pod {

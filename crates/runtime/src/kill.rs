@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use futures::future::join_all;
 use k8s_openapi::api::core::v1::{Container as ApiContainer, Lifecycle, Pod as ApiPod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubelet_container::events::{EventType, reasons};
 use kubelet_container::{
     ContainerId, Pod, PodSyncResult, RuntimeError, SyncAction, SyncErrorKind, SyncResult,
     is_restartable_init_container,
@@ -144,6 +145,14 @@ impl KubeGenericRuntimeManager {
             message.to_string()
         };
         tracing::info!(pod = pod.metadata.name.as_deref().unwrap_or_default(), container = name, %message, "Killing container");
+        self.recorder.container_event(
+            &pod,
+            &spec.name,
+            &id.id,
+            EventType::Normal,
+            reasons::KILLING_CONTAINER,
+            &message,
+        );
 
         if let Some(pre_stop) = spec
             .lifecycle
@@ -155,7 +164,18 @@ impl KubeGenericRuntimeManager {
             let limit = Duration::from_secs(u64::try_from(grace).unwrap_or(0));
             let run = self.run_lifecycle_handler(id, &pod, &spec, pre_stop, &[], Some(limit));
             match tokio::time::timeout(limit, run).await {
-                Ok(Err(e)) => tracing::error!(container = name, error = %e, "PreStop hook failed"),
+                Ok(Err(e)) => {
+                    tracing::error!(container = name, error = %e, "PreStop hook failed");
+                    // Not the hook's message: secrets must not leak to the server.
+                    self.recorder.container_event(
+                        &pod,
+                        &spec.name,
+                        &id.id,
+                        EventType::Warning,
+                        reasons::FAILED_PRE_STOP_HOOK,
+                        "PreStopHook failed",
+                    );
+                }
                 Err(_) => tracing::info!(
                     container = name,
                     grace,

@@ -8,6 +8,7 @@
 //! |----------------|-----------------------------------------------------------------------|
 //! | [`manager`]    | `kuberuntime_manager.go` (`GetPods`, `GetPodStatus`, the `Runtime` impl) |
 //! | [`sync`]       | `kuberuntime_manager.go` `SyncPod`, `doBackOff`; `startContainer`        |
+//! | [`events`]     | `kubecontainer.FilterEventRecorder`, `recordContainerEvent`              |
 //! | [`kill`]       | `killContainer`, `killPodWithSyncResult`, termination order, removal    |
 //! | [`actions`]    | `computePodActions`, `computeInitContainerActions`, `PodSandboxChanged`  |
 //! | [`sandbox`]    | `kuberuntime_sandbox.go` (`generatePodSandboxConfig`), log paths         |
@@ -40,6 +41,7 @@ pub mod container;
 pub mod dns;
 pub mod env;
 pub mod error;
+pub mod events;
 pub mod expansion;
 pub mod gc;
 pub mod helper;

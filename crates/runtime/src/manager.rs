@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Pod as ApiPod, Secret};
+use kubelet_container::events::EventRecorder;
 use kubelet_container::runtime::PodStateProvider;
 use kubelet_container::{
     Backoff, Clock, ContainerGcPolicy, ContainerId, Pod, PodStatus, PodSyncResult, Runtime,
@@ -18,6 +19,7 @@ use kubelet_container::{
 };
 use kubelet_cri::{CriError, ImageService, RuntimeService};
 
+use crate::events::FilteredRecorder;
 use crate::helper::RuntimeHelper;
 use crate::image::{ImageManager, PullConcurrency};
 use crate::logs::ContainerLogManager;
@@ -43,6 +45,9 @@ pub struct RuntimeManagerConfig {
     pub seccomp_default: bool,
     /// `serializeImagePulls` / `maxParallelImagePulls`.
     pub pull_concurrency: PullConcurrency,
+    /// Feature gate `KubeletEnsureSecretPulledImages` (on at 1.35): only the wording of the
+    /// `Pulled` event of a present image follows it here.
+    pub ensure_secret_pulled_images: bool,
 }
 
 impl Default for RuntimeManagerConfig {
@@ -54,6 +59,7 @@ impl Default for RuntimeManagerConfig {
             resources: ResourceSettings::default(),
             seccomp_default: false,
             pull_concurrency: PullConcurrency::Serial,
+            ensure_secret_pulled_images: true,
         }
     }
 }
@@ -74,6 +80,8 @@ pub struct RuntimeManagerDeps {
     pub pod_state: Arc<dyn PodStateProvider>,
     /// Clock for back-offs and log rotation.
     pub clock: Arc<dyn Clock>,
+    /// The kubelet's event recorder (filtered as `FilterEventRecorder` does).
+    pub recorder: Arc<dyn EventRecorder>,
 }
 
 /// The kubelet's CRI-backed [`Runtime`] (upstream `kubeGenericRuntimeManager`).
@@ -87,6 +95,7 @@ pub struct KubeGenericRuntimeManager {
     pub(crate) pod_state: Arc<dyn PodStateProvider>,
     pub(crate) logs: ContainerLogManager,
     pub(crate) config: RuntimeManagerConfig,
+    pub(crate) recorder: FilteredRecorder,
 }
 
 /// Maps a CRI error to the runtime-neutral one.
@@ -134,9 +143,17 @@ impl KubeGenericRuntimeManager {
             api_version = %version.runtime_api_version,
             "Container runtime initialized"
         );
+        let recorder = FilteredRecorder::new(deps.recorder);
         Ok(Self {
             runtime_name: version.runtime_name,
-            images: ImageManager::new(deps.image, config.pull_concurrency, deps.clock),
+            images: ImageManager::new(
+                deps.image,
+                config.pull_concurrency,
+                deps.clock,
+                recorder.clone(),
+            )
+            .ensure_secret_pulled_images(config.ensure_secret_pulled_images),
+            recorder,
             runtime: deps.runtime,
             helper: deps.helper,
             os: deps.os,

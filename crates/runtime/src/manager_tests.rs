@@ -8,6 +8,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Container as ApiContainer, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubelet_container::events::FakeRecorder;
 use kubelet_container::{ContainerState, FakeClock, SyncErrorKind};
 use kubelet_cri::fake::{FakeImageService, FakeRuntimeService};
 
@@ -54,6 +55,7 @@ struct Env {
     clock: FakeClock,
     states: Arc<PodStates>,
     backoff: Backoff,
+    recorder: Arc<FakeRecorder>,
 }
 
 impl Env {
@@ -72,6 +74,7 @@ impl Env {
             ),
             clock,
             states: Arc::new(PodStates::default()),
+            recorder: Arc::new(FakeRecorder::new()),
         }
     }
 
@@ -102,6 +105,7 @@ impl Env {
             probes: Arc::new(NoProbeResults),
             pod_state: self.states.clone(),
             clock,
+            recorder: self.recorder.clone(),
         };
         KubeGenericRuntimeManager::new(deps, RuntimeManagerConfig::default(), logs)
             .await
@@ -153,6 +157,25 @@ async fn sync(env: &Env, m: &KubeGenericRuntimeManager, p: &ApiPod) -> (PodSyncR
     (result, after)
 }
 
+/// `"<fieldPath> <type> <reason> <message>"` of each event so far (then forgotten).
+fn events(env: &Env, seen: &mut usize) -> Vec<String> {
+    let all = env.recorder.events();
+    let new = all[*seen..]
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {} {}",
+                e.object.field_path.as_deref().unwrap_or("-"),
+                e.event_type,
+                e.reason,
+                e.message
+            )
+        })
+        .collect();
+    *seen = all.len();
+    new
+}
+
 fn running(status: &PodStatus, name: &str) -> kubelet_container::Status {
     let s = status
         .find_container_status_by_name(name)
@@ -171,6 +194,25 @@ async fn syncs_a_new_pod_to_running_and_then_does_nothing() {
     assert_eq!(result.error(), None);
     let app = running(&status, "app");
     assert_eq!(app.restart_count, 0);
+    let mut seen = 0;
+    assert_eq!(
+        events(&env, &mut seen),
+        [
+            "spec.containers{app} Normal Pulled Container image \"busybox:1.36\" already present on machine and can be accessed by the pod",
+            "spec.containers{app} Normal Created Container created",
+            "spec.containers{app} Normal Started Container started",
+        ]
+    );
+    let e = &env.recorder.events()[0].object;
+    assert_eq!(
+        (
+            e.kind.as_deref(),
+            e.name.as_deref(),
+            e.namespace.as_deref(),
+            e.uid.as_deref()
+        ),
+        (Some("Pod"), Some("web"), Some("default"), Some("uid-1"))
+    );
     assert_eq!(
         status.ips,
         vec![kubelet_cri::fake::FAKE_POD_SANDBOX_IP.to_string()]
@@ -218,6 +260,10 @@ async fn syncs_a_new_pod_to_running_and_then_does_nothing() {
     ] {
         assert_eq!(env.calls(method), 0, "{method} in steady state");
     }
+    assert!(
+        events(&env, &mut seen).is_empty(),
+        "no events in steady state"
+    );
 }
 
 #[tokio::test]
@@ -278,7 +324,14 @@ async fn crashed_container_restarts_with_back_off() {
     );
 
     env.runtime.exit_container(&app.id.id, 1).unwrap();
+    let mut seen = env.recorder.events().len();
     let (result, status) = sync(&env, &m, &p).await;
+    assert_eq!(
+        events(&env, &mut seen),
+        [
+            "spec.containers{app} Warning BackOff Back-off restarting failed container app in pod web_default(uid-1)"
+        ]
+    );
     let failure = result.failures().next().expect("back-off failure");
     assert_eq!(failure.error, Some(SyncErrorKind::CrashLoopBackOff));
     assert!(
@@ -306,8 +359,18 @@ async fn changed_spec_restarts_container() {
     env.image.set_fake_images(&["busybox:1.37"]);
     let mut changed = busybox("app");
     changed.image = Some("busybox:1.37".into());
+    let mut seen = env.recorder.events().len();
     let (result, status) = sync(&env, &m, &pod(vec![changed], vec![])).await;
     assert_eq!(result.error(), None);
+    let got = events(&env, &mut seen);
+    assert!(
+        got[0].starts_with("spec.containers{app} Normal Killing Container app definition changed"),
+        "{got:?}"
+    );
+    assert!(
+        !got[0].contains(&old.id),
+        "the container ID is replaced by its name"
+    );
     let new = running(&status, "app");
     assert_ne!(new.id, old);
     assert_eq!(new.restart_count, 1);
@@ -453,4 +516,68 @@ async fn termination_message_falls_back_to_logs_on_error() {
     let app = status.find_container_status_by_name("app").unwrap();
     assert_eq!((app.state, app.exit_code), (ContainerState::Exited, 3));
     assert_eq!(app.message, "first\npart-two\n");
+}
+
+#[tokio::test]
+async fn sandbox_and_container_failures_are_warning_events() {
+    use kubelet_cri::CriError;
+    let env = Env::new();
+    let m = env.manager().await;
+    let p = pod(vec![busybox("app")], vec![]);
+    env.runtime.inject_error(
+        "RunPodSandbox",
+        CriError::status("fake", "RunPodSandbox", tonic::Code::Unknown, "no network"),
+    );
+    let (result, _) = sync(&env, &m, &p).await;
+    assert_eq!(
+        result.failures().next().unwrap().error,
+        Some(SyncErrorKind::CreatePodSandbox)
+    );
+    let mut seen = 0;
+    let got = events(&env, &mut seen);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].starts_with("- Warning FailedCreatePodSandBox Failed to create pod sandbox: ")
+            && got[0].contains("no network"),
+        "{got:?}"
+    );
+
+    env.runtime.inject_error(
+        "StartContainer",
+        CriError::status(
+            "fake",
+            "StartContainer",
+            tonic::Code::Unknown,
+            "exec format error",
+        ),
+    );
+    sync(&env, &m, &p).await;
+    let got = events(&env, &mut seen);
+    assert_eq!(
+        got[1],
+        "spec.containers{app} Normal Created Container created"
+    );
+    assert!(
+        got[2].starts_with("spec.containers{app} Warning Failed Error: ")
+            && got[2].contains("exec format error"),
+        "{got:?}"
+    );
+
+    // A new sandbox for a pod that had one: SandboxChanged.
+    let (_, status) = sync(&env, &m, &p).await;
+    let sandbox = status.sandbox_statuses[0].id.clone();
+    env.runtime.with_state(|s| {
+        s.sandboxes.get_mut(&sandbox).unwrap().status.state =
+            kubelet_cri::v1::PodSandboxState::SandboxNotready as i32
+    });
+    events(&env, &mut seen);
+    sync(&env, &m, &p).await;
+    let got = events(&env, &mut seen);
+    assert!(
+        got.contains(
+            &"- Normal SandboxChanged Pod sandbox changed, it will be killed and re-created."
+                .to_string()
+        ),
+        "{got:?}"
+    );
 }

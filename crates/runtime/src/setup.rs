@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kubelet_container::events::EventRecorder;
 use kubelet_container::runtime::PodStateProvider;
 use kubelet_container::{Clock, RuntimeError};
 use kubelet_cri::{ImageService, RuntimeService};
@@ -47,6 +48,8 @@ pub struct RuntimeManagerSettings {
     pub serialize_image_pulls: bool,
     /// `maxParallelImagePulls`.
     pub max_parallel_image_pulls: Option<i32>,
+    /// Feature gate `KubeletEnsureSecretPulledImages`.
+    pub ensure_secret_pulled_images: bool,
     /// `containerLogMaxSize` in bytes.
     pub container_log_max_size: i64,
     /// `containerLogMaxFiles`.
@@ -87,6 +90,8 @@ pub struct RuntimeManagerParts {
     pub env_objects: Arc<dyn EnvObjects>,
     /// Clock.
     pub clock: Arc<dyn Clock>,
+    /// The kubelet's event recorder.
+    pub recorder: Arc<dyn EventRecorder>,
 }
 
 /// Builds the helper, log manager and runtime manager, and does the CRI version handshake.
@@ -144,6 +149,7 @@ pub async fn new_runtime_manager(
             s.serialize_image_pulls,
             s.max_parallel_image_pulls,
         ),
+        ensure_secret_pulled_images: s.ensure_secret_pulled_images,
     };
     let deps = RuntimeManagerDeps {
         runtime: parts.runtime,
@@ -153,6 +159,7 @@ pub async fn new_runtime_manager(
         probes: parts.probes,
         pod_state: parts.pod_state,
         clock: parts.clock,
+        recorder: parts.recorder,
     };
     KubeGenericRuntimeManager::new(deps, config, logs).await
 }

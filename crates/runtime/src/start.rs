@@ -2,6 +2,7 @@
 //! `calcRestartCountByLogDir`, the legacy log symlink, and the `start` helper of `SyncPod`).
 
 use k8s_openapi::api::core::v1::{Container, Pod as ApiPod, Secret};
+use kubelet_container::events::{EventType, reasons};
 use kubelet_container::{
     Backoff, ContainerId, PodStatus, PodSyncResult, SyncAction, SyncErrorKind, SyncResult,
 };
@@ -41,6 +42,18 @@ impl KubeGenericRuntimeManager {
     ) -> bool {
         let mut r = SyncResult::new(SyncAction::StartContainer, spec.container.name.clone());
         if let Some(msg) = do_backoff(ctx.pod, spec.container, ctx.pod_status, ctx.backoff) {
+            self.recorder.container_event(
+                ctx.pod,
+                &spec.container.name,
+                "",
+                EventType::Warning,
+                reasons::BACK_OFF_START_CONTAINER,
+                &format!(
+                    "Back-off restarting failed container {} in pod {}",
+                    spec.container.name,
+                    format_pod(ctx.pod)
+                ),
+            );
             tracing::debug!(pod = %format_pod(ctx.pod), container = %spec.container.name, "Backing Off restarting container in pod");
             r.fail(SyncErrorKind::CrashLoopBackOff, msg);
             result.add_sync_result(r);
@@ -67,6 +80,17 @@ impl KubeGenericRuntimeManager {
         spec: &StartSpec<'_>,
     ) -> Result<(), (SyncErrorKind, String)> {
         let (pod, container) = (ctx.pod, spec.container);
+        // `recordContainerEvent(..., "Error: %v", s.Message())` on each failure below.
+        let failed = |reason: &str, id: &str, err: &dyn std::fmt::Display| {
+            self.recorder.container_event(
+                pod,
+                &container.name,
+                id,
+                EventType::Warning,
+                reason,
+                &format!("Error: {err}"),
+            );
+        };
         let image_ref = self
             .images
             .ensure_image_exists(
@@ -77,7 +101,11 @@ impl KubeGenericRuntimeManager {
                 "",
             )
             .await
-            .map_err(|e| (e.kind, e.message))?;
+            .map_err(|e| {
+                // The error of EnsureImageExists is the kind (`ErrImagePull`, ...).
+                failed(reasons::FAILED_TO_CREATE_CONTAINER, "", &e.kind);
+                (e.kind, e.message)
+            })?;
 
         let restart_count = match ctx
             .pod_status
@@ -93,14 +121,16 @@ impl KubeGenericRuntimeManager {
                     .find_container_status_by_name(t)
                     .map(|s| s.id.clone())
                     .ok_or_else(|| {
-                        (
-                            SyncErrorKind::CreateContainerConfig,
-                            format!("unable to find target container {t}"),
-                        )
+                        let msg = format!("unable to find target container {t}");
+                        failed(reasons::FAILED_TO_CREATE_CONTAINER, "", &msg);
+                        (SyncErrorKind::CreateContainerConfig, msg)
                     })?,
             ),
         };
-        let config_err = |m: String| (SyncErrorKind::CreateContainerConfig, m);
+        let config_err = |m: String| {
+            failed(reasons::FAILED_TO_CREATE_CONTAINER, "", &m);
+            (SyncErrorKind::CreateContainerConfig, m)
+        };
         let image_user = self
             .images
             .image_user(&image_ref)
@@ -131,11 +161,30 @@ impl KubeGenericRuntimeManager {
             .runtime
             .create_container(ctx.sandbox_id, &config, ctx.sandbox_config)
             .await
-            .map_err(|e| (SyncErrorKind::CreateContainer, e.to_string()))?;
-        self.runtime
-            .start_container(&id)
-            .await
-            .map_err(|e| (SyncErrorKind::RunContainer, e.to_string()))?;
+            .map_err(|e| {
+                let msg = e.to_string();
+                failed(reasons::FAILED_TO_CREATE_CONTAINER, "", &msg);
+                (SyncErrorKind::CreateContainer, msg)
+            })?;
+        let event = |t, reason, message: &str| {
+            self.recorder
+                .container_event(pod, &container.name, &id, t, reason, message);
+        };
+        event(
+            EventType::Normal,
+            reasons::CREATED_CONTAINER,
+            "Container created",
+        );
+        self.runtime.start_container(&id).await.map_err(|e| {
+            let msg = e.to_string();
+            failed(reasons::FAILED_TO_START_CONTAINER, &id, &msg);
+            (SyncErrorKind::RunContainer, msg)
+        })?;
+        event(
+            EventType::Normal,
+            reasons::STARTED_CONTAINER,
+            "Container started",
+        );
         tracing::info!(pod = %format_pod(pod), container = %container.name, container_id = %id, "Started container");
 
         self.create_legacy_log_symlink(
@@ -161,6 +210,12 @@ impl KubeGenericRuntimeManager {
                 .await
             {
                 tracing::error!(pod = %format_pod(pod), container = %container.name, error = %e, "Failed to execute PostStartHook");
+                // Not the hook's message: secrets must not leak to the server.
+                event(
+                    EventType::Warning,
+                    reasons::FAILED_POST_START_HOOK,
+                    "PostStartHook failed",
+                );
                 if let Err(e) = self
                     .kill_container(
                         Some(pod),

@@ -8,6 +8,8 @@ use kubelet_container::{
     is_restartable_init_container,
 };
 
+use kubelet_container::events::{EventType, reasons};
+
 use crate::actions::compute_pod_actions;
 use crate::manager::KubeGenericRuntimeManager;
 use crate::sandbox::{generate_pod_sandbox_config, pod_identity};
@@ -32,6 +34,14 @@ impl KubeGenericRuntimeManager {
         let mut result = PodSyncResult::default();
         let changes = compute_pod_actions(pod, pod_status, self.probes.as_ref());
         tracing::debug!(pod = %format_pod(pod), actions = ?changes, "computePodActions got for pod");
+        if changes.create_sandbox && !changes.sandbox_id.is_empty() {
+            self.recorder.pod_event(
+                pod,
+                EventType::Normal,
+                reasons::SANDBOX_CHANGED,
+                "Pod sandbox changed, it will be killed and re-created.",
+            );
+        }
 
         if changes.kill_pod {
             let running = convert_pod_status_to_running_pod(&self.runtime_name, pod_status);
@@ -70,14 +80,20 @@ impl KubeGenericRuntimeManager {
             let mut r = SyncResult::new(SyncAction::CreatePodSandbox, format_pod(pod));
             match self.create_pod_sandbox(pod, changes.attempt).await {
                 Ok(id) => sandbox_id = id,
-                Err(msg) => {
+                Err((msg, err)) => {
                     if self.pod_state.is_pod_termination_requested(
                         pod.metadata.uid.as_deref().unwrap_or_default(),
                     ) {
                         tracing::debug!(pod = %format_pod(pod), "Pod was deleted and sandbox failed to be created");
                         return result;
                     }
-                    tracing::error!(pod = %format_pod(pod), error = %msg, "CreatePodSandbox for pod failed");
+                    tracing::error!(pod = %format_pod(pod), error = %err, "CreatePodSandbox for pod failed");
+                    self.recorder.pod_event(
+                        pod,
+                        EventType::Warning,
+                        reasons::FAILED_CREATE_POD_SANDBOX,
+                        &format!("Failed to create pod sandbox: {err}"),
+                    );
                     r.fail(SyncErrorKind::CreatePodSandbox, msg);
                     result.add_sync_result(r);
                     return result;
@@ -100,6 +116,12 @@ impl KubeGenericRuntimeManager {
                     }
                 },
                 Err(e) => {
+                    self.recorder.pod_event(
+                        pod,
+                        EventType::Warning,
+                        reasons::FAILED_STATUS_POD_SANDBOX,
+                        &format!("Unable to get pod sandbox status: {e}"),
+                    );
                     tracing::error!(pod = %format_pod(pod), error = %e, "Failed to get pod sandbox status; Skipping pod");
                     result.fail(e.to_string());
                     return result;
@@ -200,8 +222,13 @@ impl KubeGenericRuntimeManager {
         result
     }
 
-    /// `createPodSandbox`: creates the pod log directory, then `RunPodSandbox`.
-    async fn create_pod_sandbox(&self, pod: &ApiPod, attempt: u32) -> Result<String, String> {
+    /// `createPodSandbox`: creates the pod log directory, then `RunPodSandbox`. Fails with
+    /// the message for the sync result and the error for the event.
+    async fn create_pod_sandbox(
+        &self,
+        pod: &ApiPod,
+        attempt: u32,
+    ) -> Result<String, (String, String)> {
         let config = generate_pod_sandbox_config(
             self.helper.as_ref(),
             &self.config.resources,
@@ -210,23 +237,29 @@ impl KubeGenericRuntimeManager {
             attempt,
         )
         .map_err(|e| {
-            format!(
-                "GeneratePodSandboxConfig for pod {:?} failed: {e}",
-                format_pod(pod)
+            (
+                format!(
+                    "GeneratePodSandboxConfig for pod {:?} failed: {e}",
+                    format_pod(pod)
+                ),
+                e.to_string(),
             )
         })?;
         let log_dir = std::path::Path::new(&config.log_directory);
         self.os.mkdir_all(log_dir).map_err(|e| {
-            format!(
-                "create pod log directory {:?} failed: {e}",
-                config.log_directory
+            (
+                format!(
+                    "create pod log directory {:?} failed: {e}",
+                    config.log_directory
+                ),
+                e.to_string(),
             )
         })?;
         let runtime_handler = "";
         self.runtime
             .run_pod_sandbox(&config, runtime_handler)
             .await
-            .map_err(|e| format!("Failed to create pod sandbox: {e}"))
+            .map_err(|e| (format!("Failed to create pod sandbox: {e}"), e.to_string()))
     }
 
     /// `pruneInitContainersBeforeStart`: keep only the newest exited instance of each init container.

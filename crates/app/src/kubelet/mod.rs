@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use kubelet_cm::{HostFs, MachineInfo, NodeConfig, QosCgroups, QosSetup};
 use kubelet_config::KubeletServer;
+use kubelet_container::events::{EventType, node_ref, reasons};
 use kubelet_container::{Backoff, Cache, ContainerGc, RealClock, Runtime};
 use kubelet_pleg::{GenericPleg, RelistDuration};
 use kubelet_podsource::PodConfig;
@@ -288,6 +289,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
             deps.machine.num_cores(),
         ))),
         pod_cgroups: pod_cgroups.clone(),
+        recorder: deps.recorder.clone(),
         mirror_pod_client: mirror_pod_client.clone(),
         node_lister: node_lister.clone(),
     });
@@ -421,11 +423,48 @@ fn spawn_sync_loop(
     });
 }
 
+/// `cgroupVersionCheck` (`initializeModules`): a Warning event on a cgroup v1 host.
+fn cgroup_version_check(deps: &KubeletDeps<'_>) {
+    if deps.cgroup_version == kubelet_cm::CgroupVersion::V1 {
+        deps.recorder.event(
+            &node_ref(&deps.node_name),
+            EventType::Warning,
+            reasons::CGROUP_V1,
+            CGROUP_V1_DEPRECATED_WARNING,
+        );
+        tracing::debug!(
+            error = CGROUP_V1_DEPRECATED_WARNING,
+            "Warning: cgroup check"
+        );
+    }
+}
+
+/// `cm.CgroupV1DeprecatedWarning`.
+const CGROUP_V1_DEPRECATED_WARNING: &str = "cgroup v1 detected. cgroup v1 support is deprecated and will be removed in a future release. Please migrate to cgroup v2. More information at https://git.k8s.io/enhancements/keps/sig-node/5573-remove-cgroup-v1";
+
 /// `RunKubelet` + `startKubelet`: builds the kubelet, starts its loops, the pod sources and
 /// the servers, and returns the running tasks.
 pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
-    let _qos = start_container_manager(&deps)?;
+    let qos = start_container_manager(&deps)?;
     let b = new_main_kubelet(&deps).await?;
+    // `BirthCry`: an event that the kubelet (re)started.
+    deps.recorder.event(
+        &node_ref(&deps.node_name),
+        EventType::Normal,
+        reasons::STARTING_KUBELET,
+        "Starting kubelet.",
+    );
+    cgroup_version_check(&deps);
+    if qos.is_some() {
+        // `enforceNodeAllocatableCgroups` (the container manager's start, after
+        // `BirthCry` upstream): the node allocatable cgroup was updated.
+        deps.recorder.event(
+            &node_ref(&deps.node_name),
+            EventType::Normal,
+            reasons::SUCCESSFUL_NODE_ALLOCATABLE_ENFORCEMENT,
+            "Updated Node Allocatable limit across pods",
+        );
+    }
     node_setup::set_max_open_files(deps.server, deps.rlimits.as_ref());
     let mut tasks = JoinSet::new();
     spawn_pleg(&deps, &b, &mut tasks);

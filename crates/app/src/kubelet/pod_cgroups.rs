@@ -3,6 +3,7 @@
 //! `cleanupOrphanedPodCgroups`): with `cgroupsPerQOS` every pod gets its cgroup — with
 //! `podPidsLimit` — before its sandbox, and loses it once no pod worker runs it any more.
 
+use kubelet_container::events::{EventRecorder, EventType, pod_ref, reasons};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -72,6 +73,7 @@ impl PodCgroups {
     pub async fn sync_pod(
         &self,
         runtime: &dyn Runtime,
+        recorder: &dyn EventRecorder,
         pod: &ApiPod,
         pod_status: &PodStatus,
         first_sync: bool,
@@ -97,6 +99,12 @@ impl PodCgroups {
         let skip = pod_killed && never;
         if !skip && !exists {
             self.pcm.ensure_exists(&name).map_err(|e| {
+                recorder.event(
+                    &pod_ref(pod),
+                    EventType::Warning,
+                    reasons::FAILED_TO_CREATE_POD_CONTAINER,
+                    &format!("unable to ensure pod container exists: {e}"),
+                );
                 PodSyncError::Failed(format!(
                     "failed to ensure that the pod: {uid} cgroups exist and are correctly applied: {e}"
                 ))
@@ -197,6 +205,7 @@ mod tests {
         let first_sync = is_first_sync(&ApiPodStatus::default());
         pc.sync_pod(
             &FakeRuntime::default(),
+            &kubelet_container::NoopRecorder,
             &pod(),
             &PodStatus::default(),
             first_sync,

@@ -55,6 +55,9 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
         cluster_domain: c.cluster_domain.clone(),
         serialize_image_pulls: c.serialize_image_pulls.unwrap_or(true),
         max_parallel_image_pulls: c.max_parallel_image_pulls,
+        ensure_secret_pulled_images: s
+            .feature_gates
+            .enabled(kubelet_features::gates::KUBELET_ENSURE_SECRET_PULLED_IMAGES),
         container_log_max_size: deps.container_log_max_size,
         container_log_max_files: c.container_log_max_files.unwrap_or(5),
         cpu_cfs_quota: c.cpu_cfs_quota.unwrap_or(true),
@@ -88,6 +91,7 @@ pub async fn build_runtime(
             pod_state,
             env_objects: Arc::new(NoEnvObjects),
             clock: Arc::new(RealClock),
+            recorder: deps.recorder.clone(),
         },
     )
     .await

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::{Pod as ApiPod, PodStatus as ApiPodStatus};
 use kubelet_container::NoProbeResults;
+use kubelet_container::events::{EventRecorder, EventType, pod_ref, reasons};
 use kubelet_container::{
     Backoff, ContainerState, Pod as RuntimePod, PodStatus, Runtime, SyncPodType,
     convert_pod_status_to_running_pod, get_stable_key,
@@ -35,6 +37,8 @@ pub struct KubeletSyncer {
     pub sync_slots: Arc<tokio::sync::Semaphore>,
     /// Pod-level cgroups, created before the sandbox (with `cgroupsPerQOS`).
     pub pod_cgroups: Option<Arc<super::pod_cgroups::PodCgroups>>,
+    /// Where events go.
+    pub recorder: Arc<dyn EventRecorder>,
     /// Mirror pods of static pods (`None` in standalone mode).
     pub mirror_pod_client: Option<Arc<dyn kubelet_apipods::MirrorClient>>,
     /// The Node object mirror pods are owned by.
@@ -124,8 +128,14 @@ impl PodSyncer for KubeletSyncer {
             () = cancel.cancelled() => return Err(PodSyncError::Cancelled),
         };
         if let Some(pc) = &self.pod_cgroups {
-            pc.sync_pod(self.runtime.as_ref(), pod, pod_status, first_sync)
-                .await?;
+            pc.sync_pod(
+                self.runtime.as_ref(),
+                self.recorder.as_ref(),
+                pod,
+                pod_status,
+                first_sync,
+            )
+            .await?;
         }
         // Create the mirror pod of a static pod if it does not exist yet, or replace it
         // when it disagrees (upstream `tryReconcileMirrorPods`).
@@ -177,9 +187,19 @@ impl PodSyncer for KubeletSyncer {
         }
         self.status_manager.set_pod_status(pod, api_status);
         let running = convert_pod_status_to_running_pod(self.runtime.type_name(), pod_status);
-        self.runtime
+        if let Err(e) = self
+            .runtime
             .kill_pod(Some(pod), &running, grace_period)
-            .await?;
+            .await
+        {
+            self.recorder.event(
+                &pod_ref(pod),
+                EventType::Warning,
+                reasons::FAILED_TO_KILL_POD,
+                &format!("error killing pod: {e}"),
+            );
+            return Err(e.into());
+        }
         let after = self.fresh_status(pod).await?;
         if let Some(c) = after
             .container_statuses
@@ -206,7 +226,24 @@ impl PodSyncer for KubeletSyncer {
         running_pod: &RuntimePod,
     ) -> Result<(), PodSyncError> {
         tracing::info!(pod = %running_pod.id, name = %running_pod.name, "Stopping orphaned runtime pod");
-        self.runtime.kill_pod(None, running_pod, Some(1)).await?;
+        if let Err(e) = self.runtime.kill_pod(None, running_pod, Some(1)).await {
+            // `runningPod.ToAPIPod()`: name, namespace and UID.
+            let pod = ObjectReference {
+                api_version: Some("v1".into()),
+                kind: Some("Pod".into()),
+                name: Some(running_pod.name.clone()),
+                namespace: Some(running_pod.namespace.clone()),
+                uid: Some(running_pod.id.clone()),
+                ..ObjectReference::default()
+            };
+            self.recorder.event(
+                &pod,
+                EventType::Warning,
+                reasons::FAILED_TO_KILL_POD,
+                &format!("error killing pod: {e}"),
+            );
+            return Err(e.into());
+        }
         Ok(())
     }
 

@@ -10,6 +10,24 @@ const API_ONLY: &str =
     "used only in API server mode (`--kubeconfig`); upstream's standalone kubelet ignores it too";
 
 // Proofs shared by several fields.
+// Node registration, status and lease (`crates/nodestatus`, issue #7).
+const INITIAL_NODE: &str = "crates/nodestatus/src/tests.rs::initial_node_has_labels_taints_capacity_allocatable_and_node_info";
+const NODE_E2E: &str =
+    "e2e/tests/cluster_nodestatus.rs::node_registers_reports_status_and_keeps_its_lease";
+const NODE_REGISTERED: &str = "crates/nodestatus/src/tests.rs::registration_creates_the_node";
+const NODE_NOT_REGISTERED: &str =
+    "crates/nodestatus/src/tests.rs::register_node_false_only_updates_the_status";
+const NODE_STATUS_UPDATE_FREQUENCY: &str =
+    "crates/nodestatus/src/tests.rs::status_is_computed_every_node_status_update_frequency";
+const NODE_STATUS_REPORT_FREQUENCY: &str =
+    "crates/nodestatus/src/tests.rs::report_frequency_follows_the_configuration";
+const NODE_STATUS_PATCHED: &str = "crates/nodestatus/src/tests.rs::status_is_patched_when_changed_or_when_the_report_frequency_passed";
+const NODE_LEASE: &str =
+    "crates/nodestatus/src/tests.rs::lease_is_created_owned_by_the_node_and_renewed";
+const NODE_STATUS_IMAGES: &str =
+    "crates/nodestatus/src/tests.rs::images_largest_first_limited_with_five_names";
+const NODE_CMAD: &str =
+    "crates/nodestatus/src/tests.rs::controller_attach_detach_annotation_follows_the_configuration";
 const RUNTIME_SETTINGS: &str =
     "crates/app/src/kubelet/support_proofs.rs::runtime_settings_follow_the_configuration";
 const SECURE_SETTINGS: &str =
@@ -369,10 +387,14 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "nodeStatusUpdateFrequency",
         Some("node-status-update-frequency"),
-        as_upstream(API_ONLY),
+        done(&[NODE_STATUS_UPDATE_FREQUENCY]),
     ),
-    f("nodeStatusReportFrequency", None, as_upstream(API_ONLY)),
-    f("nodeLeaseDurationSeconds", None, as_upstream(API_ONLY)),
+    f(
+        "nodeStatusReportFrequency",
+        None,
+        done(&[NODE_STATUS_REPORT_FREQUENCY, NODE_STATUS_PATCHED]),
+    ),
+    f("nodeLeaseDurationSeconds", None, done(&[NODE_LEASE])),
     f(
         "imageMinimumGCAge",
         Some("minimum-image-ttl-duration"),
@@ -570,7 +592,7 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "nodeStatusMaxImages",
         Some("node-status-max-images"),
-        as_upstream(API_ONLY),
+        done(&[NODE_STATUS_IMAGES]),
     ),
     f(
         "maxOpenFiles",
@@ -667,9 +689,9 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "enableControllerAttachDetach",
         Some("enable-controller-attach-detach"),
-        as_upstream(
-            "decides who attaches volumes from attachable (cloud, CSI) plugins, which need an API server",
-        ),
+        // The node annotation that hands attaching to the controller; kubelet-rs has no
+        // attachable volume plugins (pods using them are refused at admission).
+        done(&[INITIAL_NODE, NODE_CMAD]),
     ),
     f(
         "protectKernelDefaults",
@@ -802,7 +824,11 @@ pub static FIELDS: &[FieldSupport] = &[
         Some("volume-plugin-dir"),
         ignored("loads FlexVolume drivers from this directory"),
     ),
-    f("providerID", Some("provider-id"), as_upstream(API_ONLY)),
+    f(
+        "providerID",
+        Some("provider-id"),
+        done(&[INITIAL_NODE, NODE_E2E]),
+    ),
     f(
         "kernelMemcgNotification",
         Some("kernel-memcg-notification"),
@@ -926,9 +952,13 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "registerWithTaints",
         Some("register-with-taints"),
-        as_upstream(API_ONLY),
+        done(&[INITIAL_NODE, NODE_E2E]),
     ),
-    f("registerNode", Some("register-node"), as_upstream(API_ONLY)),
+    f(
+        "registerNode",
+        Some("register-node"),
+        done(&[NODE_REGISTERED, NODE_NOT_REGISTERED]),
+    ),
     f(
         "tracing.endpoint",
         None,

@@ -7,6 +7,7 @@
 //! that need it (`crate::startable`).
 
 pub(crate) mod certificates;
+mod node_status;
 pub(crate) mod pod_source;
 mod status_sync;
 
@@ -44,5 +45,6 @@ pub(crate) async fn start_api_mode(
 ) -> Result<(), RunError> {
     pod_source::spawn_fast_static_pods_registration(kubelet, &deps.shutdown, tasks);
     status_sync::start_status_sync(clients, kubelet, deps.shutdown.clone(), tasks);
+    node_status::start_node_status(deps, clients, kubelet, tasks);
     Ok(())
 }
