@@ -45,6 +45,7 @@ pub struct LeaseController {
     renew_interval: Duration,
     node_name: String,
     latest_lease: Option<Lease>,
+    on_failure: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl std::fmt::Debug for LeaseController {
@@ -77,6 +78,20 @@ impl LeaseController {
             renew_interval: lease_duration.mul_f64(NODE_LEASE_RENEW_INTERVAL_FRACTION),
             node_name: node_name.to_string(),
             latest_lease: None,
+            on_failure: None,
+        }
+    }
+
+    /// Calls `f` whenever a renewal fails (the node status manager then reads the Node
+    /// from the API server for a while, see `NodeStatusManager::note_heartbeat_failure`).
+    pub fn with_failure_hook(mut self, f: Arc<dyn Fn() + Send + Sync>) -> Self {
+        self.on_failure = Some(f);
+        self
+    }
+
+    fn failed(&self) {
+        if let Some(f) = &self.on_failure {
+            f();
         }
     }
 
@@ -105,6 +120,7 @@ impl LeaseController {
             match self.retry_update_lease(latest).await {
                 Ok(()) => return,
                 Err(e) => {
+                    self.failed();
                     tracing::info!(err = %e, "failed to update lease using latest lease, fallback to ensure lease")
                 }
             }
@@ -127,6 +143,7 @@ impl LeaseController {
             match self.ensure_lease().await {
                 Ok(r) => return r,
                 Err(e) => {
+                    self.failed();
                     sleep = (sleep * 2).min(MAX_BACKOFF);
                     tracing::error!(err = %e, interval = ?sleep, "Failed to ensure lease exists, will retry");
                     tokio::time::sleep(sleep).await;

@@ -82,6 +82,12 @@ pub fn start(
         manager = manager.with_node_lister(lister);
     }
     let manager = Arc::new(manager);
+    let weak = Arc::downgrade(&manager);
+    let lease = lease.with_failure_hook(Arc::new(move || {
+        if let Some(m) = weak.upgrade() {
+            m.note_heartbeat_failure();
+        }
+    }));
     tasks.spawn(manager.clone().run_runtime_up(cancel.clone()));
     tasks.spawn(manager.clone().run(cancel.clone()));
     tasks.spawn(manager.clone().fast_status_update_once(cancel.clone()));

@@ -105,6 +105,16 @@ struct State {
     last_node: Option<Node>,
 }
 
+/// After a failed heartbeat (a status update or a lease renewal: the API server was away),
+/// the first try of each update
+/// reads the Node from the API server for this long instead of from the node informer.
+/// The informer's watch may take a while to come back after an outage (its reflector backs
+/// off), and meanwhile kube-controller-manager may have set `Ready=Unknown` on the Node:
+/// upstream compares its new status with the stale cached Ready and sends nothing until the
+/// informer catches up (up to a minute here); kubelet-rs reads the Node itself and reports
+/// Ready again at its next update. Two minutes cover the node monitor's 50 s grace period.
+pub const FRESH_READS_AFTER_FAILURE: Duration = Duration::from_secs(120);
+
 /// Registration and node status (the `Kubelet` fields and methods of
 /// `kubelet_node_status.go`).
 pub struct NodeStatusManager {
@@ -123,6 +133,8 @@ pub struct NodeStatusManager {
     sync_lock: Mutex<()>,
     /// The kubelet's node informer (`nodeLister.Get`), when it has one.
     node_lister: Option<NodeListerFn>,
+    /// See [`NodeStatusManager::note_heartbeat_failure`].
+    fresh_reads_until: std::sync::Mutex<Option<Timestamp>>,
     /// `containerRuntimeReadyExpected`: set once the fast status update is over; runtime
     /// readiness errors are logged at V(4) before.
     runtime_ready_expected: AtomicBool,
@@ -182,6 +194,7 @@ impl NodeStatusManager {
             }),
             sync_lock: Mutex::new(()),
             node_lister: None,
+            fresh_reads_until: std::sync::Mutex::new(None),
             runtime_ready_expected: AtomicBool::new(false),
         }
     }
@@ -402,13 +415,27 @@ impl NodeStatusManager {
         true
     }
 
+    /// A heartbeat failed (the lease could not be renewed, or a status update failed): for
+    /// [`FRESH_READS_AFTER_FAILURE`] the first try of each status update reads the Node from
+    /// the API server instead of the node informer.
+    pub fn note_heartbeat_failure(&self) {
+        let until = self.clock.now().checked_add(FRESH_READS_AFTER_FAILURE).ok();
+        *self
+            .fresh_reads_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = until;
+    }
+
     /// `updateNodeStatus`: up to [`NODE_STATUS_UPDATE_RETRY`] tries.
     pub async fn update_node_status(&self) -> Result<(), NodeStatusError> {
         tracing::trace!("Updating node status");
         for i in 0..NODE_STATUS_UPDATE_RETRY {
             match self.try_update_node_status(i).await {
                 Ok(()) => return Ok(()),
-                Err(e) => tracing::error!(err = %e, "Error updating node status, will retry"),
+                Err(e) => {
+                    tracing::error!(err = %e, "Error updating node status, will retry");
+                    self.note_heartbeat_failure();
+                }
             }
         }
         Err(NodeStatusError::RetriesExceeded)
@@ -419,13 +446,18 @@ impl NodeStatusManager {
     /// (± the random delay after a change) has passed since the last report.
     pub async fn try_update_node_status(&self, try_number: usize) -> Result<(), String> {
         let name = &self.cfg.node_name;
+        let fresh = self
+            .fresh_reads_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|until| self.clock.now() < until);
         let original = match (&self.node_lister, try_number) {
-            (Some(lister), 0) => lister().ok_or_else(|| {
+            (Some(lister), 0) if !fresh => lister().ok_or_else(|| {
                 format!("error getting node \"{name}\": node \"{name}\" not found")
             })?,
             _ => self
                 .heartbeat
-                .get_node(name, try_number == 0)
+                .get_node(name, try_number == 0 && !fresh)
                 .await
                 .map_err(|e| format!("error getting node \"{name}\": {e}"))?,
         };

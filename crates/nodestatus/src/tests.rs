@@ -802,8 +802,9 @@ async fn status_update_retries_five_times_reading_from_the_server_after_the_firs
     let err = e.manager.update_node_status().await.unwrap_err();
     assert_eq!(err.to_string(), "update node status exceeds retry count");
     let calls: Vec<String> = e.api.take_calls().into_iter().map(|c| c.0).collect();
-    assert_eq!(calls[0], "get node krs-unit rv=0");
-    assert_eq!(calls[1..], ["get node krs-unit"; 4]);
+    // The failures above make every first try read the API server itself for a while
+    // (`FRESH_READS_AFTER_FAILURE`), not its cache.
+    assert_eq!(calls, ["get node krs-unit"; 5]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -1143,4 +1144,65 @@ async fn the_node_informer_is_read_before_the_api_server() {
     manager.update_node_status().await.unwrap();
     let calls: Vec<String> = e.api.take_calls().into_iter().map(|c| c.0).collect();
     assert_eq!(calls, ["get node krs-unit"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_failed_update_the_api_server_is_read_not_the_stale_informer() {
+    let e = registered().await;
+    let api = e.api.clone();
+    let manager = NodeStatusManager::new(
+        cfg(),
+        Arc::new(e.api.clone()),
+        Arc::new(e.api.clone()),
+        Arc::new(e.source.clone()),
+        Arc::new(host()),
+        Arc::new(e.clock.clone()),
+    );
+    manager.update_node_status().await.unwrap();
+    // The informer stays at the Ready node reported now (its watch has not caught up).
+    let stale = api.node(NODE).unwrap();
+    let manager = manager.with_node_lister(Arc::new(move || Some(stale.clone())));
+    e.api.take_calls();
+
+    // The API server went away: the lease could not be renewed (nothing changed in the
+    // status, so no status update failed).
+    manager.note_heartbeat_failure();
+    // Meanwhile the node lifecycle controller set Ready=Unknown on the Node.
+    let mut unknown = api.node(NODE).unwrap();
+    for c in unknown
+        .status
+        .as_mut()
+        .and_then(|s| s.conditions.as_mut())
+        .unwrap()
+    {
+        c.status = "Unknown".into();
+        c.reason = Some("NodeStatusUnknown".into());
+    }
+    e.api.put_node(unknown);
+    e.api.take_calls();
+
+    // The next update reads the Node itself, sees Unknown and reports its own Ready
+    // condition again.
+    e.clock.step(Duration::from_secs(10));
+    manager.update_node_status().await.unwrap();
+    let calls: Vec<String> = e.api.take_calls().into_iter().map(|c| c.0).collect();
+    assert_eq!(calls, ["get node krs-unit", "patch node status krs-unit"]);
+    let ready = api
+        .node(NODE)
+        .and_then(|n| n.status)
+        .and_then(|s| s.conditions)
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_ == "Ready")
+        .unwrap();
+    assert_ne!(ready.status, "Unknown");
+
+    // Two minutes later the informer is trusted again.
+    e.clock.step(crate::node_status::FRESH_READS_AFTER_FAILURE);
+    manager.update_node_status().await.unwrap();
+    let calls: Vec<String> = e.api.take_calls().into_iter().map(|c| c.0).collect();
+    assert!(
+        !calls.iter().any(|c| c.starts_with("get node")),
+        "{calls:?}"
+    );
 }
