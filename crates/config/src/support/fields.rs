@@ -5,9 +5,6 @@ use serde_json::Value;
 
 use super::{FieldSupport, Support, as_upstream, done, ignored, ignored_even_default, refused};
 
-/// Shorthand for the fields API server mode uses and a standalone upstream kubelet ignores.
-const API_ONLY: &str =
-    "used only in API server mode (`--kubeconfig`); upstream's standalone kubelet ignores it too";
 
 // Proofs shared by several fields.
 // Node registration, status and lease (`crates/nodestatus`, issue #7).
@@ -43,6 +40,10 @@ const fn f(field: &'static str, flag: Option<&'static str>, support: Support) ->
         flag,
         support,
     }
+}
+
+fn never(_: &Value) -> bool {
+    false
 }
 
 fn is_true(v: &Value) -> bool {
@@ -603,7 +604,13 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "contentType",
         Some("kube-api-content-type"),
-        as_upstream(API_ONLY),
+        Support::Partial {
+            works: "`application/json` (API server mode); other types than JSON and protobuf are refused at start",
+            upstream: "talks protobuf by default; kubelet-rs's client (kube-rs) sends JSON instead, and with `--kubeconfig` the start logs a warning saying so (`crates/client`); unused in standalone mode",
+            proof: &["crates/client/src/settings.rs::content_types"],
+            // The warning comes from the client, at start in API server mode only.
+            unsupported: never,
+        },
     ),
     f(
         "kubeAPIQPS",
@@ -775,7 +782,9 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "configMapAndSecretChangeDetectionStrategy",
         None,
-        as_upstream(API_ONLY),
+        as_upstream(
+            "used only for configMap and secret volumes and env sources; kubelet-rs refuses pods with configMap/secret volumes at admission (`UnsupportedPodFeature`), so no pod it runs depends on it",
+        ),
     ),
     f("systemReserved", Some("system-reserved"), RESERVED),
     f("kubeReserved", Some("kube-reserved"), RESERVED),
