@@ -2,9 +2,6 @@
 //! need the API server clients. Each part lives in its own crate (node status and lease, the
 //! API pod source and mirror pods, the status manager's API syncer, events); the modules
 //! here only connect them to the kubelet's state.
-//!
-//! Parts are added one at a time; until a part is here, the start-up refuses the settings
-//! that need it (`crate::startable`).
 
 pub(crate) mod certificates;
 mod node_status;
