@@ -5,7 +5,6 @@ use serde_json::Value;
 
 use super::{FieldSupport, Support, as_upstream, done, ignored, ignored_even_default, refused};
 
-
 // Proofs shared by several fields.
 // Node registration, status and lease (`crates/nodestatus`, issue #7).
 const INITIAL_NODE: &str = "crates/nodestatus/src/tests.rs::initial_node_has_labels_taints_capacity_allocatable_and_node_info";
