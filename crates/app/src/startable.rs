@@ -88,6 +88,7 @@ pub fn check_startable(
 ) -> Result<Startable, RunError> {
     let _: kubelet_klog::Format = s.config.logging.format.parse()?;
     startup::validate_kubelet_server(s, host)?;
+    check_kubeconfig(s)?;
     let node_name = startup::node_name(&s.flags.hostname_override)?;
     let auth = startup::build_auth_step(s)?;
     let machine = startup::machine_info(fs)?;
@@ -228,4 +229,20 @@ mod tests {
         assert!(err.contains("containerLogMaxSize 0"), "{err}");
         check_log_rotate_policy(1, 2).unwrap();
     }
+}
+
+/// `--kubeconfig` must be a readable kubeconfig, as the client build of a start (step 6)
+/// requires, unless `--bootstrap-kubeconfig` is there to write it (TLS bootstrap).
+fn check_kubeconfig(s: &KubeletServer) -> Result<(), RunError> {
+    let path = &s.flags.kubeconfig;
+    if path.is_empty() || !s.flags.bootstrap_kubeconfig.is_empty() {
+        return Ok(());
+    }
+    kube::config::Kubeconfig::read_from(path).map_err(|source| {
+        RunError::Clients(kubelet_client::ClientError::Kubeconfig {
+            path: std::path::PathBuf::from(path),
+            source,
+        })
+    })?;
+    Ok(())
 }

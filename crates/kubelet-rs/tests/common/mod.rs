@@ -71,7 +71,6 @@ pub const UNSTARTABLE: &[(&str, &str)] = &[
     ("kubeReserved:\n  cpu: lots\n", "lots"),
     ("evictionHard:\n  memory.available: 10Zi\n", "10Zi"),
     ("containerLogMaxSize: 10Qi\n", "10Qi"),
-    ("serverTLSBootstrap: true\n", "serverTLSBootstrap"),
     (
         "allowedUnsafeSysctls: [\"foo*\"]\n",
         "are not known to be namespaced",
