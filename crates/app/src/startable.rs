@@ -210,6 +210,22 @@ pub fn tls_settings(s: &KubeletServer, node_name: &str, node_ips: &[IpAddr]) -> 
     }
 }
 
+/// `--kubeconfig` must be a readable kubeconfig, as the client build of a start (step 6)
+/// requires, unless `--bootstrap-kubeconfig` is there to write it (TLS bootstrap).
+fn check_kubeconfig(s: &KubeletServer) -> Result<(), RunError> {
+    let path = &s.flags.kubeconfig;
+    if path.is_empty() || !s.flags.bootstrap_kubeconfig.is_empty() {
+        return Ok(());
+    }
+    kube::config::Kubeconfig::read_from(path).map_err(|source| {
+        RunError::Clients(kubelet_client::ClientError::Kubeconfig {
+            path: std::path::PathBuf::from(path),
+            source,
+        })
+    })?;
+    Ok(())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -229,20 +245,4 @@ mod tests {
         assert!(err.contains("containerLogMaxSize 0"), "{err}");
         check_log_rotate_policy(1, 2).unwrap();
     }
-}
-
-/// `--kubeconfig` must be a readable kubeconfig, as the client build of a start (step 6)
-/// requires, unless `--bootstrap-kubeconfig` is there to write it (TLS bootstrap).
-fn check_kubeconfig(s: &KubeletServer) -> Result<(), RunError> {
-    let path = &s.flags.kubeconfig;
-    if path.is_empty() || !s.flags.bootstrap_kubeconfig.is_empty() {
-        return Ok(());
-    }
-    kube::config::Kubeconfig::read_from(path).map_err(|source| {
-        RunError::Clients(kubelet_client::ClientError::Kubeconfig {
-            path: std::path::PathBuf::from(path),
-            source,
-        })
-    })?;
-    Ok(())
 }
