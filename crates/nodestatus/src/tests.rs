@@ -132,6 +132,18 @@ fn env_with(cfg: NodeStatusConfig) -> Env {
     }
 }
 
+/// Another manager over the same fakes as `e.manager` (to give it a node lister).
+fn second_manager(e: &Env) -> NodeStatusManager {
+    NodeStatusManager::new(
+        cfg(),
+        Arc::new(e.api.clone()),
+        Arc::new(e.api.clone()),
+        Arc::new(e.source.clone()),
+        Arc::new(host()),
+        Arc::new(e.clock.clone()),
+    )
+}
+
 fn env() -> Env {
     env_with(cfg())
 }
@@ -1127,15 +1139,7 @@ async fn fast_status_update_gives_up_after_the_grace_period() {
 async fn the_node_informer_is_read_before_the_api_server() {
     let e = registered().await;
     let api = e.api.clone();
-    let manager = NodeStatusManager::new(
-        cfg(),
-        Arc::new(e.api.clone()),
-        Arc::new(e.api.clone()),
-        Arc::new(e.source.clone()),
-        Arc::new(host()),
-        Arc::new(e.clock.clone()),
-    )
-    .with_node_lister(Arc::new(move || api.node(NODE)));
+    let manager = second_manager(&e).with_node_lister(Arc::new(move || api.node(NODE)));
     manager.update_node_status().await.unwrap();
     let calls: Vec<String> = e.api.take_calls().into_iter().map(|c| c.0).collect();
     assert_eq!(calls, ["patch node status krs-unit"]);
@@ -1150,14 +1154,7 @@ async fn the_node_informer_is_read_before_the_api_server() {
 async fn after_a_failed_update_the_api_server_is_read_not_the_stale_informer() {
     let e = registered().await;
     let api = e.api.clone();
-    let manager = NodeStatusManager::new(
-        cfg(),
-        Arc::new(e.api.clone()),
-        Arc::new(e.api.clone()),
-        Arc::new(e.source.clone()),
-        Arc::new(host()),
-        Arc::new(e.clock.clone()),
-    );
+    let manager = second_manager(&e);
     manager.update_node_status().await.unwrap();
     // The informer stays at the Ready node reported now (its watch has not caught up).
     let stale = api.node(NODE).unwrap();
