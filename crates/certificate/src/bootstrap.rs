@@ -107,15 +107,21 @@ fn client_cert_and_key(path: &Path) -> Result<(Vec<u8>, Option<Vec<u8>>), String
             None => Ok(None),
         }
     };
+    let context = |e: String| {
+        format!(
+            "unable to load TLS configuration from existing bootstrap client config read from {}: {e}",
+            path.display()
+        )
+    };
     let cert = user
-        .map(|u| load(u.client_certificate_data.as_deref(), u.client_certificate.as_ref()))
-        .transpose()
-        .map_err(|e| {
-            format!(
-                "unable to load TLS configuration from existing bootstrap client config read from {}: {e}",
-                path.display()
+        .map(|u| {
+            load(
+                u.client_certificate_data.as_deref(),
+                u.client_certificate.as_ref(),
             )
-        })?
+        })
+        .transpose()
+        .map_err(context)?
         .flatten();
     let key = user
         .map(|u| {
@@ -128,12 +134,7 @@ fn client_cert_and_key(path: &Path) -> Result<(Vec<u8>, Option<Vec<u8>>), String
             )
         })
         .transpose()
-        .map_err(|e| {
-            format!(
-                "unable to load TLS configuration from existing bootstrap client config read from {}: {e}",
-                path.display()
-            )
-        })?
+        .map_err(context)?
         .flatten();
     match cert {
         Some(c) => Ok((c, key)),
