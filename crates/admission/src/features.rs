@@ -243,24 +243,24 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.securityContext.fsGroup (with emptyDir volumes)",
-        upstream: "makes emptyDir volumes owned by the group, with the setgid bit",
+        field: "spec.volumes[*].emptyDir.medium (HugePages)",
+        upstream: "mounts a hugetlbfs of the pod's hugepages limit",
         find: |s, out| {
-            let fs_group = s.security_context.as_ref().and_then(|sc| sc.fs_group);
-            if fs_group.is_some() && volumes(s).any(|(_, v)| v.empty_dir.is_some()) {
-                out.push("spec.securityContext.fsGroup".into());
-            }
+            empty_dir_field(s, out, "medium", |e| {
+                e.medium
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("HugePages"))
+            })
         },
     },
     UnsupportedPodFeature {
-        field: "spec.volumes[*].emptyDir.medium",
-        upstream: "Memory: a tmpfs counted against the pod's memory; HugePages: a hugetlbfs",
-        find: |s, out| empty_dir_field(s, out, "medium", |e| non_empty(e.medium.as_deref())),
-    },
-    UnsupportedPodFeature {
-        field: "spec.volumes[*].emptyDir.sizeLimit",
+        field: "spec.volumes[*].emptyDir.sizeLimit (without medium: Memory)",
         upstream: "evicts the pod when the volume grows past the limit",
-        find: |s, out| empty_dir_field(s, out, "sizeLimit", |e| e.size_limit.is_some()),
+        find: |s, out| {
+            empty_dir_field(s, out, "sizeLimit", |e| {
+                e.size_limit.is_some() && e.medium.as_deref() != Some("Memory")
+            })
+        },
     },
     UnsupportedPodFeature {
         field: "spec.volumes[*] of any type but emptyDir and hostPath",

@@ -120,20 +120,18 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             vec!["spec.securityContext.supplementalGroupsPolicy"],
         ),
         (
-            "spec.securityContext.fsGroup (with emptyDir volumes)",
-            json!({"securityContext": {"fsGroup": 2000}, "containers": [c(json!({}))],
-                   "volumes": [{"name": "v", "emptyDir": {}}]}),
-            vec!["spec.securityContext.fsGroup"],
+            "spec.volumes[*].emptyDir.medium (HugePages)",
+            json!({"containers": [c(json!({}))], "volumes": [
+                {"name": "m", "emptyDir": {"medium": "Memory"}},
+                {"name": "v", "emptyDir": {"medium": "HugePages-2Mi"}}]}),
+            vec!["spec.volumes[1].emptyDir.medium"],
         ),
         (
-            "spec.volumes[*].emptyDir.medium",
-            json!({"containers": [c(json!({}))], "volumes": [{"name": "v", "emptyDir": {"medium": "Memory"}}]}),
-            vec!["spec.volumes[0].emptyDir.medium"],
-        ),
-        (
-            "spec.volumes[*].emptyDir.sizeLimit",
-            json!({"containers": [c(json!({}))], "volumes": [{"name": "v", "emptyDir": {"sizeLimit": "1Gi"}}]}),
-            vec!["spec.volumes[0].emptyDir.sizeLimit"],
+            "spec.volumes[*].emptyDir.sizeLimit (without medium: Memory)",
+            json!({"containers": [c(json!({}))], "volumes": [
+                {"name": "m", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+                {"name": "v", "emptyDir": {"sizeLimit": "1Gi"}}]}),
+            vec!["spec.volumes[1].emptyDir.sizeLimit"],
         ),
         (
             "spec.volumes[*] of any type but emptyDir and hostPath",
@@ -194,8 +192,13 @@ fn implemented_features_are_admitted() {
         "volumes": [{"name": "h", "hostPath": {"path": "/tmp"}}]
     }));
     assert_eq!(admit(&p), PodAdmitResult::admit());
-    let with_empty_dir =
-        pod(json!({"containers": [c(json!({}))], "volumes": [{"name": "e", "emptyDir": {}}]}));
+    let with_empty_dir = pod(json!({
+        "securityContext": {"fsGroup": 2000, "fsGroupChangePolicy": "OnRootMismatch"},
+        "containers": [c(json!({"volumeMounts": [
+            {"name": "e", "mountPath": "/e", "subPath": "a"},
+            {"name": "m", "mountPath": "/m", "subPathExpr": "$(POD)"}]}))],
+        "volumes": [{"name": "e", "emptyDir": {}},
+                    {"name": "m", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}]}));
     assert_eq!(admit(&with_empty_dir), PodAdmitResult::admit());
     assert!(admit(&Pod::default()).admit);
 }
