@@ -212,15 +212,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.activeDeadlineSeconds",
-        upstream: "fails the pod with reason DeadlineExceeded once it has been active that long",
-        find: |s, out| {
-            if s.active_deadline_seconds.is_some() {
-                out.push("spec.activeDeadlineSeconds".into());
-            }
-        },
-    },
-    UnsupportedPodFeature {
         field: "spec.hostnameOverride",
         upstream: "sets the pod's hostname to this value (HostnameOverride, on by default)",
         find: |s, out| {

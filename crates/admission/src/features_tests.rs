@@ -105,11 +105,6 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             vec!["spec.runtimeClassName"],
         ),
         (
-            "spec.activeDeadlineSeconds",
-            json!({"activeDeadlineSeconds": 30, "containers": [c(json!({}))]}),
-            vec!["spec.activeDeadlineSeconds"],
-        ),
-        (
             "spec.hostnameOverride",
             json!({"hostnameOverride": "other", "containers": [c(json!({}))]}),
             vec!["spec.hostnameOverride"],
@@ -182,6 +177,7 @@ fn implemented_features_are_admitted() {
         "securityContext": {"supplementalGroupsPolicy": "Merge", "fsGroup": 2000, "sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"}]},
         "hostUsers": true,
         "runtimeClassName": "",
+        "activeDeadlineSeconds": 30,
         "initContainers": [c(json!({"name": "init"})), c(json!({"name": "side", "restartPolicy": "Always"}))],
         "containers": [c(json!({
             "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],

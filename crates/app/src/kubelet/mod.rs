@@ -2,6 +2,7 @@
 //! `pkg/kubelet/kubelet.go`): start the container manager, the pod sources, the PLEG, the
 //! pod workers, the sync loop and the read-only server.
 
+mod active_deadline;
 mod admission;
 mod api;
 mod crash_loop;
@@ -122,6 +123,8 @@ pub struct Kubelet {
     pub mirror_pod_client: Option<Arc<dyn kubelet_apipods::MirrorClient>>,
     /// Where events go.
     pub recorder: Arc<dyn kubelet_container::EventRecorder>,
+    /// Handlers that make the sync loop resync a pod (`PodSyncLoopHandlers`).
+    pub pod_sync_loop_handlers: Vec<Arc<dyn active_deadline::PodSyncLoopHandler>>,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     worker_count: AtomicUsize,
@@ -273,6 +276,11 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     .map(Arc::new);
     let backoff: Arc<Backoff> =
         Arc::new(crash_loop::crash_loop_back_off(server, Arc::new(RealClock)));
+    let active_deadline = Arc::new(active_deadline::ActiveDeadlineHandler::new(
+        status_manager.clone(),
+        deps.recorder.clone(),
+        Arc::new(RealClock),
+    ));
     let syncer = Arc::new(syncer::KubeletSyncer {
         runtime: runtime.clone(),
         status_manager: status_manager.clone(),
@@ -292,6 +300,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         recorder: deps.recorder.clone(),
         mirror_pod_client: mirror_pod_client.clone(),
         node_lister: node_lister.clone(),
+        pod_sync_handlers: vec![active_deadline.clone()],
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(
@@ -333,6 +342,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         mirror_pod_client,
         pod_cgroups,
         recorder: deps.recorder.clone(),
+        pod_sync_loop_handlers: vec![active_deadline],
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         worker_count: AtomicUsize::new(0),

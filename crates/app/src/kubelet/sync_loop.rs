@@ -205,15 +205,25 @@ pub fn handle_pleg_event(kl: &Kubelet, e: &PodLifecycleEvent) {
     }
 }
 
-/// The sync tick: pods due for a resync, and pods whose back-off just expired.
+/// The sync tick (upstream `getPodsToSync`): pods due for a resync, pods whose back-off
+/// just expired, and pods a `PodSyncLoopHandler` asks for (an active deadline passed).
 pub fn handle_sync_tick(kl: &Kubelet) {
-    let due: HashSet<String> = kl
+    let mut due: HashSet<String> = kl
         .pod_workers
         .work_queue()
         .get_work()
         .into_iter()
         .chain(kl.backoff_requeue.get_work())
         .collect();
+    if !kl.pod_sync_loop_handlers.is_empty() {
+        due.extend(
+            kl.pod_manager
+                .pods()
+                .iter()
+                .filter(|p| kl.pod_sync_loop_handlers.iter().any(|h| h.should_sync(p)))
+                .map(|p| pod_uid(p).to_string()),
+        );
+    }
     for uid in due {
         if let Some(pod) = kl.pod_manager.get(&uid) {
             kl.pod_workers

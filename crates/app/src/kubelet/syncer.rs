@@ -43,6 +43,8 @@ pub struct KubeletSyncer {
     pub mirror_pod_client: Option<Arc<dyn kubelet_apipods::MirrorClient>>,
     /// The Node object mirror pods are owned by.
     pub node_lister: kubelet_apipods::NodeLister,
+    /// Handlers that may fail a pod when its status is generated (`PodSyncHandlers`).
+    pub pod_sync_handlers: Vec<Arc<dyn super::active_deadline::PodSyncHandler>>,
 }
 
 /// How many pods may be in the runtime's `SyncPod` at the same time: 12 per CPU.
@@ -63,7 +65,7 @@ fn phase_is_terminal(s: &ApiPodStatus) -> bool {
 impl KubeletSyncer {
     fn generate(&self, pod: &ApiPod, status: &PodStatus, terminal: bool) -> ApiPodStatus {
         let old = self.status_manager.get_pod_status(pod_uid(pod));
-        kubelet_status::generate_api_pod_status(
+        let mut api_status = kubelet_status::generate_api_pod_status(
             pod,
             status,
             &GenerateOptions {
@@ -73,7 +75,13 @@ impl KubeletSyncer {
                 host_ips: &self.host_ips,
                 pod_is_terminal: terminal,
             },
-        )
+        );
+        super::active_deadline::apply_pod_sync_handlers(
+            &self.pod_sync_handlers,
+            pod,
+            &mut api_status,
+        );
+        api_status
     }
 
     /// The shortest back-off any of the pod's containers is waiting out.
