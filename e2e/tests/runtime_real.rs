@@ -156,6 +156,18 @@ async fn status(h: &Harness, uid: &str) -> PodStatus {
         .unwrap()
 }
 
+/// Marks pod `uid` removed (so its content may go) and returns it as the runtime runs it.
+async fn mark_removed(h: &Harness, uid: &str) -> kubelet_container::Pod {
+    h.removed.0.lock().unwrap().insert(uid.to_string());
+    h.manager
+        .get_pods(false)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| p.id == uid)
+        .expect("running pod")
+}
+
 async fn wait_for_file_containing(path: &Path, needle: &str) -> String {
     for _ in 0..100 {
         if let Ok(s) = std::fs::read_to_string(path)
@@ -252,15 +264,7 @@ async fn busybox_pod_runs_restarts_and_is_removed() {
     );
 
     // 5. kill_pod of a removed pod stops and removes containers, sandbox and logs.
-    h.removed.0.lock().unwrap().insert(uid.clone());
-    let running = h
-        .manager
-        .get_pods(false)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|p| p.id == uid)
-        .expect("running pod");
+    let running = mark_removed(&h, &uid).await;
     let started = std::time::Instant::now();
     h.manager
         .kill_pod(Some(&pod), &running, None)
@@ -457,15 +461,7 @@ async fn sub_path_symlinks_out_of_the_volume_are_refused_even_when_swapped_in() 
     assert!(started > 0 && inside > 0, "no victim ever ran");
     assert!(refused > 0, "the symlink was never caught");
 
-    h.removed.0.lock().unwrap().insert(uid.clone());
-    let running = h
-        .manager
-        .get_pods(false)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|p| p.id == uid)
-        .expect("running pod");
+    let running = mark_removed(&h, &uid).await;
     h.manager
         .kill_pod(Some(&pod), &running, Some(1))
         .await

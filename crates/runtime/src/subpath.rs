@@ -18,7 +18,9 @@
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+pub use kubelet_config::fs::clean;
 
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, open, openat};
@@ -52,28 +54,6 @@ pub fn subpath_bind_target(subpath: &Subpath) -> PathBuf {
         .join(&subpath.volume_name)
         .join(&subpath.container_name)
         .join(subpath.volume_mount_index.to_string())
-}
-
-/// `filepath.Clean`: lexical removal of `.`, `..` and repeated separators.
-pub fn clean(path: &Path) -> PathBuf {
-    let mut out: Vec<Component<'_>> = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => match out.last() {
-                Some(Component::Normal(_)) => {
-                    out.pop();
-                }
-                Some(Component::RootDir) => {}
-                _ => out.push(c),
-            },
-            other => out.push(other),
-        }
-    }
-    if out.is_empty() {
-        return PathBuf::from(".");
-    }
-    out.iter().collect()
 }
 
 /// `mount.PathWithinBase`: `full` is `base` or below it, lexically.
