@@ -91,16 +91,13 @@ impl<K> ItemStore<K> {
 #[async_trait]
 impl<K: Send + 'static> Store<K> for ItemStore<K> {
     async fn replace(&mut self, items: Vec<K>) {
-        let mut synced = false;
         self.update(|s| {
             // The field selector leaves at most the one object.
             s.object = items.into_iter().next();
             s.initialized = true;
-            synced = true;
-        });
-        if synced {
+            // Under the item's lock, so a concurrent stop cannot be overtaken.
             self.item.synced.send_replace(true);
-        }
+        });
     }
     async fn upsert(&mut self, item: K) {
         self.update(|s| s.object = Some(item));
