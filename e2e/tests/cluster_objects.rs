@@ -10,8 +10,9 @@
 //!   missing ConfigMap leave the container waiting in `CreateContainerConfigError` with
 //!   upstream's messages, in the pod status the API server holds;
 //! - the token manager over the kube-rs client: a TokenRequest bound to a pod of the node
-//!   returns a token whose audience (checked by a TokenReview) and expiry match the request,
-//!   cached on the second call.
+//!   (whose token volume names the audience, as NodeRestriction requires) returns a token
+//!   whose audience (checked by a TokenReview) and expiry match the request, cached on the
+//!   second call.
 //!
 //! No kubelet uses the shared containerd: no runtime lock. Ignored only when built with
 //! `KRS_SKIP_CLUSTER_TESTS=1`.
@@ -207,7 +208,12 @@ async fn env_from_config_maps_and_secrets_on_a_kubelet_rs_node() -> TestResult {
         .config
         .envs
         .iter()
-        .map(|kv| (kv.key.clone(), kv.value.clone()))
+        .map(|kv| {
+            (
+                kv.key.clone(),
+                String::from_utf8_lossy(&kv.value).into_owned(),
+            )
+        })
         .collect();
     let want: Vec<(String, String)> = [
         ("CM_greeting", "hello"),
@@ -268,12 +274,15 @@ async fn env_from_config_maps_and_secrets_on_a_kubelet_rs_node() -> TestResult {
 async fn token_requests_bound_to_a_pod_match_audience_and_expiry() -> TestResult {
     let e = env("token").await?;
     let pods: Api<Pod> = Api::namespaced(e.admin.clone(), &e.ns);
-    let p = pods
-        .create(
-            &PostParams::default(),
-            &pod("token", &e.node, json!([]), json!([])),
-        )
-        .await?;
+    let audience = format!("krs-objects-{}", std::process::id());
+    // NodeRestriction lets a node request only the audiences its pods' token volumes name.
+    let mut with_volume = pod("token", &e.node, json!([]), json!([]));
+    with_volume.spec.as_mut().unwrap().volumes = Some(vec![serde_json::from_value(json!({
+        "name": "tok",
+        "projected": {"sources": [{"serviceAccountToken": {
+            "audience": audience, "expirationSeconds": 3600, "path": "token"}}]}
+    }))?]);
+    let p = pods.create(&PostParams::default(), &with_volume).await?;
     let objects = KubeletObjects::from_client(
         e.node_clients.main.clone(),
         Arc::new(RealClock),
@@ -283,7 +292,6 @@ async fn token_requests_bound_to_a_pod_match_audience_and_expiry() -> TestResult
             get_ttl: Arc::new(|| None),
         },
     )?;
-    let audience = format!("krs-objects-{}", std::process::id());
     let request = TokenRequest {
         spec: TokenRequestSpec {
             audiences: vec![audience.clone()],
