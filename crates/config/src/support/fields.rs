@@ -786,6 +786,7 @@ pub static FIELDS: &[FieldSupport] = &[
             "crates/objects/src/manager_tests.rs::cache_strategy_reads_once_per_ttl_after_registration",
             "crates/objects/src/manager_tests.rs::get_strategy_always_gets_and_registers_nothing",
             "e2e/tests/cluster_objects.rs::env_from_config_maps_and_secrets_on_a_kubelet_rs_node",
+            "crates/kubelet-rs/tests/cluster_node.rs::env_from_config_map_and_secret",
         ]),
     ),
     f("systemReserved", Some("system-reserved"), RESERVED),
