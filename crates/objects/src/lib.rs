@@ -31,6 +31,7 @@ use async_trait::async_trait;
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kubelet_container::clock::Clock;
+use kubelet_container::events::{EventRecorder, EventType, pod_ref};
 use kubelet_runtime::env::{EnvObjectError, EnvObjects};
 use kubelet_volume::{ObjectError, VolumeObjects};
 use tokio_util::sync::CancellationToken;
@@ -39,6 +40,9 @@ pub use api::{FakeObjects, KubeObjectsClient, ObjectClient, TokenClient};
 pub use cache::{GetObjectTtl, object_ttl_from_node};
 pub use manager::{Backend, ChangeDetectionStrategy, ObjectManager, UnknownStrategy};
 pub use token::TokenManager;
+
+/// Upstream `events.FailedToRetrieveImagePullSecret`.
+pub const FAILED_TO_RETRIEVE_IMAGE_PULL_SECRET: &str = "FailedToRetrieveImagePullSecret";
 
 /// ConfigMap, Secret and token managers of one kubelet.
 pub struct KubeletObjects {
@@ -126,6 +130,45 @@ impl KubeletObjects {
     pub fn unregister_pod(&self, pod: &Pod) {
         self.secrets.unregister_pod(pod);
         self.config_maps.unregister_pod(pod);
+    }
+
+    /// Upstream `getPullSecretsForPod`: the pod's `imagePullSecrets` through the Secret
+    /// manager; the ones that cannot be read are skipped with a log line and one
+    /// `FailedToRetrieveImagePullSecret` event naming them all (the pull may still work).
+    pub async fn get_pull_secrets_for_pod(
+        &self,
+        pod: &Pod,
+        recorder: &dyn EventRecorder,
+    ) -> Vec<Secret> {
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+        let mut pull_secrets = Vec::new();
+        let mut failed = Vec::new();
+        let refs = pod
+            .spec
+            .iter()
+            .flat_map(|s| s.image_pull_secrets.iter().flatten());
+        // API validation permitted entries with empty names: ignored without a warning.
+        for r in refs.filter(|r| !r.name.is_empty()) {
+            match self.secrets.get(namespace, &r.name).await {
+                Ok(s) => pull_secrets.push(s),
+                Err(e) => {
+                    tracing::info!(pod = %format!("{namespace}/{}", pod.metadata.name.as_deref().unwrap_or_default()), secret = %r.name, err = %e, "Unable to retrieve pull secret, the image pull may not succeed.");
+                    failed.push(r.name.clone());
+                }
+            }
+        }
+        if !failed.is_empty() {
+            recorder.event(
+                &pod_ref(pod),
+                EventType::Warning,
+                FAILED_TO_RETRIEVE_IMAGE_PULL_SECRET,
+                &format!(
+                    "Unable to retrieve some image pull secrets ({}); attempting to pull the image may not succeed.",
+                    failed.join(", ")
+                ),
+            );
+        }
+        pull_secrets
     }
 
     /// The background work until `cancel`: idle-watch recycling of the `Watch` caches, the

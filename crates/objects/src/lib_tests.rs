@@ -159,3 +159,57 @@ fn referenced_names_as_upstream_visits_them() {
         v(&["csi-s", "init-s", "proj-s", "pull", "vol-s"])
     );
 }
+
+#[tokio::test]
+async fn pull_secrets_skip_what_cannot_be_read_with_one_event() {
+    let cms = FakeObjects::default();
+    let secrets = FakeObjects::default();
+    secrets.set(
+        "ns",
+        "reg",
+        Some(Secret {
+            metadata: ObjectMeta {
+                name: Some("reg".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
+    );
+    let o = bundle(&cms, &secrets);
+    let pod = Pod {
+        metadata: ObjectMeta {
+            name: Some("p".into()),
+            namespace: Some("ns".into()),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            image_pull_secrets: Some(
+                ["", "reg", "gone", "gone2"]
+                    .iter()
+                    .map(|n| LocalObjectReference {
+                        name: n.to_string(),
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let recorder = kubelet_container::FakeRecorder::new();
+    let got = o.get_pull_secrets_for_pod(&pod, &recorder).await;
+    assert_eq!(
+        got.iter()
+            .map(|s| s.metadata.name.as_deref())
+            .collect::<Vec<_>>(),
+        vec![Some("reg")]
+    );
+    assert_eq!(
+        recorder.lines(),
+        vec![
+            "Warning FailedToRetrieveImagePullSecret Unable to retrieve some image pull secrets (gone, gone2); attempting to pull the image may not succeed."
+        ]
+    );
+    let none = o.get_pull_secrets_for_pod(&Pod::default(), &recorder).await;
+    assert!(none.is_empty());
+    assert_eq!(recorder.lines().len(), 1);
+}
