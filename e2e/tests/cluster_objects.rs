@@ -19,6 +19,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/node_env.rs"]
+mod node_env;
 #[path = "../../crates/app/tests/support/mod.rs"]
 mod support;
 
@@ -28,92 +30,23 @@ use std::time::Duration;
 use k8s_openapi::api::authentication::v1::{
     BoundObjectReference, TokenRequest, TokenRequestSpec, TokenReview, TokenReviewSpec,
 };
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
-use kubelet_client::KubeletClients;
 use kubelet_container::RealClock;
-use kubelet_e2e::cluster::{self, Cluster};
 use kubelet_objects::{ChangeDetectionStrategy, KubeletObjects, ObjectsConfig};
 use kubelet_volume::VolumeObjects;
+use node_env::{Env, env, eventually};
 use serde_json::json;
 use support::TestKubelet;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-const WAIT: Duration = Duration::from_secs(60);
-
-/// The admin's and the node's clients; the Node and the namespace go when dropped.
-struct Env {
-    cluster: Cluster,
-    admin: kube::Client,
-    node_clients: Arc<KubeletClients>,
-    node: String,
-    ns: String,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        let _ = self.cluster.kubectl_output([
-            "delete",
-            "pods",
-            "--all",
-            "-n",
-            &self.ns,
-            "--grace-period=0",
-            "--force",
-        ]);
-        let _ = self.cluster.kubectl_output([
-            "delete",
-            "namespace",
-            &self.ns,
-            "--ignore-not-found",
-            "--wait=false",
-        ]);
-        let _ = self
-            .cluster
-            .kubectl_output(["delete", "node", &self.node, "--ignore-not-found"]);
-    }
-}
-
-async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn env(suffix: &str) -> Result<Env, Box<dyn std::error::Error>> {
-    let c = cluster::ensure()?;
-    let node = format!("krs-t-objects-{}-{suffix}", std::process::id());
-    let ns = format!("t-objects-{}-{suffix}", std::process::id());
-    let cfg = kubelet_config::new_kubelet_configuration();
-    let admin = KubeletClients::build(&c.kubeconfig, &cfg).await?.main;
-    let files = c.node_files(&node, "127.0.0.1")?;
-    let node_clients = Arc::new(KubeletClients::build(&files.kubeconfig, &cfg).await?);
-    let e = Env {
-        cluster: c,
-        admin,
-        node_clients,
-        node,
-        ns,
-    };
-    let n: Node = serde_json::from_value(json!({"metadata": {"name": e.node}}))?;
-    let nodes: Api<Node> = Api::all(e.admin.clone());
-    nodes.create(&PostParams::default(), &n).await?;
-    // Allocatable, as registration would leave it (admission reads it).
-    nodes
+/// The Node of [`env`] with allocatable set, as registration would leave it (admission
+/// reads it).
+async fn node_env(suffix: &str) -> Result<Env, Box<dyn std::error::Error>> {
+    let e = env("objects", suffix).await?;
+    Api::<Node>::all(e.admin.clone())
         .patch_status(
             &e.node,
             &PatchParams::default(),
@@ -123,15 +56,6 @@ async fn env(suffix: &str) -> Result<Env, Box<dyn std::error::Error>> {
             ),
         )
         .await?;
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": e.ns}}))?;
-    Api::<Namespace>::all(e.admin.clone())
-        .create(&PostParams::default(), &ns)
-        .await?;
-    let sas: Api<ServiceAccount> = Api::namespaced(e.admin.clone(), &e.ns);
-    eventually("the default ServiceAccount", || async {
-        sas.get_opt("default").await.ok().flatten()
-    })
-    .await;
     Ok(e)
 }
 
@@ -175,7 +99,7 @@ async fn api_waiting(pods: &Api<Pod>, name: &str) -> Option<(String, String)> {
 #[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn env_from_config_maps_and_secrets_on_a_kubelet_rs_node() -> TestResult {
-    let e = env("env").await?;
+    let e = node_env("env").await?;
     create_objects(&e).await?;
     let mut k = TestKubelet::new("").await;
     k.server.flags.hostname_override = e.node.clone();
@@ -272,7 +196,7 @@ async fn env_from_config_maps_and_secrets_on_a_kubelet_rs_node() -> TestResult {
 #[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_requests_bound_to_a_pod_match_audience_and_expiry() -> TestResult {
-    let e = env("token").await?;
+    let e = env("objects", "token").await?;
     let pods: Api<Pod> = Api::namespaced(e.admin.clone(), &e.ns);
     let audience = format!("krs-objects-{}", std::process::id());
     // NodeRestriction lets a node request only the audiences its pods' token volumes name.
