@@ -4,6 +4,13 @@
 //!
 //! `envFrom` first, then `env` in order, each value `$(VAR)`-expanded against what was
 //! declared before it. Unlike Go (map order) the result keeps declaration order.
+//!
+//! ConfigMaps and Secrets come through [`EnvObjects`] (the kubelet's managers, crate
+//! kubelet-objects), each read once per container; the errors are upstream's, and become
+//! the container's `CreateContainerConfigError` message: the manager's for a missing object
+//! (`configmap "x" not found`; skipped when `optional`), `couldn't find key k in ConfigMap
+//! ns/x` for a missing key. Upstream 1.35 no longer drops `envFrom` keys that are not valid
+//! variable names (no `InvalidEnvironmentVariableNames` event): neither does this.
 
 use std::collections::{BTreeMap, HashMap};
 
