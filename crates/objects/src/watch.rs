@@ -6,8 +6,9 @@
 //! An immutable object stops being watched; a reflector nobody read for `max_idle_time` is
 //! stopped and restarted by the next `get`.
 //!
-//! Not done: the 30 min `MinWatchTimeout` upstream gives these reflectors (the shared
-//! reflector watches 5–10 min at a time), and the streaming list (`WatchListClient`).
+//! Each watch lasts 30–60 min (upstream's `MinWatchTimeout: 30 * time.Minute`, so that
+//! thousands of per-object watches are not recreated every few minutes). Not done: the
+//! streaming list (`WatchListClient`), as for every reflector of kubelet-rs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -28,6 +29,8 @@ pub const MIN_IDLE_TIME: Duration = Duration::from_secs(60);
 pub const SYNC_TIMEOUT: Duration = Duration::from_secs(1);
 /// How often idle reflectors are looked for (upstream `wait.Until(.., time.Minute, ..)`).
 pub const RECYCLE_PERIOD: Duration = Duration::from_secs(60);
+/// The reflectors' `MinWatchTimeout` (upstream `newReflectorLocked`: 30 min).
+pub const MIN_WATCH_TIMEOUT_SECS: u32 = 30 * 60;
 
 /// What a reflector fills and `get` reads (upstream `objectCacheItem` + `cacheStore`).
 struct ItemState<K> {
@@ -172,7 +175,8 @@ impl<K: Object> ObjectCache<K> {
                 item: item.clone(),
                 generation: s.generation,
             },
-        );
+        )
+        .with_min_watch_timeout(MIN_WATCH_TIMEOUT_SECS);
         self.runtime.spawn(reflector.run(s.cancel.clone()));
     }
 
