@@ -164,7 +164,9 @@ impl ProbeManager {
 
     /// Starts a worker for every probe in the pod's spec that has none (upstream `AddPod`).
     /// Must be called inside a tokio runtime.
-    pub fn add_pod(&self, pod: &Arc<Pod>) {
+    /// The pod is cloned only when a worker is created (a pod already probed costs a lookup).
+    pub fn add_pod(&self, pod: &Pod) {
+        let mut shared_pod: Option<Arc<Pod>> = None;
         let mut workers = self
             .shared
             .workers
@@ -177,12 +179,16 @@ impl ProbeManager {
                     container_name: c.name.clone(),
                     probe_type,
                 };
-                if workers.contains_key(&key) {
+                if crate::prober::probe_spec(c, probe_type).is_none() || workers.contains_key(&key)
+                {
                     continue;
                 }
                 let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+                let pod = shared_pod
+                    .get_or_insert_with(|| Arc::new(pod.clone()))
+                    .clone();
                 let Some(mut worker) =
-                    Worker::new(self.shared.clone(), key.clone(), id, pod.clone(), c.clone())
+                    Worker::new(self.shared.clone(), key.clone(), id, pod, c.clone())
                 else {
                     continue;
                 };

@@ -122,6 +122,8 @@ pub struct Kubelet {
     pub mirror_pod_client: Option<Arc<dyn kubelet_apipods::MirrorClient>>,
     /// Where events go.
     pub recorder: Arc<dyn kubelet_container::EventRecorder>,
+    /// The probe workers (`CleanupPods` in housekeeping).
+    pub probe_manager: kubelet_prober::ProbeManager,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     worker_count: AtomicUsize,
@@ -251,7 +253,9 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     sources.extend(api::start_api_pod_source(deps, &pod_config, &node_lister));
     let mirror_pod_client = api::pod_source::mirror_client(deps, &node_lister);
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
-    let manager = runtime_setup::build_runtime(deps, pod_state.clone()).await?;
+    let (probe_results, probe_updates) = kubelet_prober::ProberResults::new();
+    let manager =
+        runtime_setup::build_runtime(deps, pod_state.clone(), probe_results.clone()).await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
     let (pleg_tx, pleg_events) = tokio::sync::mpsc::channel(kubelet_pleg::PLEG_CHANNEL_CAPACITY);
@@ -262,6 +266,8 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         pleg_tx.clone(),
     );
     let status_manager = Arc::new(StatusManager::default());
+    let probe_manager =
+        runtime_setup::build_probe_manager(deps, status_manager.clone(), probe_results)?;
     let backoff_requeue = Arc::new(WorkQueue::new());
     let pod_cgroups = pod_cgroups::PodCgroups::from_config(
         c,
@@ -292,6 +298,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         recorder: deps.recorder.clone(),
         mirror_pod_client: mirror_pod_client.clone(),
         node_lister: node_lister.clone(),
+        probe_manager: probe_manager.clone(),
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(
@@ -333,6 +340,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         mirror_pod_client,
         pod_cgroups,
         recorder: deps.recorder.clone(),
+        probe_manager,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         worker_count: AtomicUsize::new(0),
@@ -345,6 +353,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         inputs: sync_loop::SyncLoopInputs {
             updates,
             pleg: pleg_events,
+            probes: probe_updates,
         },
         pleg_tx,
     })
