@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
+use kubelet_cri::error_chain;
 use tokio::time::Instant;
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::Endpoint;
@@ -155,17 +156,6 @@ pub async fn probe(host: &str, service: &str, port: u16, timeout: Duration) -> P
             ),
         ))
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 #[cfg(test)]
