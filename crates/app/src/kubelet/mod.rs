@@ -299,6 +299,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         mirror_pod_client: mirror_pod_client.clone(),
         node_lister: node_lister.clone(),
         probe_manager: probe_manager.clone(),
+        pleg: pleg.clone(),
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(
