@@ -14,7 +14,7 @@ pub mod prober;
 pub mod results;
 mod worker;
 
-pub use manager::{PodStatusProvider, ProbeManager, ProbeManagerParts};
+pub use manager::{PodStatusProvider, ProbeManager, ProbeManagerParts, ReadinessTriggers};
 pub use probe::exec::{CommandRunner, CriCommandRunner, RunInContainerError};
 pub use probe::http::HttpProber;
 pub use results::{ProberResults, ResultsManager, Update};

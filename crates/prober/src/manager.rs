@@ -99,6 +99,19 @@ pub struct ProbeManagerParts {
     pub shutdown: CancellationToken,
 }
 
+/// Readiness workers to run at once (upstream's non-blocking `manualTriggerCh` sends).
+#[derive(Debug, Default)]
+pub struct ReadinessTriggers(Vec<Arc<Notify>>);
+
+impl ReadinessTriggers {
+    /// Wakes the workers; a worker already woken runs once.
+    pub fn fire(self) {
+        for t in self.0 {
+            t.notify_one();
+        }
+    }
+}
+
 /// The probe manager (upstream `prober.Manager`).
 #[derive(Clone)]
 pub struct ProbeManager {
@@ -255,8 +268,11 @@ impl ProbeManager {
 
     /// The manual-trigger half of upstream `UpdatePodStatus`: each started, running container
     /// whose readiness is not known to be `Success` and which has a readiness worker is probed
-    /// now, so a new container turns ready without waiting for a whole period.
-    pub fn update_pod_status(&self, pod: &Pod, status: &ApiPodStatus) {
+    /// once [`ReadinessTriggers::fire`] is called, so a new container turns ready without
+    /// waiting for a whole period. Fire them after the status is stored: the workers read it.
+    #[must_use = "fire the triggers once the status is stored"]
+    pub fn update_pod_status(&self, pod: &Pod, status: &ApiPodStatus) -> ReadinessTriggers {
+        let mut triggers = ReadinessTriggers(Vec::new());
         let workers = self
             .shared
             .workers
@@ -287,9 +303,10 @@ impl ProbeManager {
                 probe_type: ProbeType::Readiness,
             };
             if let Some(w) = workers.get(&key) {
-                w.trigger.notify_one();
+                triggers.0.push(w.trigger.clone());
             }
         }
+        triggers
     }
 
     /// Number of running workers (upstream `workerCount`).

@@ -306,7 +306,7 @@ async fn update_pod_status_triggers_an_unready_readiness_probe_at_once() {
     e.manager.add_pod(&p);
     wait_until("first probe", || e.runner.calls("ready") == 1).await;
     e.runner.set("ready", 0);
-    e.manager.update_pod_status(&p, &running("a", true));
+    e.manager.update_pod_status(&p, &running("a", true)).fire();
     wait_until("triggered probe", || e.runner.calls("ready") == 2).await;
     assert_eq!(
         e.results.get(ProbeType::Readiness, &cid("a")),
@@ -320,7 +320,7 @@ async fn update_pod_status_triggers_an_unready_readiness_probe_at_once() {
         .lock()
         .unwrap()
         .insert("uid1".into(), done.clone());
-    e.manager.update_pod_status(&p, &running("a", true));
+    e.manager.update_pod_status(&p, &running("a", true)).fire();
     let m = e.manager.clone();
     wait_until("worker exits", || m.worker_count() == 0).await;
 }

@@ -68,7 +68,7 @@ impl KubeletSyncer {
     fn generate(&self, pod: &ApiPod, status: &PodStatus, terminal: bool) -> ApiPodStatus {
         let old = self.status_manager.get_pod_status(pod_uid(pod));
         let probes = self.probe_manager.results();
-        let api_status = kubelet_status::generate_api_pod_status(
+        kubelet_status::generate_api_pod_status(
             pod,
             status,
             &GenerateOptions {
@@ -78,11 +78,7 @@ impl KubeletSyncer {
                 host_ips: &self.host_ips,
                 pod_is_terminal: terminal,
             },
-        );
-        // The rest of upstream's `probeManager.UpdatePodStatus`: probe a readiness that has
-        // no result yet at once.
-        self.probe_manager.update_pod_status(pod, &api_status);
-        api_status
+        )
     }
 
     /// The shortest back-off any of the pod's containers is waiting out.
@@ -127,7 +123,11 @@ impl PodSyncer for KubeletSyncer {
         let api_status = self.generate(pod, pod_status, false);
         let terminal = phase_is_terminal(&api_status);
         let first_sync = super::pod_cgroups::is_first_sync(&api_status);
+        // The rest of upstream's `probeManager.UpdatePodStatus`: a started container whose
+        // readiness is not known yet is probed at once, once the workers can read the status.
+        let readiness_triggers = self.probe_manager.update_pod_status(pod, &api_status);
         self.status_manager.set_pod_status(pod, api_status);
+        readiness_triggers.fire();
         if terminal {
             tracing::debug!(pod = %pod_uid(pod), "Pod is terminal, not syncing containers");
             return Ok(true);
