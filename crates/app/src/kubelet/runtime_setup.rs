@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use kubelet_config::KubeletServer;
 use kubelet_container::{ContainerGcPolicy, PodStateProvider, ProbeResults, RealClock};
-use kubelet_runtime::env::NoEnvObjects;
+use kubelet_runtime::env::EnvObjects;
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
 use kubelet_runtime::setup::{RuntimeManagerParts, RuntimeManagerSettings, new_runtime_manager};
@@ -75,11 +75,13 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
     })
 }
 
-/// The CRI-backed runtime the pod workers drive; `probes` are the prober's results
+/// The CRI-backed runtime the pod workers drive; `env_objects` are the ConfigMap and
+/// Secret managers (`NoEnvObjects` in standalone mode), `probes` the prober's results
 /// (liveness and startup failures restart containers).
 pub async fn build_runtime(
     deps: &KubeletDeps<'_>,
     pod_state: Arc<dyn PodStateProvider>,
+    env_objects: Arc<dyn EnvObjects>,
     probes: Arc<dyn ProbeResults>,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
@@ -91,7 +93,7 @@ pub async fn build_runtime(
             os: Arc::new(RealOs),
             probes,
             pod_state,
-            env_objects: Arc::new(NoEnvObjects),
+            env_objects,
             clock: Arc::new(RealClock),
             recorder: deps.recorder.clone(),
         },
