@@ -94,21 +94,6 @@ fn empty_dir_field(
 /// Every pod field kubelet-rs refuses, in the order the rejection message names them.
 pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
     UnsupportedPodFeature {
-        field: "spec.{initContainers,containers}[*].livenessProbe",
-        upstream: "runs the probe and restarts the container when it fails",
-        find: |s, out| container_field(s, out, "livenessProbe", |c| c.liveness_probe.is_some()),
-    },
-    UnsupportedPodFeature {
-        field: "spec.{initContainers,containers}[*].readinessProbe",
-        upstream: "runs the probe; the container is ready only while it succeeds",
-        find: |s, out| container_field(s, out, "readinessProbe", |c| c.readiness_probe.is_some()),
-    },
-    UnsupportedPodFeature {
-        field: "spec.{initContainers,containers}[*].startupProbe",
-        upstream: "runs the probe; liveness and readiness wait for it, and the container is restarted when it fails",
-        find: |s, out| container_field(s, out, "startupProbe", |c| c.startup_probe.is_some()),
-    },
-    UnsupportedPodFeature {
         field: "spec.{initContainers,containers}[*].restartPolicy (other than the pod's; Always for sidecars is supported)",
         upstream: "decides restarts and the pod phase by the container's own policy (ContainerRestartRules, on by default)",
         find: |s, out| {
@@ -299,7 +284,7 @@ pub fn markdown() -> String {
          it is rejected at admission, ends in phase `Failed` with reason \
          `UnsupportedPodFeature`, and its message names each field path it uses \
          (for example `Pod was rejected: kubelet-rs does not support \
-         spec.containers[0].livenessProbe yet`). Nothing of it reaches the container runtime.\n\n\
+         spec.hostUsers yet`). Nothing of it reaches the container runtime.\n\n\
          | Field | What upstream does with it |\n| --- | --- |\n",
     );
     for f in UNSUPPORTED_POD_FEATURES {

@@ -26,33 +26,9 @@ fn c(extra: Value) -> Value {
     base
 }
 
-fn probe() -> Value {
-    json!({"exec": {"command": ["true"]}})
-}
-
 /// One pod per table entry, with the paths the rejection must name.
 fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
     vec![
-        (
-            "spec.{initContainers,containers}[*].livenessProbe",
-            json!({"initContainers": [c(json!({"name": "side", "restartPolicy": "Always", "livenessProbe": probe()}))],
-                   "containers": [c(json!({})), c(json!({"name": "d", "livenessProbe": probe()}))]}),
-            vec![
-                "spec.initContainers[0].livenessProbe",
-                "spec.containers[1].livenessProbe",
-            ],
-        ),
-        (
-            "spec.{initContainers,containers}[*].readinessProbe",
-            json!({"containers": [c(json!({"readinessProbe": probe()}))]}),
-            vec!["spec.containers[0].readinessProbe"],
-        ),
-        (
-            "spec.{initContainers,containers}[*].startupProbe",
-            json!({"initContainers": [c(json!({"name": "side", "restartPolicy": "Always", "startupProbe": probe()}))],
-                   "containers": [c(json!({}))]}),
-            vec!["spec.initContainers[0].startupProbe"],
-        ),
         (
             "spec.{initContainers,containers}[*].restartPolicy (other than the pod's; Always for sidecars is supported)",
             json!({"restartPolicy": "OnFailure",

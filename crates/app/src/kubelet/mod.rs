@@ -125,6 +125,8 @@ pub struct Kubelet {
     pub recorder: Arc<dyn kubelet_container::EventRecorder>,
     /// Handlers that make the sync loop resync a pod (`PodSyncLoopHandlers`).
     pub pod_sync_loop_handlers: Vec<Arc<dyn active_deadline::PodSyncLoopHandler>>,
+    /// The probe workers (`CleanupPods` in housekeeping).
+    pub probe_manager: kubelet_prober::ProbeManager,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     worker_count: AtomicUsize,
@@ -256,7 +258,10 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
     let objects = api::objects::build(deps, &node_lister)?;
     let env_objects = api::objects::env_objects(objects.as_ref());
-    let manager = runtime_setup::build_runtime(deps, pod_state.clone(), env_objects).await?;
+    let (probe_results, probe_updates) = kubelet_prober::ProberResults::new();
+    let manager =
+        runtime_setup::build_runtime(deps, pod_state.clone(), env_objects, probe_results.clone())
+            .await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
     let (pleg_tx, pleg_events) = tokio::sync::mpsc::channel(kubelet_pleg::PLEG_CHANNEL_CAPACITY);
@@ -267,6 +272,8 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         pleg_tx.clone(),
     );
     let status_manager = Arc::new(StatusManager::default());
+    let probe_manager =
+        runtime_setup::build_probe_manager(deps, status_manager.clone(), probe_results)?;
     let backoff_requeue = Arc::new(WorkQueue::new());
     let pod_cgroups = pod_cgroups::PodCgroups::from_config(
         c,
@@ -303,6 +310,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         mirror_pod_client: mirror_pod_client.clone(),
         node_lister: node_lister.clone(),
         pod_sync_handlers: vec![active_deadline.clone()],
+        probe_manager: probe_manager.clone(),
         pleg: pleg.clone(),
         objects: objects.clone(),
     });
@@ -347,6 +355,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         pod_cgroups,
         recorder: deps.recorder.clone(),
         pod_sync_loop_handlers: vec![active_deadline],
+        probe_manager,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         worker_count: AtomicUsize::new(0),
@@ -359,6 +368,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         inputs: sync_loop::SyncLoopInputs {
             updates,
             pleg: pleg_events,
+            probes: probe_updates,
         },
         pleg_tx,
     })
