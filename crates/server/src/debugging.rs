@@ -2,7 +2,7 @@
 //! `InstallAuthRequiredHandlers`), installed only with `enableDebuggingHandlers`:
 //! * `POST /run/{ns}/{pod}[/{uid}]/{container}?cmd=…` (`getRun`): the command (split on
 //!   spaces) runs through the runtime's ExecSync; its output is the body;
-//! * `GET|POST /exec/{ns}/{pod}[/{uid}]/{container}?command=…&stdin=1&stdout=1&stderr=1&tty=1`
+//! * `GET|POST /exec/{ns}/{pod}[/{uid}]/{container}?command=…&input=1&output=1&error=1&tty=1`
 //!   (`getExec`), `/attach/…` (`getAttach`) and `/portForward/{ns}/{pod}[/{uid}]`
 //!   (`getPortForward`): the kubelet asks the runtime for a streaming URL and proxies the
 //!   client's upgrade request (SPDY or WebSocket, whatever the runtime's streaming server
@@ -26,11 +26,11 @@ use crate::respond::restful_error;
 /// `remotecommandserver.Options`: which streams the client asked for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StreamOptions {
-    /// `stdin=1`.
+    /// `input=1`.
     pub stdin: bool,
-    /// `stdout=1`.
+    /// `output=1`.
     pub stdout: bool,
-    /// `stderr=1` (dropped with a TTY).
+    /// `error=1` (dropped with a TTY).
     pub stderr: bool,
     /// `tty=1`.
     pub tty: bool,
@@ -98,15 +98,16 @@ fn query_value(query: Option<&str>, key: &str) -> String {
         .unwrap_or_default()
 }
 
-/// `remotecommandserver.NewOptions`: `tty`, `stdin`, `stdout`, `stderr` are on when `1`.
+/// `remotecommandserver.NewOptions`: the `v1` exec parameters `input`, `output`, `error`
+/// and `tty` are on when `1`.
 pub fn stream_options(query: Option<&str>) -> Result<StreamOptions, String> {
     let on = |k| query_value(query, k) == "1";
     let tty = on("tty");
     let opts = StreamOptions {
-        stdin: on("stdin"),
-        stdout: on("stdout"),
+        stdin: on("input"),
+        stdout: on("output"),
         // Access to exec with tty and stderr is not supported, bypassing stderr.
-        stderr: on("stderr") && !tty,
+        stderr: on("error") && !tty,
         tty,
     };
     if !opts.stdin && !opts.stdout && !opts.stderr {

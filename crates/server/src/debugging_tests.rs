@@ -349,7 +349,7 @@ async fn exec_parameters_and_errors() {
     let (status, body) = call(
         &host,
         "POST",
-        "/exec/default/web/app?command=ls&command=-l&command=%2Ftmp&stdout=1&stderr=1&tty=1",
+        "/exec/default/web/app?command=ls&command=-l&command=%2Ftmp&output=1&error=1&tty=1",
     )
     .await;
     assert_eq!((status, body.as_str()), (500, "Upgrade request required\n"));
@@ -374,10 +374,10 @@ async fn exec_parameters_and_errors() {
         )
     );
     assert_eq!(
-        call(&host, "GET", "/exec/default/nope/app?stdin=1").await,
+        call(&host, "GET", "/exec/default/nope/app?input=1").await,
         (404, "pod does not exist".into())
     );
-    call(&host, "GET", "/exec/default/web/uid-9/app?stdin=1").await;
+    call(&host, "GET", "/exec/default/web/uid-9/app?input=1").await;
     assert!(
         host.calls()
             .last()
@@ -389,14 +389,14 @@ async fn exec_parameters_and_errors() {
         message: "no such container".into(),
     }));
     assert_eq!(
-        call(&host, "GET", "/exec/default/web/app?stdout=1").await,
+        call(&host, "GET", "/exec/default/web/app?output=1").await,
         (404, "no such container".into())
     );
     *host.url.lock().unwrap() = Some(Err(StreamingError {
         kind: StreamingErrorKind::TooManyInFlight,
         message: "maximum number of in-flight requests exceeded".into(),
     }));
-    let req = Request::get("/attach/default/web/app?stdout=1")
+    let req = Request::get("/attach/default/web/app?output=1")
         .body(Body::empty())
         .unwrap();
     let (status, headers, _) = call_with(&host, req).await;
@@ -404,12 +404,12 @@ async fn exec_parameters_and_errors() {
     assert_eq!(headers["retry-after"], "60");
     *host.url.lock().unwrap() = Some(Err(StreamingError::other("boom")));
     assert_eq!(
-        call(&host, "POST", "/attach/default/web/app?stdin=1").await,
+        call(&host, "POST", "/attach/default/web/app?input=1").await,
         (500, "boom".into())
     );
     for method in ["PUT", "DELETE", "HEAD"] {
         assert_eq!(
-            call(&host, method, "/exec/default/web/app?stdin=1").await.0,
+            call(&host, method, "/exec/default/web/app?input=1").await.0,
             405
         );
     }
@@ -571,7 +571,7 @@ async fn exec_upgrade_is_proxied_to_the_runtime_and_spliced() {
     let addr = serve_one(router(&host)).await;
     let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
     c.write_all(
-        b"POST /exec/default/web/app?command=sh&stdin=1&stdout=1 HTTP/1.1\r\nHost: node1:10250\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\nX-Stream-Protocol-Version: v3.channel.k8s.io\r\n\r\n",
+        b"POST /exec/default/web/app?command=sh&input=1&output=1 HTTP/1.1\r\nHost: node1:10250\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\nX-Stream-Protocol-Version: v3.channel.k8s.io\r\n\r\n",
     )
     .await
     .unwrap();
@@ -610,7 +610,7 @@ async fn a_runtime_error_answer_is_passed_back() {
     let (url, backend) = fake_streaming_server(true).await;
     let host = Arc::new(FakeHost::default());
     *host.url.lock().unwrap() = Some(Ok(url));
-    let req = Request::get("/attach/default/web/app?stdout=1")
+    let req = Request::get("/attach/default/web/app?output=1")
         .header("Connection", "Upgrade")
         .header("Upgrade", "SPDY/3.1")
         .body(Body::empty())
@@ -636,7 +636,7 @@ async fn a_redirect_from_the_runtime_is_refused() {
     });
     let host = Arc::new(FakeHost::default());
     *host.url.lock().unwrap() = Some(Ok(url));
-    let req = Request::get("/exec/default/web/app?stdout=1")
+    let req = Request::get("/exec/default/web/app?output=1")
         .header("Connection", "Upgrade")
         .header("Upgrade", "SPDY/3.1")
         .body(Body::empty())

@@ -258,8 +258,8 @@ mod tests {
         let off = secure_router(&cfg(false), Arc::new(NoPods), serde_json::json!({}));
         for (method, path, when_on) in [
             ("POST", "/run/ns/p/c", 404),
-            ("GET", "/exec/ns/p/c?stdin=1", 404),
-            ("POST", "/attach/ns/p/uid/c?stdout=1", 404),
+            ("GET", "/exec/ns/p/c?input=1", 404),
+            ("POST", "/attach/ns/p/uid/c?output=1", 404),
             ("GET", "/portForward/ns/p", 404),
             ("GET", "/containerLogs/ns/p/c", 404),
             ("GET", "/runningpods/", 200),
