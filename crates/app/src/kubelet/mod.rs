@@ -252,7 +252,9 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     sources.extend(api::start_api_pod_source(deps, &pod_config, &node_lister));
     let mirror_pod_client = api::pod_source::mirror_client(deps, &node_lister);
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
-    let manager = runtime_setup::build_runtime(deps, pod_state.clone()).await?;
+    let objects = api::objects::build(deps, &node_lister)?;
+    let env_objects = api::objects::env_objects(objects.as_ref());
+    let manager = runtime_setup::build_runtime(deps, pod_state.clone(), env_objects).await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
     let (pleg_tx, pleg_events) = tokio::sync::mpsc::channel(kubelet_pleg::PLEG_CHANNEL_CAPACITY);
@@ -293,10 +295,12 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         recorder: deps.recorder.clone(),
         mirror_pod_client: mirror_pod_client.clone(),
         node_lister: node_lister.clone(),
+        pleg: pleg.clone(),
+        objects: objects.clone(),
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(
-        syncer,
+        api::objects::registering(syncer, objects.as_ref()),
         cache.clone(),
         Arc::new(WorkQueue::new()),
         PodWorkersConfig {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use kubelet_config::KubeletServer;
 use kubelet_container::{ContainerGcPolicy, NoProbeResults, PodStateProvider, RealClock};
-use kubelet_runtime::env::NoEnvObjects;
+use kubelet_runtime::env::EnvObjects;
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
 use kubelet_runtime::setup::{RuntimeManagerParts, RuntimeManagerSettings, new_runtime_manager};
@@ -75,10 +75,12 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
     })
 }
 
-/// The CRI-backed runtime the pod workers drive.
+/// The CRI-backed runtime the pod workers drive; `env_objects` are the ConfigMap and
+/// Secret managers (`NoEnvObjects` in standalone mode).
 pub async fn build_runtime(
     deps: &KubeletDeps<'_>,
     pod_state: Arc<dyn PodStateProvider>,
+    env_objects: Arc<dyn EnvObjects>,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
     let manager = new_runtime_manager(
@@ -89,7 +91,7 @@ pub async fn build_runtime(
             os: Arc::new(RealOs),
             probes: Arc::new(NoProbeResults),
             pod_state,
-            env_objects: Arc::new(NoEnvObjects),
+            env_objects,
             clock: Arc::new(RealClock),
             recorder: deps.recorder.clone(),
         },
