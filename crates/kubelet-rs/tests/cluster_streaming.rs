@@ -2,7 +2,8 @@
 //! (`hack/cluster-up.sh`), on a kubelet-rs node with its own containerd
 //! (`hack/kubelet-rs-node-up.sh`), as users reach them: `kubectl logs` (`--tail`,
 //! `--timestamps`, `--previous`, `-f`, `--limit-bytes`), `kubectl exec` with stdin and exit
-//! codes, `kubectl port-forward` with an HTTP request through it, and the node proxy for
+//! codes, `kubectl exec -it` with a terminal, `kubectl attach`, `kubectl port-forward` with an
+//! HTTP request through it, and the node proxy for
 //! `/runningpods/` and `/run`. The API server reaches the kubelet with its kubelet client
 //! certificate, authorized by the node's Webhook authorizer (`system:kubelet-api-admin`);
 //! kubectl 1.35 speaks WebSocket to the API server, which speaks SPDY to the kubelet, which
@@ -16,7 +17,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use kubelet_e2e::cluster::{self, Cluster, NodeKubelet, NodeSpec};
@@ -85,6 +86,11 @@ fn pod() -> Value {
                         "mkdir -p /www && echo hello-from-httpd > /www/index.html; \
                          echo line-one; echo line-two; sleep 1; echo to-stderr >&2; \
                          exec httpd -f -p 8080 -h /www"],
+                },
+                {
+                    "name": "ticker",
+                    "image": BUSYBOX,
+                    "command": ["sh", "-c", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 1; done"],
                 },
                 {
                     "name": "crasher",
@@ -290,6 +296,38 @@ fn kubectl_logs_exec_and_port_forward_through_a_kubelet_rs_node() -> TestResult 
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "out\n");
     assert!(String::from_utf8_lossy(&out.stderr).contains("err"));
+
+    // kubectl exec -it: a terminal inside (script(1) gives kubectl one outside).
+    let line = format!(
+        "{} --kubeconfig {} -n {NS} exec -it web -c main -- tty",
+        c.bin("kubectl").display(),
+        c.kubeconfig.display()
+    );
+    let tty = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::piped())
+        .output()?;
+    let tty_out = String::from_utf8_lossy(&tty.stdout);
+    assert!(
+        tty.status.success(),
+        "{tty_out} {}",
+        String::from_utf8_lossy(&tty.stderr)
+    );
+    assert!(tty_out.contains("/dev/pts/"), "{tty_out}");
+
+    // kubectl attach: the running container's output, as it comes.
+    let mut attach = c
+        .kubectl()
+        .args(["-n", NS, "attach", "web", "-c", "ticker"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut attached = BufReader::new(attach.stdout.take().unwrap());
+    let mut tick = String::new();
+    attached.read_line(&mut tick)?;
+    let _ = attach.kill();
+    let _ = attach.wait();
+    assert!(tick.starts_with("tick "), "{tick:?}");
 
     // kubectl port-forward, with a real request through it.
     let (mut pf, port) = port_forward(&c);

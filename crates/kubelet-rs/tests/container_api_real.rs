@@ -2,6 +2,7 @@
 //! of a standalone kubelet-rs on the real containerd of `hack/runtime-up.sh`, read with curl
 //! (anonymous, AlwaysAllow): the CRI log file as upstream serves it (a line longer than
 //! containerd's 16 KiB record limit comes back joined), each log option, upstream's errors.
+//! (stdout and stderr reach the log through separate pipes: only time orders them.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -45,7 +46,7 @@ async fn container_logs_run_and_running_pods_on_the_secure_port() {
             "talker",
             &node.busybox,
             "Always",
-            "echo first; head -c 20000 /dev/zero | tr '\\0' x; echo; echo err >&2; sleep 3600",
+            "echo first; head -c 20000 /dev/zero | tr '\\0' x; echo; sleep 1; echo err >&2; sleep 3600",
         ),
     );
     node.wait_for("talker running", T, || async {
