@@ -428,6 +428,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn running_pods_become_api_pods() {
+        let running = kubelet_container::Pod {
+            id: "uid-1".into(),
+            name: "web".into(),
+            namespace: "default".into(),
+            containers: vec![kubelet_container::Container {
+                name: "app".into(),
+                image: "busybox:1.36".into(),
+                ..kubelet_container::Container::default()
+            }],
+            ..kubelet_container::Pod::default()
+        };
+        let api = running_pod_to_api(&running);
+        assert_eq!(api.metadata.uid.as_deref(), Some("uid-1"));
+        assert_eq!(api.metadata.name.as_deref(), Some("web"));
+        assert_eq!(api.metadata.namespace.as_deref(), Some("default"));
+        let c = &api.spec.unwrap().containers[0];
+        assert_eq!(
+            (c.name.as_str(), c.image.as_deref()),
+            ("app", Some("busybox:1.36"))
+        );
+    }
+
+    #[test]
     fn monitor_fails_after_silence() {
         let m = SyncLoopMonitor::new(Duration::from_millis(0));
         m.touch();
