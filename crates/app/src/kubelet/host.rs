@@ -424,6 +424,7 @@ impl HostInterface for KubeletHost {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
