@@ -139,6 +139,11 @@ impl CriError {
         self.code() == Some(tonic::Code::NotFound)
     }
 
+    /// True for gRPC `ResourceExhausted` (e.g. the streaming server's in-flight limit).
+    pub fn is_resource_exhausted(&self) -> bool {
+        self.code() == Some(tonic::Code::ResourceExhausted)
+    }
+
     /// True for gRPC `Unimplemented`.
     pub fn is_unimplemented(&self) -> bool {
         self.code() == Some(tonic::Code::Unimplemented)

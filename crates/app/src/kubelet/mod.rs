@@ -5,6 +5,7 @@
 mod active_deadline;
 mod admission;
 mod api;
+mod container_logs;
 mod crash_loop;
 mod evented;
 mod host;
@@ -513,15 +514,19 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         cancel.cancelled().await;
         drop(pod_config);
     });
+    let host: kubelet_server::Host = Arc::new(host::KubeletHost::new(
+        kubelet.clone(),
+        deps.runtime.runtime.clone(),
+    ));
     secure::start_secure_server(
         &deps,
-        &kubelet,
+        &host,
         deps.configz.payload(),
         &deps.shutdown,
         &mut tasks,
     )
     .await?;
-    start_read_only_server(deps.server, &kubelet, &deps.shutdown, &mut tasks).await?;
+    start_read_only_server(deps.server, &host, &deps.shutdown, &mut tasks).await?;
     if let Some(clients) = &deps.clients {
         api::start_api_mode(&deps, clients, &kubelet, &mut tasks).await?;
     }
@@ -531,7 +536,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
 /// `ListenAndServeReadOnly` on `address:readOnlyPort` when the port is non-zero.
 async fn start_read_only_server(
     server: &KubeletServer,
-    kubelet: &Arc<Kubelet>,
+    host: &kubelet_server::Host,
     cancel: &CancellationToken,
     tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
@@ -544,7 +549,7 @@ async fn start_read_only_server(
     let address = &server.config.address;
     let listener = kubelet_server::bind(address, port).await?;
     tracing::info!(address = %address, port, "Starting to listen read-only");
-    let router = kubelet_server::read_only_router(kubelet.clone());
+    let router = kubelet_server::read_only_router(host.clone());
     let cancel = cancel.clone();
     tasks.spawn(async move {
         if let Err(e) = kubelet_server::serve(listener, router, cancel).await {
