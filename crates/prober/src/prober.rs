@@ -198,3 +198,7 @@ pub fn expand_command_only_static(command: &[String], container: &Container) -> 
         .collect();
     kubelet_runtime::expansion::expand_command_and_args(command, &[], &envs).0
 }
+
+#[cfg(test)]
+#[path = "prober_tests.rs"]
+mod tests;
