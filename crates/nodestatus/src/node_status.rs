@@ -441,7 +441,11 @@ impl NodeStatusManager {
                 Ok(()) => return Ok(()),
                 Err(e) => {
                     tracing::error!(err = %e, "Error updating node status, will retry");
-                    self.note_heartbeat_failure();
+                    // A Node the informer has not seen yet (just registered) is no sign of
+                    // an unreachable API server: the retry reads it from the API server.
+                    if !matches!(e, TryUpdateError::NotInLister(_)) {
+                        self.note_heartbeat_failure();
+                    }
                 }
             }
         }
@@ -451,7 +455,7 @@ impl NodeStatusManager {
     /// `tryUpdateNodeStatus`: reads the node (the first try from the apiserver's cache),
     /// computes the status and patches it when it changed or `nodeStatusReportFrequency`
     /// (± the random delay after a change) has passed since the last report.
-    pub async fn try_update_node_status(&self, try_number: usize) -> Result<(), String> {
+    pub async fn try_update_node_status(&self, try_number: usize) -> Result<(), TryUpdateError> {
         let name = &self.cfg.node_name;
         let fresh = self
             .fresh_reads_until
@@ -460,13 +464,17 @@ impl NodeStatusManager {
             .is_some_and(|until| self.clock.now() < until);
         let original = match (&self.node_lister, try_number) {
             (Some(lister), 0) if !fresh => lister().ok_or_else(|| {
-                format!("error getting node \"{name}\": node \"{name}\" not found")
+                TryUpdateError::NotInLister(format!(
+                    "error getting node \"{name}\": node \"{name}\" not found"
+                ))
             })?,
             _ => self
                 .heartbeat
                 .get_node(name, try_number == 0 && !fresh)
                 .await
-                .map_err(|e| format!("error getting node \"{name}\": {e}"))?,
+                .map_err(|e| {
+                    TryUpdateError::Other(format!("error getting node \"{name}\": {e}"))
+                })?,
         };
         self.state.lock().await.last_node = Some(original.clone());
         let inputs = self.gather_inputs().await;
@@ -482,7 +490,9 @@ impl NodeStatusManager {
             0.0
         };
         drop(state);
-        self.patch_node_status(&original, &node).await
+        self.patch_node_status(&original, &node)
+            .await
+            .map_err(TryUpdateError::Other)
     }
 
     /// `patchNodeStatus`: the patch from `original` to `node`; on success the report time
@@ -634,6 +644,17 @@ impl NodeStatusManager {
             }
         }
     }
+}
+
+/// Why one try of `tryUpdateNodeStatus` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TryUpdateError {
+    /// The node informer does not have the Node (yet).
+    #[error("{0}")]
+    NotInLister(String),
+    /// Reading or patching the Node failed.
+    #[error("{0}")]
+    Other(String),
 }
 
 fn patch_error(patch: &Value, name: &str, e: &ApiError) -> String {

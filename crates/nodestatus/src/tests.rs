@@ -1149,6 +1149,17 @@ async fn the_node_informer_is_read_before_the_api_server() {
     manager.update_node_status().await.unwrap();
     let calls: Vec<String> = e.api.take_calls().into_iter().map(|c| c.0).collect();
     assert_eq!(calls, ["get node krs-unit"]);
+    // A Node the informer had not seen yet is no heartbeat failure: the next update reads
+    // the informer again, not the API server.
+    let api = e.api.clone();
+    let manager = manager.with_node_lister(Arc::new(move || api.node(NODE)));
+    e.clock.step(Duration::from_secs(10));
+    manager.update_node_status().await.unwrap();
+    let calls: Vec<String> = e.api.take_calls().into_iter().map(|c| c.0).collect();
+    assert!(
+        !calls.iter().any(|c| c.starts_with("get node")),
+        "{calls:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
