@@ -224,7 +224,7 @@ pub fn go_code_name(code: tonic::Code) -> &'static str {
 }
 
 /// Flattens an error and its `source()` chain into one line.
-pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+pub fn error_chain(err: &dyn std::error::Error) -> String {
     let mut out = err.to_string();
     let mut cur = err.source();
     while let Some(e) = cur {

@@ -35,7 +35,7 @@ pub mod remote;
 pub mod server;
 pub mod services;
 
-pub use error::{CriError, CriResult};
+pub use error::{CriError, CriResult, error_chain};
 pub use preinit::{
     CgroupDriverSource, CriCgroupDriver, cgroup_driver_from_cri, cgroup_driver_from_cri_with_sleep,
     pre_init_runtime_service, validate_runtime_version,
