@@ -106,19 +106,24 @@ struct Cleanup<'a> {
     c: &'a Cluster,
 }
 
+/// Deletes the test namespace (and its pods), waiting for it.
+fn delete_namespace(c: &Cluster) {
+    let _ = kubectl(
+        c,
+        &[
+            "delete",
+            "namespace",
+            NS,
+            "--ignore-not-found",
+            "--wait",
+            "--timeout=120s",
+        ],
+    );
+}
+
 impl Drop for Cleanup<'_> {
     fn drop(&mut self) {
-        let _ = kubectl(
-            self.c,
-            &[
-                "delete",
-                "namespace",
-                NS,
-                "--ignore-not-found",
-                "--wait",
-                "--timeout=120s",
-            ],
-        );
+        delete_namespace(self.c);
     }
 }
 
@@ -177,17 +182,7 @@ fn kubectl_logs_exec_and_port_forward_through_a_kubelet_rs_node() -> TestResult 
     );
     spec.taints = vec![format!("{TAINT_KEY}=:NoSchedule")];
     let node = c.start_node(spec)?;
-    let _ = kubectl(
-        &c,
-        &[
-            "delete",
-            "namespace",
-            NS,
-            "--ignore-not-found",
-            "--wait",
-            "--timeout=120s",
-        ],
-    );
+    delete_namespace(&c);
     ok_stdout(&c, &["create", "namespace", NS]);
     let cleanup = Cleanup { c: &c };
     let mut create = c
