@@ -161,7 +161,8 @@ impl KubeletRuntimeHelper {
                 name: vm.name.clone(),
                 container_path: vm.mount_path.clone(),
                 host_path,
-                read_only: vm.read_only.unwrap_or(false),
+                read_only: vm.read_only.unwrap_or(false)
+                    || self.volumes.must_mount_read_only(volume),
                 selinux_relabel: false,
                 propagation: propagation as i32,
             });

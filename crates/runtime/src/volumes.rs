@@ -18,6 +18,11 @@ use crate::os::OsInterface;
 pub trait VolumeHost: Send + Sync {
     /// The host path backing `volume` of `pod`, set up and ready to bind-mount.
     fn volume_path(&self, pod: &Pod, volume: &Volume) -> Result<PathBuf, RuntimeManagerError>;
+    /// Whether the volume's plugin makes every mount of it read-only (upstream
+    /// `Mounter.GetAttributes().ReadOnly`, `mustMountRO` in `makeMounts`).
+    fn must_mount_read_only(&self, _volume: &Volume) -> bool {
+        false
+    }
 }
 
 /// `hostPath` and disk `emptyDir` volumes under the kubelet root directory.
