@@ -116,6 +116,8 @@ pub struct Kubelet {
     pub admit_handlers: kubelet_admission::PodAdmitHandlers,
     /// Pod-level cgroups (with `cgroupsPerQOS`).
     pub pod_cgroups: Option<Arc<pod_cgroups::PodCgroups>>,
+    /// The volume manager (tears down the volumes of orphaned pods in housekeeping).
+    pub volume_manager: Arc<kubelet_volume::VolumeManager>,
     /// This node's Node object, from the node informer (empty in standalone mode).
     pub node_lister: kubelet_apipods::NodeLister,
     /// Creates and deletes mirror pods (`None` in standalone mode).
@@ -251,7 +253,11 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     sources.extend(api::start_api_pod_source(deps, &pod_config, &node_lister));
     let mirror_pod_client = api::pod_source::mirror_client(deps, &node_lister);
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
-    let manager = runtime_setup::build_runtime(deps, pod_state.clone()).await?;
+    // The ConfigMap/Secret/token managers (API server mode) replace `NoVolumeObjects` here.
+    let volume_manager =
+        runtime_setup::build_volume_manager(deps, Arc::new(kubelet_volume::NoVolumeObjects))?;
+    let manager =
+        runtime_setup::build_runtime(deps, pod_state.clone(), volume_manager.clone()).await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
     let (pleg_tx, pleg_events) = tokio::sync::mpsc::channel(kubelet_pleg::PLEG_CHANNEL_CAPACITY);
@@ -289,6 +295,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
             deps.machine.num_cores(),
         ))),
         pod_cgroups: pod_cgroups.clone(),
+        volume_manager: volume_manager.clone(),
         recorder: deps.recorder.clone(),
         mirror_pod_client: mirror_pod_client.clone(),
         node_lister: node_lister.clone(),
@@ -332,6 +339,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         node_lister,
         mirror_pod_client,
         pod_cgroups,
+        volume_manager,
         recorder: deps.recorder.clone(),
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),

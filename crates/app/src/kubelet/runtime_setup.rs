@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use kubelet_config::KubeletServer;
 use kubelet_container::{ContainerGcPolicy, NoProbeResults, PodStateProvider, RealClock};
-use kubelet_runtime::env::NoEnvObjects;
+use kubelet_runtime::env::{NoEnvObjects, NodeEnvInfo};
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
 use kubelet_runtime::setup::{RuntimeManagerParts, RuntimeManagerSettings, new_runtime_manager};
+use kubelet_runtime::volumes::LocalVolumes;
+use kubelet_volume::{MountedVolumes, RealMounter, VolumeManager, VolumeObjects};
 
 use super::KubeletDeps;
 use crate::startup::RunError;
@@ -75,12 +77,38 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
     })
 }
 
-/// The CRI-backed runtime the pod workers drive.
+/// The volume manager (upstream `volumemanager.NewVolumeManager` in `NewMainKubelet`):
+/// `objects` are the ConfigMap/Secret/token managers in API server mode, `NoVolumeObjects`
+/// in standalone mode.
+pub fn build_volume_manager(
+    deps: &KubeletDeps<'_>,
+    objects: Arc<dyn VolumeObjects>,
+) -> Result<Arc<VolumeManager>, RunError> {
+    let s = settings(deps)?;
+    Ok(Arc::new(VolumeManager::new(
+        s.root_dir,
+        objects,
+        Arc::new(RealMounter::new()),
+        deps.recorder.clone(),
+        NodeEnvInfo {
+            host_ips: Vec::new(),
+            allocatable_milli_cpu: s.allocatable_milli_cpu,
+            allocatable_memory: s.allocatable_memory,
+            allocatable_ephemeral_storage: s.allocatable_ephemeral_storage,
+        },
+    )))
+}
+
+/// The CRI-backed runtime the pod workers drive; container mounts of the volume manager's
+/// volumes come from `volumes`, hostPath and emptyDir from `LocalVolumes`.
 pub async fn build_runtime(
     deps: &KubeletDeps<'_>,
     pod_state: Arc<dyn PodStateProvider>,
+    volumes: Arc<VolumeManager>,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
+    let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone());
+    let volumes = MountedVolumes::new(volumes, Arc::new(local));
     let manager = new_runtime_manager(
         &settings,
         RuntimeManagerParts {
@@ -90,6 +118,7 @@ pub async fn build_runtime(
             probes: Arc::new(NoProbeResults),
             pod_state,
             env_objects: Arc::new(NoEnvObjects),
+            volumes: Some(Arc::new(volumes)),
             clock: Arc::new(RealClock),
             recorder: deps.recorder.clone(),
         },
