@@ -225,6 +225,17 @@ impl PodSyncResult {
         }
     }
 
+    /// True when the sync started at least one container (init or regular).
+    pub fn started_containers(&self) -> bool {
+        self.sync_results.iter().any(|r| {
+            r.error.is_none()
+                && matches!(
+                    r.action,
+                    SyncAction::StartContainer | SyncAction::InitContainer
+                )
+        })
+    }
+
     /// True when every failure is a back-off (the pod is merely waiting).
     pub fn only_backoff_failures(&self) -> bool {
         self.sync_error.is_none()
@@ -278,5 +289,18 @@ mod tests {
             "CreateContainerConfigError"
         );
         assert!(!SyncErrorKind::RunContainer.is_backoff());
+    }
+
+    #[test]
+    fn started_containers_counts_only_successful_starts() {
+        let mut result = PodSyncResult::default();
+        result.add_sync_result(SyncResult::new(SyncAction::CreatePodSandbox, "p"));
+        assert!(!result.started_containers());
+        let mut failed = SyncResult::new(SyncAction::StartContainer, "a");
+        failed.fail(SyncErrorKind::RunContainer, "boom");
+        result.add_sync_result(failed);
+        assert!(!result.started_containers());
+        result.add_sync_result(SyncResult::new(SyncAction::StartContainer, "b"));
+        assert!(result.started_containers());
     }
 }

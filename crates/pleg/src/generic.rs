@@ -79,6 +79,8 @@ pub struct GenericPleg {
     state: tokio::sync::Mutex<RelistState>,
     relist_time: Mutex<Option<Instant>>,
     duration: watch::Sender<RelistDuration>,
+    /// Bumped by [`GenericPleg::request_relist`].
+    relist_requested: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for GenericPleg {
@@ -116,6 +118,7 @@ impl GenericPleg {
             state: tokio::sync::Mutex::new(RelistState::default()),
             relist_time: Mutex::new(None),
             duration: watch::channel(duration).0,
+            relist_requested: watch::channel(0).0,
         })
     }
 
@@ -136,16 +139,35 @@ impl GenericPleg {
         self.duration.send_replace(duration);
     }
 
-    /// Relists until `shutdown` fires (upstream `Start` + `wait.Until`).
+    /// Asks the running loop to relist now instead of at the end of the period. Requests
+    /// made during a relist are coalesced into one more relist.
+    ///
+    /// Not upstream: upstream's pod worker waits for the next periodic relist to see the
+    /// containers a `SyncPod` has just started, so a pod is reported Running up to one
+    /// relist period (1 s) after its containers run (the TODO in `pod_workers.go`
+    /// `podWorkerLoop` names this latency). The syncer calls this after starting
+    /// containers, so the started state reaches the cache, the pod worker and the status
+    /// manager at once.
+    pub fn request_relist(&self) {
+        self.relist_requested
+            .send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Relists until `shutdown` fires (upstream `Start` + `wait.Until`), and at once when
+    /// [`request_relist`](Self::request_relist) is called.
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
         let mut changes = self.duration.subscribe();
+        let mut requests = self.relist_requested.subscribe();
         loop {
+            // Requests made so far are served by this relist; later ones by the next.
+            requests.borrow_and_update();
             self.relist().await;
             let period = self.relist_duration().relist_period;
             tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = tokio::time::sleep(period) => {}
                 _ = changes.changed() => {}
+                _ = requests.changed() => {}
             }
         }
     }

@@ -239,6 +239,27 @@ async fn run_relists_every_period_and_follows_updates() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn requested_relist_runs_before_the_period_ends() {
+    let (runtime, _cache, pleg, _rx) = setup();
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn(pleg.clone().run(shutdown.clone()));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(runtime.calls().len(), 1, "the first relist at t=0");
+    pleg.request_relist();
+    pleg.request_relist();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        runtime.calls().len(),
+        2,
+        "one more relist at once for both requests, not at t=1s"
+    );
+    tokio::time::sleep(Duration::from_millis(1050)).await;
+    assert_eq!(runtime.calls().len(), 3, "then the period again");
+    shutdown.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
 async fn evented_pleg_updates_cache_and_falls_back_when_stream_ends() {
     let (runtime, cache, pleg, mut rx) = setup();
     let (events_tx, mut events_rx) = mpsc::channel(8);

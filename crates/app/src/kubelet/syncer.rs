@@ -45,6 +45,9 @@ pub struct KubeletSyncer {
     pub mirror_pod_client: Option<Arc<dyn kubelet_apipods::MirrorClient>>,
     /// The Node object mirror pods are owned by.
     pub node_lister: kubelet_apipods::NodeLister,
+    /// Asked to relist at once after containers started (see
+    /// [`kubelet_pleg::GenericPleg::request_relist`]).
+    pub pleg: Arc<kubelet_pleg::GenericPleg>,
 }
 
 /// How many pods may be in the runtime's `SyncPod` at the same time: 12 per CPU.
@@ -162,6 +165,9 @@ impl PodSyncer for KubeletSyncer {
             .sync_pod(pod, pod_status, &[], &self.backoff)
             .await;
         self.reason_cache.update(pod_uid(pod), &result);
+        if result.started_containers() {
+            self.pleg.request_relist();
+        }
         if result.error().is_some() {
             // Report the new waiting reason (CrashLoopBackOff, ErrImagePull, …) now, for the
             // whole back-off, instead of at the next sync.
