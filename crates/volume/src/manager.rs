@@ -158,6 +158,14 @@ impl VolumeManager {
                         reasons::FAILED_MOUNT_VOLUME,
                         &msg,
                     );
+                    let dir = self.pod_volume_dir(uid, plugin, &volume.name);
+                    if was_mounted && !dir.exists() {
+                        // A failed write tore the volume down (upstream's clean-up after a
+                        // failed SetUp): it is no longer mounted; the next sync sets it up.
+                        if let Some(v) = self.state().get_mut(uid) {
+                            v.remove(&volume.name);
+                        }
+                    }
                     if !was_mounted {
                         unmounted.push(volume.name.clone());
                         first_err.get_or_insert(e);

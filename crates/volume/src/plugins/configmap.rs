@@ -5,6 +5,28 @@ use k8s_openapi::api::core::v1::{ConfigMap, KeyToPath};
 
 use crate::atomic_writer::{FileProjection, Payload};
 use crate::error::VolumeError;
+use crate::objects::{ObjectError, VolumeObjects};
+
+/// `SetUpAt`'s read of ConfigMap `namespace/name` (missing and `optional`: an empty one),
+/// then [`make_payload`].
+pub async fn read_and_make_payload(
+    objects: &dyn VolumeObjects,
+    namespace: &str,
+    name: &str,
+    items: &[KeyToPath],
+    default_mode: i32,
+    optional: bool,
+) -> Result<Payload, VolumeError> {
+    let config_map = match objects.get_config_map(namespace, name).await {
+        Ok(cm) => cm,
+        Err(ObjectError::NotFound { .. }) if optional => ConfigMap::default(),
+        Err(e) => {
+            tracing::error!("Couldn't get configMap {namespace}/{name}: {e}");
+            return Err(e.into());
+        }
+    };
+    make_payload(items, &config_map, default_mode, optional)
+}
 
 /// `MakePayload`: every key of `data` and `binaryData` with `default_mode`, or only the
 /// `items` (with their `mode`); a missing item key is an error unless `optional`.

@@ -9,12 +9,12 @@ pub mod downwardapi;
 pub mod projected;
 pub mod secret;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Volume};
+use k8s_openapi::api::core::v1::{Pod, Volume};
 use kubelet_runtime::env::NodeEnvInfo;
 
 use crate::atomic_writer::Payload;
 use crate::error::VolumeError;
-use crate::objects::{ObjectError, VolumeObjects};
+use crate::objects::VolumeObjects;
 
 /// The API default of every `defaultMode` (`0644`).
 pub const DEFAULT_MODE: i32 = 0o644;
@@ -114,33 +114,26 @@ pub(crate) fn clean_path(p: &str) -> String {
 pub async fn make_payload(ctx: &SetUpContext<'_>, volume: &Volume) -> Result<Payload, VolumeError> {
     let namespace = ctx.pod.metadata.namespace.as_deref().unwrap_or_default();
     if let Some(s) = &volume.config_map {
-        let optional = s.optional == Some(true);
-        let cm = match ctx.objects.get_config_map(namespace, &s.name).await {
-            Ok(cm) => cm,
-            Err(ObjectError::NotFound { .. }) if optional => ConfigMap::default(),
-            Err(e) => {
-                tracing::error!("Couldn't get configMap {namespace}/{}: {e}", s.name);
-                return Err(e.into());
-            }
-        };
         let items = s.items.as_deref().unwrap_or_default();
         let mode = s.default_mode.unwrap_or(DEFAULT_MODE);
-        return configmap::make_payload(items, &cm, mode, optional);
+        let optional = s.optional == Some(true);
+        return configmap::read_and_make_payload(
+            ctx.objects,
+            namespace,
+            &s.name,
+            items,
+            mode,
+            optional,
+        )
+        .await;
     }
     if let Some(s) = &volume.secret {
-        let optional = s.optional == Some(true);
         let name = s.secret_name.as_deref().unwrap_or_default();
-        let secret = match ctx.objects.get_secret(namespace, name).await {
-            Ok(secret) => secret,
-            Err(ObjectError::NotFound { .. }) if optional => Secret::default(),
-            Err(e) => {
-                tracing::error!("Couldn't get secret {namespace}/{name}: {e}");
-                return Err(e.into());
-            }
-        };
         let items = s.items.as_deref().unwrap_or_default();
         let mode = s.default_mode.unwrap_or(DEFAULT_MODE);
-        return secret::make_payload(items, &secret, mode, optional);
+        let optional = s.optional == Some(true);
+        return secret::read_and_make_payload(ctx.objects, namespace, name, items, mode, optional)
+            .await;
     }
     if let Some(d) = &volume.downward_api {
         let items = d.items.as_deref().unwrap_or_default();

@@ -7,13 +7,12 @@
 //! refused at admission (`crates/admission/src/features.rs`).
 
 use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, ProjectedVolumeSource, Secret};
+use k8s_openapi::api::core::v1::{Pod, ProjectedVolumeSource, VolumeProjection};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::{SetUpContext, mode_bits};
 use crate::atomic_writer::{FileProjection, Payload};
 use crate::error::VolumeError;
-use crate::objects::ObjectError;
 
 /// Upstream's `expirationSeconds` default (API defaulting; applied here for pods that did
 /// not pass through it).
@@ -59,90 +58,89 @@ pub async fn collect_data(
             "cannot setup projected volume {volume_name} because kube client is not configured"
         )));
     }
-    let pod = ctx.pod;
-    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
     let mut errs = Vec::new();
     let mut payload = Payload::new();
     for source in source.sources.iter().flatten() {
-        if let Some(s) = &source.secret {
-            let optional = s.optional == Some(true);
-            let secret = match ctx.objects.get_secret(namespace, &s.name).await {
-                Ok(secret) => secret,
-                Err(ObjectError::NotFound { .. }) if optional => Secret::default(),
-                Err(e) => {
-                    tracing::error!("Couldn't get secret {namespace}/{}: {e}", s.name);
-                    errs.push(e.into());
-                    continue;
-                }
-            };
-            let items = s.items.as_deref().unwrap_or_default();
-            match super::secret::make_payload(items, &secret, default_mode, optional) {
-                Ok(p) => payload.extend(p),
-                Err(e) => errs.push(e),
-            }
-        } else if let Some(c) = &source.config_map {
-            let optional = c.optional == Some(true);
-            let cm = match ctx.objects.get_config_map(namespace, &c.name).await {
-                Ok(cm) => cm,
-                Err(ObjectError::NotFound { .. }) if optional => ConfigMap::default(),
-                Err(e) => {
-                    tracing::error!("Couldn't get configMap {namespace}/{}: {e}", c.name);
-                    errs.push(e.into());
-                    continue;
-                }
-            };
-            let items = c.items.as_deref().unwrap_or_default();
-            match super::configmap::make_payload(items, &cm, default_mode, optional) {
-                Ok(p) => payload.extend(p),
-                Err(e) => errs.push(e),
-            }
-        } else if let Some(d) = &source.downward_api {
-            let items = d.items.as_deref().unwrap_or_default();
-            match super::downwardapi::collect_data(items, pod, ctx.node, default_mode) {
-                Ok(p) => payload.extend(p),
-                Err(e) => errs.push(e),
-            }
-        } else if let Some(tp) = &source.service_account_token {
-            // With an fsUser or fsGroup the file starts 0600; the ownership change makes
-            // it 0640 for the group.
-            let mode = if ctx.fs_user.is_some() || ctx.fs_group.is_some() {
-                0o600
-            } else {
-                mode_bits(default_mode)
-            };
-            let request = token_request(pod, tp.audience.as_deref(), tp.expiration_seconds);
-            let sa = pod
-                .spec
-                .as_ref()
-                .and_then(|s| s.service_account_name.as_deref())
-                .unwrap_or_default();
-            match ctx
-                .objects
-                .get_service_account_token(namespace, sa, &request)
-                .await
-            {
-                Ok(tr) => {
-                    let token = tr.status.map(|s| s.token).unwrap_or_default();
-                    payload.insert(
-                        tp.path.clone(),
-                        FileProjection {
-                            data: token.into_bytes(),
-                            mode,
-                            fs_user: ctx.fs_user,
-                        },
-                    );
-                }
-                Err(e) => errs.push(e.into()),
-            }
-        } else if source.cluster_trust_bundle.is_some() || source.pod_certificate.is_some() {
-            errs.push(VolumeError::Payload(
-                "clusterTrustBundle and podCertificate projections are not supported by this kubelet"
-                    .into(),
-            ));
+        match source_payload(ctx, source, default_mode).await {
+            Ok(p) => payload.extend(p),
+            Err(e) => errs.push(e),
         }
     }
     match VolumeError::aggregate(errs) {
         None => Ok(payload),
         Some(e) => Err(e),
     }
+}
+
+/// The files of one projection source.
+async fn source_payload(
+    ctx: &SetUpContext<'_>,
+    source: &VolumeProjection,
+    default_mode: i32,
+) -> Result<Payload, VolumeError> {
+    let pod = ctx.pod;
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    if let Some(s) = &source.secret {
+        let items = s.items.as_deref().unwrap_or_default();
+        let optional = s.optional == Some(true);
+        return super::secret::read_and_make_payload(
+            ctx.objects,
+            namespace,
+            &s.name,
+            items,
+            default_mode,
+            optional,
+        )
+        .await;
+    }
+    if let Some(c) = &source.config_map {
+        let items = c.items.as_deref().unwrap_or_default();
+        let optional = c.optional == Some(true);
+        return super::configmap::read_and_make_payload(
+            ctx.objects,
+            namespace,
+            &c.name,
+            items,
+            default_mode,
+            optional,
+        )
+        .await;
+    }
+    if let Some(d) = &source.downward_api {
+        let items = d.items.as_deref().unwrap_or_default();
+        return super::downwardapi::collect_data(items, pod, ctx.node, default_mode);
+    }
+    if let Some(tp) = &source.service_account_token {
+        // With an fsUser or fsGroup the file starts 0600; the ownership change makes it
+        // 0640 for the group.
+        let mode = if ctx.fs_user.is_some() || ctx.fs_group.is_some() {
+            0o600
+        } else {
+            mode_bits(default_mode)
+        };
+        let request = token_request(pod, tp.audience.as_deref(), tp.expiration_seconds);
+        let sa = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.service_account_name.as_deref())
+            .unwrap_or_default();
+        let tr = ctx
+            .objects
+            .get_service_account_token(namespace, sa, &request)
+            .await?;
+        let token = tr.status.map(|s| s.token).unwrap_or_default();
+        let file = FileProjection {
+            data: token.into_bytes(),
+            mode,
+            fs_user: ctx.fs_user,
+        };
+        return Ok(Payload::from([(tp.path.clone(), file)]));
+    }
+    if source.cluster_trust_bundle.is_some() || source.pod_certificate.is_some() {
+        return Err(VolumeError::Payload(
+            "clusterTrustBundle and podCertificate projections are not supported by this kubelet"
+                .into(),
+        ));
+    }
+    Ok(Payload::new())
 }

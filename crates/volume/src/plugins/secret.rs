@@ -4,6 +4,28 @@ use k8s_openapi::api::core::v1::{KeyToPath, Secret};
 
 use crate::atomic_writer::{FileProjection, Payload};
 use crate::error::VolumeError;
+use crate::objects::{ObjectError, VolumeObjects};
+
+/// `SetUpAt`'s read of Secret `namespace/name` (missing and `optional`: an empty one), then
+/// [`make_payload`].
+pub async fn read_and_make_payload(
+    objects: &dyn VolumeObjects,
+    namespace: &str,
+    name: &str,
+    items: &[KeyToPath],
+    default_mode: i32,
+    optional: bool,
+) -> Result<Payload, VolumeError> {
+    let secret = match objects.get_secret(namespace, name).await {
+        Ok(secret) => secret,
+        Err(ObjectError::NotFound { .. }) if optional => Secret::default(),
+        Err(e) => {
+            tracing::error!("Couldn't get secret {namespace}/{name}: {e}");
+            return Err(e.into());
+        }
+    };
+    make_payload(items, &secret, default_mode, optional)
+}
 
 /// `MakePayload`: every key of `data` with `default_mode`, or only the `items` (with their
 /// `mode`); a missing item key is an error unless `optional`.
