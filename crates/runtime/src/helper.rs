@@ -138,6 +138,7 @@ impl KubeletRuntimeHelper {
                 ))
             })?;
             let mut host_path = self.volumes.volume_path(pod, volume)?;
+            let attributes = self.volumes.attributes(volume);
             if let Some(sub) = vm.sub_path.as_deref().filter(|s| !s.is_empty()) {
                 if Path::new(sub).is_absolute() || sub.split('/').any(|c| c == "..") {
                     return Err(RuntimeManagerError::InvalidPod(format!(
@@ -161,9 +162,10 @@ impl KubeletRuntimeHelper {
                 name: vm.name.clone(),
                 container_path: vm.mount_path.clone(),
                 host_path,
-                read_only: vm.read_only.unwrap_or(false)
-                    || self.volumes.must_mount_read_only(volume),
-                selinux_relabel: false,
+                read_only: vm.read_only.unwrap_or(false) || attributes.read_only,
+                // upstream: `Managed && SELinuxRelabel` (its "labeled once" mark is set on a
+                // copy, so every mount of such a volume asks for the relabel).
+                selinux_relabel: attributes.managed && attributes.selinux_relabel,
                 propagation: propagation as i32,
             });
         }

@@ -18,11 +18,22 @@ use crate::os::OsInterface;
 pub trait VolumeHost: Send + Sync {
     /// The host path backing `volume` of `pod`, set up and ready to bind-mount.
     fn volume_path(&self, pod: &Pod, volume: &Volume) -> Result<PathBuf, RuntimeManagerError>;
-    /// Whether the volume's plugin makes every mount of it read-only (upstream
-    /// `Mounter.GetAttributes().ReadOnly`, `mustMountRO` in `makeMounts`).
-    fn must_mount_read_only(&self, _volume: &Volume) -> bool {
-        false
+    /// The volume plugin's attributes (upstream `Mounter.GetAttributes()`); the default is
+    /// a plain host directory's (all false, as `hostPath`).
+    fn attributes(&self, _volume: &Volume) -> VolumeAttributes {
+        VolumeAttributes::default()
     }
+}
+
+/// What `makeMounts` needs to know of a volume plugin (upstream `volume.Attributes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VolumeAttributes {
+    /// Every mount of the volume is read-only (`mustMountRO`).
+    pub read_only: bool,
+    /// The kubelet manages the volume's content.
+    pub managed: bool,
+    /// The runtime may relabel the volume for SELinux.
+    pub selinux_relabel: bool,
 }
 
 /// `hostPath` and disk `emptyDir` volumes under the kubelet root directory.

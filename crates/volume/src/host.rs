@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Pod, Volume};
 use kubelet_runtime::error::RuntimeManagerError;
-use kubelet_runtime::volumes::VolumeHost;
+use kubelet_runtime::volumes::{VolumeAttributes, VolumeHost};
 
 use crate::manager::VolumeManager;
 use crate::plugins::Plugin;
@@ -37,7 +37,15 @@ impl VolumeHost for MountedVolumes {
         })
     }
 
-    fn must_mount_read_only(&self, volume: &Volume) -> bool {
-        Plugin::of(volume).is_some() || self.local.must_mount_read_only(volume)
+    /// Ours are `ReadOnly`, `Managed` and `SELinuxRelabel`, as upstream's plugins say.
+    fn attributes(&self, volume: &Volume) -> VolumeAttributes {
+        match Plugin::of(volume) {
+            Some(_) => VolumeAttributes {
+                read_only: true,
+                managed: true,
+                selinux_relabel: true,
+            },
+            None => self.local.attributes(volume),
+        }
     }
 }

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubelet_container::events::FakeRecorder;
-use kubelet_runtime::volumes::VolumeHost;
+use kubelet_runtime::volumes::{VolumeAttributes, VolumeHost};
 
 use super::*;
 use crate::atomic_writer::DATA_DIR_NAME;
@@ -416,8 +416,9 @@ async fn mounted_volumes_host_serves_ours_and_delegates_the_rest() {
         host.volume_path(&p, &scratch).unwrap(),
         Path::new("/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~empty-dir/scratch")
     );
-    assert!(host.must_mount_read_only(&cm));
-    assert!(!host.must_mount_read_only(&scratch));
+    let ours = host.attributes(&cm);
+    assert!(ours.read_only && ours.managed && ours.selinux_relabel);
+    assert_eq!(host.attributes(&scratch), VolumeAttributes::default());
 }
 
 /// Needs root: a real tmpfs under a temp root, unmounted and removed at termination.
