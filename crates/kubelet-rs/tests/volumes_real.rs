@@ -1,7 +1,8 @@
 //! Standalone kubelet-rs against the real containerd of `hack/runtime-up.sh`: a static pod
 //! with a `downwardAPI` volume (the one API-backed volume type a static pod can use) sees
 //! upstream's files, on a read-only tmpfs at `<root>/pods/<uid>/volumes/
-//! kubernetes.io~downward-api/<name>`, unmounted and removed when the pod goes.
+//! kubernetes.io~downward-api/<name>`, kept (not stacked) across a kubelet restart, unmounted
+//! and removed when the pod goes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -9,6 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::node::{Node, runtime_lock};
+use nix::sys::signal::Signal;
 
 const T: Duration = Duration::from_secs(60);
 
@@ -157,6 +159,29 @@ spec:
     assert!(
         mount.contains("size=65536k"),
         "sized by the pod memory limit: {mount}"
+    );
+
+    // A restarted kubelet finds the tmpfs in place: the volume is refreshed, never
+    // mounted a second time on top.
+    let mut old = node.proc.take().unwrap();
+    old.signal(Signal::SIGKILL);
+    old.wait_exit(Duration::from_secs(5)).await;
+    node.start().await;
+    node.wait_for("dapi Running again", T, || async {
+        (node.phase("dapi").as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    let p = dir.to_str().unwrap();
+    let count = mounts
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some(p))
+        .count();
+    assert_eq!(count, 1, "{mounts}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("name")).unwrap(),
+        "dapi-rt-dapi"
     );
 
     node.remove_manifest("dapi.yaml");
