@@ -93,10 +93,23 @@ pub fn build_volume_manager(
         NodeEnvInfo {
             host_ips: Vec::new(),
             allocatable_milli_cpu: s.allocatable_milli_cpu,
-            allocatable_memory: s.allocatable_memory,
+            allocatable_memory: node_allocatable_memory(deps),
             allocatable_ephemeral_storage: s.allocatable_ephemeral_storage,
         },
     )))
+}
+
+/// The node's `status.allocatable` memory, which upstream's volume host reads
+/// (`GetNodeAllocatable`): capacity minus kube- and system-reserved and the hard eviction
+/// threshold.
+fn node_allocatable_memory(deps: &KubeletDeps<'_>) -> i64 {
+    let capacity = kubelet_cm::capacity_from_machine_info(&deps.machine, &[]);
+    let reserved = deps.node_config.node_allocatable_reservation(&capacity);
+    let memory = |m: &std::collections::BTreeMap<
+        String,
+        kubelet_apimachinery::quantity::Quantity,
+    >| { m.get("memory").map(|q| q.value()).unwrap_or(0) };
+    (memory(&capacity) - memory(&reserved)).max(0)
 }
 
 /// The CRI-backed runtime the pod workers drive; container mounts of the volume manager's

@@ -62,7 +62,10 @@ fn pod() -> Pod {
                 ("app".to_string(), "web".to_string()),
                 ("a".to_string(), "say \"hi\"".to_string()),
             ])),
-            annotations: Some(BTreeMap::from([("note".to_string(), "x".to_string())])),
+            annotations: Some(BTreeMap::from([
+                ("note".to_string(), "x".to_string()),
+                ("ctl".to_string(), "a\u{1}b\u{7f}é".to_string()),
+            ])),
             ..ObjectMeta::default()
         },
         spec: Some(PodSpec {
@@ -203,7 +206,8 @@ fn downward_api_collect_data() {
             ("sub/namespace", "ns", 0o400),
             ("uid", "uid-1", 0o644),
             ("labels", "a=\"say \\\"hi\\\"\"\napp=\"web\"", 0o644),
-            ("annotations", "note=\"x\"", 0o644),
+            // Go's %q: \x01 and \x7f, printable UTF-8 kept.
+            ("annotations", "ctl=\"a\\x01b\\x7fé\"\nnote=\"x\"", 0o644),
             ("app", "web", 0o644),
             ("mem_limit", "64", 0o644),
             ("cpu_limit", "2000", 0o644),
