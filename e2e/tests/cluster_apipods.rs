@@ -17,16 +17,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/node_env.rs"]
+mod node_env;
 #[path = "../../crates/app/tests/support/mod.rs"]
 mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::stream::BoxStream;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ServiceAccount};
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kubelet_apipods::error::ApiError;
@@ -35,87 +36,15 @@ use kubelet_apipods::{
     KubeMirrorClient, MirrorClient, NodeLister, node_lister_watcher, pod_lister_watcher,
     run_node_informer, run_source_apiserver,
 };
-use kubelet_client::KubeletClients;
 use kubelet_container::kubetypes::annotation;
-use kubelet_e2e::cluster::{self, Cluster};
 use kubelet_podsource::SourceUpdate;
+use node_env::{Env, WAIT, env, eventually};
 use serde_json::json;
 use support::TestKubelet;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-const WAIT: Duration = Duration::from_secs(60);
-
-/// The admin's and the node's clients, the node and namespace names; the Node and the
-/// namespace are deleted when dropped.
-struct Env {
-    cluster: Cluster,
-    admin: kube::Client,
-    node_clients: Arc<KubeletClients>,
-    node_client: kube::Client,
-    node: String,
-    ns: String,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        // No kubelet confirms the deletion of these pods: remove them at once.
-        let _ = self.cluster.kubectl_output([
-            "delete",
-            "pods",
-            "--all",
-            "-n",
-            &self.ns,
-            "--grace-period=0",
-            "--force",
-        ]);
-        let _ = self.cluster.kubectl_output([
-            "delete",
-            "namespace",
-            &self.ns,
-            "--ignore-not-found",
-            "--wait=false",
-        ]);
-        let _ = self
-            .cluster
-            .kubectl_output(["delete", "node", &self.node, "--ignore-not-found"]);
-    }
-}
-
-async fn env(suffix: &str) -> Result<Env, Box<dyn std::error::Error>> {
-    let c = cluster::ensure()?;
-    let node = format!("krs-t-apipods-{}-{suffix}", std::process::id());
-    let ns = format!("t-apipods-{}-{suffix}", std::process::id());
-    let cfg = kubelet_config::new_kubelet_configuration();
-    let admin = KubeletClients::build(&c.kubeconfig, &cfg).await?.main;
-    let files = c.node_files(&node, "127.0.0.1")?;
-    let node_clients = Arc::new(KubeletClients::build(&files.kubeconfig, &cfg).await?);
-    let e = Env {
-        cluster: c,
-        admin,
-        node_client: node_clients.main.clone(),
-        node_clients,
-        node,
-        ns,
-    };
-    let n: Node = serde_json::from_value(json!({"metadata": {"name": e.node}}))?;
-    Api::<Node>::all(e.admin.clone())
-        .create(&PostParams::default(), &n)
-        .await?;
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": e.ns}}))?;
-    Api::<Namespace>::all(e.admin.clone())
-        .create(&PostParams::default(), &ns)
-        .await?;
-    // Pods cannot be created before the controller-manager made the default ServiceAccount.
-    let sas: Api<ServiceAccount> = Api::namespaced(e.admin.clone(), &e.ns);
-    eventually("the default ServiceAccount", || async {
-        sas.get_opt("default").await.ok().flatten()
-    })
-    .await;
-    Ok(e)
-}
 
 fn pod(name: &str, node: &str, annotations: serde_json::Value) -> Pod {
     serde_json::from_value(json!({
@@ -158,7 +87,7 @@ async fn snapshot(
 async fn start_node_informer(e: &Env, cancel: &CancellationToken) -> (NodeLister, Arc<Node>) {
     let lister = NodeLister::new(&e.node);
     tokio::spawn(run_node_informer(
-        node_lister_watcher(e.node_client.clone(), &e.node),
+        node_lister_watcher(e.node_clients.main.clone(), &e.node),
         lister.clone(),
         cancel.clone(),
     ));
@@ -167,24 +96,6 @@ async fn start_node_informer(e: &Env, cancel: &CancellationToken) -> (NodeLister
     })
     .await;
     (lister, node)
-}
-
-async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// The real lister-watcher, except that its first watch asks for resource version "1",
@@ -238,7 +149,7 @@ impl<L: ListerWatcher<Pod>> ListerWatcher<Pod> for FirstWatchTooOld<L> {
 #[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
 #[tokio::test]
 async fn pod_source_delivers_the_nodes_pods_and_survives_410() -> TestResult {
-    let e = env("src").await?;
+    let e = env("apipods", "src").await?;
     let cancel = CancellationToken::new();
     let (lister, seen) = start_node_informer(&e, &cancel).await;
     assert!(seen.metadata.uid.is_some());
@@ -254,7 +165,7 @@ async fn pod_source_delivers_the_nodes_pods_and_survives_410() -> TestResult {
     .await?;
 
     let lw = Arc::new(FirstWatchTooOld {
-        inner: pod_lister_watcher(e.node_client.clone(), &e.node),
+        inner: pod_lister_watcher(e.node_clients.main.clone(), &e.node),
         watches: AtomicUsize::new(0),
         lists: Mutex::new(Vec::new()),
         first_watch_error: Arc::new(Mutex::new(None)),
@@ -322,13 +233,13 @@ impl<L: ListerWatcher<Pod>> ListerWatcher<Pod> for ArcLw<L> {
 #[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
 #[tokio::test]
 async fn mirror_pods_are_created_owned_by_the_node_and_deleted_by_uid() -> TestResult {
-    let e = env("mirror").await?;
+    let e = env("apipods", "mirror").await?;
     let cancel = CancellationToken::new();
     let (lister, node) = start_node_informer(&e, &cancel).await;
     let node_uid = node.metadata.uid.clone().unwrap();
 
     // NodeRestriction: the node identity may not create an ordinary pod.
-    let as_node: Api<Pod> = Api::namespaced(e.node_client.clone(), &e.ns);
+    let as_node: Api<Pod> = Api::namespaced(e.node_clients.main.clone(), &e.ns);
     let refused = as_node
         .create(&PostParams::default(), &pod("plain", &e.node, json!({})))
         .await;
@@ -337,7 +248,7 @@ async fn mirror_pods_are_created_owned_by_the_node_and_deleted_by_uid() -> TestR
         "{refused:?}"
     );
 
-    let client = KubeMirrorClient::new(e.node_client.clone(), lister.clone());
+    let client = KubeMirrorClient::new(e.node_clients.main.clone(), lister.clone());
     let mut static_pod = pod(
         "static-web",
         &e.node,
@@ -394,7 +305,7 @@ fn static_manifest(name: &str, ns: &str) -> String {
 #[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubelet_mirrors_static_pods_and_admits_api_pods_against_the_node() -> TestResult {
-    let e = env("kl").await?;
+    let e = env("apipods", "kl").await?;
     let (admin, node, ns) = (e.admin.clone(), e.node.clone(), e.ns.clone());
     // The Node as registration would leave it: allocatable set (admission reads it).
     let nodes: Api<Node> = Api::all(admin.clone());

@@ -31,6 +31,21 @@ where
             field_selector: field_selector.into(),
         }
     }
+
+    /// Lists and watches `K` in `namespace` with `field_selector` (`metadata.name=n`).
+    pub fn namespaced(
+        client: kube::Client,
+        namespace: &str,
+        field_selector: impl Into<String>,
+    ) -> Self
+    where
+        K: kube::Resource<Scope = kube::core::NamespaceResourceScope>,
+    {
+        Self {
+            api: Api::namespaced(client, namespace),
+            field_selector: field_selector.into(),
+        }
+    }
 }
 
 /// `fields.OneTermEqualSelector(field, value)` (values are escaped as upstream's

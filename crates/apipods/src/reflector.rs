@@ -96,6 +96,7 @@ pub struct Reflector<K, L, S> {
     last_sync_resource_version: String,
     is_last_sync_resource_version_unavailable: bool,
     backoff: ExponentialBackoff,
+    min_watch_timeout_secs: u32,
     _kind: std::marker::PhantomData<fn() -> K>,
 }
 
@@ -122,8 +123,17 @@ where
             last_sync_resource_version: String::new(),
             is_last_sync_resource_version_unavailable: false,
             backoff: ExponentialBackoff::default(),
+            min_watch_timeout_secs: MIN_WATCH_TIMEOUT_SECS,
             _kind: std::marker::PhantomData,
         }
+    }
+
+    /// Watches last between `secs` and twice that (upstream `ReflectorOptions.MinWatchTimeout`;
+    /// [`MIN_WATCH_TIMEOUT_SECS`] by default).
+    #[must_use]
+    pub fn with_min_watch_timeout(mut self, secs: u32) -> Self {
+        self.min_watch_timeout_secs = secs;
+        self
     }
 
     /// The resource version of the last list or event (upstream `LastSyncResourceVersion`).
@@ -188,7 +198,7 @@ where
             r = self.list() => r?,
         }
         loop {
-            let timeout = watch_timeout();
+            let timeout = watch_timeout(self.min_watch_timeout_secs);
             let watched = tokio::select! {
                 () = cancel.cancelled() => return Ok(RoundEnd::Stopped),
                 w = self.lw.watch(&self.last_sync_resource_version, timeout) => w,
@@ -274,13 +284,11 @@ where
     }
 }
 
-/// A random watch timeout in `[MIN_WATCH_TIMEOUT_SECS, 2 × MIN_WATCH_TIMEOUT_SECS)`.
-fn watch_timeout() -> u32 {
-    let d = kubelet_podworkers::work_queue::jitter(
-        std::time::Duration::from_secs(u64::from(MIN_WATCH_TIMEOUT_SECS)),
-        1.0,
-    );
-    u32::try_from(d.as_secs()).unwrap_or(MIN_WATCH_TIMEOUT_SECS)
+/// A random watch timeout in `[min, 2 × min)`.
+fn watch_timeout(min: u32) -> u32 {
+    let d =
+        kubelet_podworkers::work_queue::jitter(std::time::Duration::from_secs(u64::from(min)), 1.0);
+    u32::try_from(d.as_secs()).unwrap_or(min)
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@
 //!   pod statuses reconciled (a pod that completed meanwhile is `Succeeded`);
 //! * the kubelet killed with SIGKILL and restarted: no container restarted, the Node object
 //!   is the same;
+//! * `env`/`envFrom` from a ConfigMap and a Secret reach the container; a missing key is
+//!   `CreateContainerConfigError` with upstream's message;
 //!
 //! and, with two nodes at once (upstream + kubelet-rs, and two upstream nodes as the
 //! reference), one Deployment spreads across both and their pods reach each other and the
@@ -635,6 +637,72 @@ fn pods_that_do_not_fit_fail(kubelet: TestNode) -> TestResult {
     Ok(())
 }
 
+/// `env` from a ConfigMap key and a Secret key (`valueFrom`) and `envFrom` of both with
+/// prefixes reach the container, which writes them to its termination message; a missing
+/// key leaves the container waiting in `CreateContainerConfigError` with upstream's message.
+fn env_from_config_map_and_secret(kubelet: TestNode) -> TestResult {
+    let _serial = serial();
+    let c = cluster::ensure()?;
+    let node = c.start_node(kubelet.spec())?;
+    let ns = Namespace::create(&c, "envobjects")?;
+    let name = node.spec.name.as_str();
+    create(
+        &c,
+        &ns.name,
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"},
+            "data": {"greeting": "hello", "other": "x"}}),
+    )?;
+    create(
+        &c,
+        &ns.name,
+        &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "sec"},
+            "stringData": {"password": "s3cr3t"}}),
+    )?;
+    let mut pod = busybox_pod(
+        "env",
+        Some(name),
+        r#"printf '%s' "$GREETING $PASSWORD $CM_greeting $CM_other $S_password" > /dev/termination-log"#,
+        1,
+    );
+    pod["spec"]["restartPolicy"] = json!("Never");
+    pod["spec"]["containers"][0]["env"] = json!([
+        {"name": "GREETING", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "greeting"}}},
+        {"name": "PASSWORD", "valueFrom": {"secretKeyRef": {"name": "sec", "key": "password"}}},
+    ]);
+    pod["spec"]["containers"][0]["envFrom"] = json!([
+        {"prefix": "CM_", "configMapRef": {"name": "cfg"}},
+        {"prefix": "S_", "secretRef": {"name": "sec"}},
+    ]);
+    create(&c, &ns.name, &pod)?;
+    let done = wait_pod_phase(&c, &ns.name, "env", "Succeeded", 120)?;
+    assert_eq!(
+        done["status"]["containerStatuses"][0]["state"]["terminated"]["message"],
+        "hello s3cr3t hello x s3cr3t",
+        "{}",
+        done["status"]
+    );
+
+    let mut nokey = busybox_pod("nokey", Some(name), SLEEPER, 1);
+    nokey["spec"]["containers"][0]["env"] =
+        json!([{"name": "X", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "nokey"}}}]);
+    create(&c, &ns.name, &nokey)?;
+    let waiting = wait_for("nokey in CreateContainerConfigError", 60, || {
+        let p = pod_json(&c, &ns.name, "nokey")?;
+        let w = &p["status"]["containerStatuses"][0]["state"]["waiting"];
+        Ok((w["reason"] == "CreateContainerConfigError").then(|| w.clone()))
+    })?;
+    assert_eq!(
+        waiting["message"],
+        json!(format!(
+            "couldn't find key nokey in ConfigMap {}/cfg",
+            ns.name
+        ))
+    );
+    drop(ns);
+    node.stop()?;
+    Ok(())
+}
+
 /// A static pod (file in `staticPodPath`) appears as a mirror pod `<pod>-<node>`; deleting
 /// the mirror pod brings a new one (new UID) while the static pod's container keeps running;
 /// removing the file removes the mirror pod.
@@ -1046,6 +1114,15 @@ macro_rules! node_tests {
             #[test]
             fn kubelet_sigkill_and_restart() -> TestResult {
                 super::kubelet_sigkill_and_restart($kubelet)
+            }
+
+            #[cfg_attr(
+                any(krs_skip_cluster, krs_skip_runtime),
+                ignore = "KRS_SKIP_CLUSTER_TESTS=1 or KRS_SKIP_RUNTIME_TESTS=1"
+            )]
+            #[test]
+            fn env_from_config_map_and_secret() -> TestResult {
+                super::env_from_config_map_and_secret($kubelet)
             }
         }
     };

@@ -69,7 +69,7 @@ fn to_cri_mount(m: &Mount) -> cri::Mount {
 
 /// `generateContainerConfig`: the CRI config for one attempt of `container`.
 #[allow(clippy::too_many_arguments)]
-pub fn generate_container_config(
+pub async fn generate_container_config(
     ctx: &ContainerConfigContext<'_>,
     pod: &Pod,
     container: &Container,
@@ -81,7 +81,8 @@ pub fn generate_container_config(
 ) -> Result<ContainerConfig, RuntimeManagerError> {
     let opts = ctx
         .helper
-        .generate_run_container_options(pod, container, pod_ips)?;
+        .generate_run_container_options(pod, container, pod_ips)
+        .await?;
     verify_run_as_non_root(pod, container, image_user)?;
     let (command, args) = expand_command_and_args(
         container.command.as_deref().unwrap_or_default(),

@@ -4,9 +4,17 @@
 //!
 //! `envFrom` first, then `env` in order, each value `$(VAR)`-expanded against what was
 //! declared before it. Unlike Go (map order) the result keeps declaration order.
+//!
+//! ConfigMaps and Secrets come through [`EnvObjects`] (the kubelet's managers, crate
+//! kubelet-objects), each read once per container; the errors are upstream's, and become
+//! the container's `CreateContainerConfigError` message: the manager's for a missing object
+//! (`configmap "x" not found`; skipped when `optional`), `couldn't find key k in ConfigMap
+//! ns/x` for a missing key. Upstream 1.35 no longer drops `envFrom` keys that are not valid
+//! variable names (no `InvalidEnvironmentVariableNames` event): neither does this.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
+use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Container, Pod, ResourceFieldSelector};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
@@ -14,32 +22,62 @@ use crate::error::RuntimeManagerError;
 use crate::expansion::{expand, syntax_wrap};
 use crate::quantity;
 
-/// ConfigMaps and Secrets referenced by `env`/`envFrom` (the kubelet's API-backed managers).
-pub trait EnvObjects: Send + Sync {
-    /// Data of a ConfigMap; `Ok(None)` when it does not exist.
-    fn config_map(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<BTreeMap<String, String>>, String>;
-    /// Data of a Secret, decoded; `Ok(None)` when it does not exist.
-    fn secret(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<BTreeMap<String, String>>, String>;
+/// Why a ConfigMap or Secret could not be read (the text is the error upstream's managers
+/// return, which becomes the `CreateContainerConfigError` message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvObjectError {
+    /// The object does not exist (upstream `apierrors.IsNotFound`: `optional` references
+    /// tolerate it), e.g. `configmap "x" not found`.
+    #[error("{0}")]
+    NotFound(String),
+    /// Any other failure.
+    #[error("{0}")]
+    Other(String),
 }
 
-/// Standalone mode: there is no API server, so no ConfigMap or Secret exists.
+/// ConfigMaps and Secrets referenced by `env`/`envFrom` (the kubelet's `configMapManager`
+/// and `secretManager`).
+#[async_trait]
+pub trait EnvObjects: Send + Sync {
+    /// `data` of ConfigMap `namespace/name` (upstream `GetConfigMap`).
+    async fn config_map(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<BTreeMap<String, String>, EnvObjectError>;
+    /// `data` of Secret `namespace/name`, each value as Go's `string(bytes)` (upstream
+    /// `GetSecret`).
+    async fn secret(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<BTreeMap<String, String>, EnvObjectError>;
+}
+
+/// Standalone mode: no API client, so every reference fails as upstream's does when
+/// `kubeClient` is nil (even an optional one).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoEnvObjects;
 
+#[async_trait]
 impl EnvObjects for NoEnvObjects {
-    fn config_map(&self, _: &str, _: &str) -> Result<Option<BTreeMap<String, String>>, String> {
-        Ok(None)
+    async fn config_map(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<BTreeMap<String, String>, EnvObjectError> {
+        Err(EnvObjectError::Other(format!(
+            "couldn't get configMap {namespace}/{name}, no kubeClient defined"
+        )))
     }
-    fn secret(&self, _: &str, _: &str) -> Result<Option<BTreeMap<String, String>>, String> {
-        Ok(None)
+    async fn secret(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<BTreeMap<String, String>, EnvObjectError> {
+        Err(EnvObjectError::Other(format!(
+            "couldn't get secret {namespace}/{name}, no kubeClient defined"
+        )))
     }
 }
 
@@ -78,8 +116,50 @@ fn err(msg: String) -> RuntimeManagerError {
     RuntimeManagerError::InvalidPod(msg)
 }
 
-/// Builds the environment of `container` in `pod`.
-pub fn make_environment_variables(
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    ConfigMap,
+    Secret,
+}
+
+/// The objects one `makeEnvironmentVariables` call has read (upstream's `configMaps` and
+/// `secrets` maps): each is fetched once per container.
+struct Fetched<'a> {
+    objects: &'a dyn EnvObjects,
+    namespace: &'a str,
+    seen: HashMap<(Kind, String), BTreeMap<String, String>>,
+}
+
+impl Fetched<'_> {
+    /// The object's data; `Ok(None)` when it is missing and `optional` (upstream skips the
+    /// reference); a missing non-optional object or any other error fails the container.
+    async fn get(
+        &mut self,
+        kind: Kind,
+        name: &str,
+        optional: Option<bool>,
+    ) -> Result<Option<&BTreeMap<String, String>>, RuntimeManagerError> {
+        let key = (kind, name.to_string());
+        if !self.seen.contains_key(&key) {
+            let fetched = match kind {
+                Kind::ConfigMap => self.objects.config_map(self.namespace, name).await,
+                Kind::Secret => self.objects.secret(self.namespace, name).await,
+            };
+            match fetched {
+                Ok(data) => {
+                    self.seen.insert(key.clone(), data);
+                }
+                Err(EnvObjectError::NotFound(_)) if optional == Some(true) => return Ok(None),
+                Err(e) => return Err(err(e.to_string())),
+            }
+        }
+        Ok(self.seen.get(&key))
+    }
+}
+
+/// Builds the environment of `container` in `pod` (upstream `makeEnvironmentVariables`,
+/// without the service links).
+pub async fn make_environment_variables(
     pod: &Pod,
     container: &Container,
     pod_ips: &[String],
@@ -87,32 +167,23 @@ pub fn make_environment_variables(
     objects: &dyn EnvObjects,
 ) -> Result<Vec<(String, String)>, RuntimeManagerError> {
     let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let mut fetched = Fetched {
+        objects,
+        namespace: ns,
+        seen: HashMap::new(),
+    };
     let mut env = Env::default();
     for from in container.env_from.iter().flatten() {
-        let prefix = from.prefix.clone().unwrap_or_default();
-        let (kind, name, optional, data) = if let Some(r) = &from.config_map_ref {
-            (
-                "configmap",
-                r.name.clone(),
-                r.optional,
-                objects.config_map(ns, &r.name),
-            )
+        let prefix = from.prefix.as_deref().unwrap_or_default();
+        let data = if let Some(r) = &from.config_map_ref {
+            fetched.get(Kind::ConfigMap, &r.name, r.optional).await?
         } else if let Some(r) = &from.secret_ref {
-            (
-                "secret",
-                r.name.clone(),
-                r.optional,
-                objects.secret(ns, &r.name),
-            )
+            fetched.get(Kind::Secret, &r.name, r.optional).await?
         } else {
             continue;
         };
-        match data.map_err(|e| err(format!("couldn't get {kind} {ns}/{name}: {e}")))? {
-            Some(data) => data
-                .into_iter()
-                .for_each(|(k, v)| env.set(format!("{prefix}{k}"), v)),
-            None if optional == Some(true) => {}
-            None => return Err(err(format!("{kind} {name:?} not found"))),
+        for (k, v) in data.into_iter().flatten() {
+            env.set(format!("{prefix}{k}"), v.clone());
         }
     }
     for var in container.env.iter().flatten() {
@@ -129,14 +200,12 @@ pub fn make_environment_variables(
                 } else if let Some(r) = &from.resource_field_ref {
                     container_resource_value(pod, container, r, node)?
                 } else if let Some(k) = &from.config_map_key_ref {
-                    match lookup(
-                        objects.config_map(ns, &k.name),
-                        "configmap",
-                        ns,
-                        &k.name,
-                        &k.key,
-                    )? {
-                        Some(v) => v,
+                    let Some(data) = fetched.get(Kind::ConfigMap, &k.name, k.optional).await?
+                    else {
+                        continue;
+                    };
+                    match data.get(&k.key) {
+                        Some(v) => v.clone(),
                         None if k.optional == Some(true) => continue,
                         None => {
                             return Err(err(format!(
@@ -146,8 +215,11 @@ pub fn make_environment_variables(
                         }
                     }
                 } else if let Some(k) = &from.secret_key_ref {
-                    match lookup(objects.secret(ns, &k.name), "secret", ns, &k.name, &k.key)? {
-                        Some(v) => v,
+                    let Some(data) = fetched.get(Kind::Secret, &k.name, k.optional).await? else {
+                        continue;
+                    };
+                    match data.get(&k.key) {
+                        Some(v) => v.clone(),
                         None if k.optional == Some(true) => continue,
                         None => {
                             return Err(err(format!(
@@ -165,17 +237,6 @@ pub fn make_environment_variables(
         env.set(var.name.clone(), value);
     }
     Ok(env.0)
-}
-
-fn lookup(
-    data: Result<Option<BTreeMap<String, String>>, String>,
-    kind: &str,
-    ns: &str,
-    name: &str,
-    key: &str,
-) -> Result<Option<String>, RuntimeManagerError> {
-    let data = data.map_err(|e| err(format!("couldn't get {kind} {ns}/{name}: {e}")))?;
-    Ok(data.and_then(|d| d.get(key).cloned()))
 }
 
 fn bracket_key<'a>(path: &'a str, prefix: &str) -> Option<&'a str> {

@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used)]
 use super::*;
 use k8s_openapi::api::core::v1::{
-    ConfigMapKeySelector, EnvVar, EnvVarSource, ObjectFieldSelector, PodSpec, ResourceRequirements,
+    ConfigMapEnvSource, ConfigMapKeySelector, EnvFromSource, EnvVar, EnvVarSource,
+    ObjectFieldSelector, PodSpec, ResourceRequirements, SecretEnvSource, SecretKeySelector,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -42,8 +43,8 @@ fn resource(res: &str, divisor: Option<&str>) -> EnvVarSource {
     }
 }
 
-#[test]
-fn env_values_fields_and_resources() {
+#[tokio::test]
+async fn env_values_fields_and_resources() {
     let pod = Pod {
         metadata: ObjectMeta {
             name: Some("web".into()),
@@ -90,6 +91,7 @@ fn env_values_fields_and_resources() {
         &node,
         &NoEnvObjects,
     )
+    .await
     .unwrap();
     let want: Vec<(String, String)> = [
         ("A", "y"),
@@ -108,33 +110,193 @@ fn env_values_fields_and_resources() {
     assert_eq!(env, want);
 }
 
-#[test]
-fn missing_config_map_is_an_error_unless_optional() {
-    let sel = |optional| EnvVarSource {
+/// ConfigMaps and Secrets by name; the messages of upstream's watch-based managers.
+type Data = Vec<(&'static str, &'static str)>;
+struct MapObjects(Vec<(Kind, &'static str, Data)>);
+
+#[async_trait]
+impl EnvObjects for MapObjects {
+    async fn config_map(
+        &self,
+        _: &str,
+        name: &str,
+    ) -> Result<BTreeMap<String, String>, EnvObjectError> {
+        self.find(Kind::ConfigMap, name)
+            .ok_or_else(|| EnvObjectError::NotFound(format!("configmap {name:?} not found")))
+    }
+    async fn secret(
+        &self,
+        _: &str,
+        name: &str,
+    ) -> Result<BTreeMap<String, String>, EnvObjectError> {
+        self.find(Kind::Secret, name)
+            .ok_or_else(|| EnvObjectError::NotFound(format!("secret {name:?} not found")))
+    }
+}
+
+impl MapObjects {
+    fn find(&self, kind: Kind, name: &str) -> Option<BTreeMap<String, String>> {
+        self.0
+            .iter()
+            .find(|(k, n, _)| *k == kind && *n == name)
+            .map(|(_, _, d)| {
+                d.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            })
+    }
+}
+
+fn cm_key(name: &str, key: &str, optional: Option<bool>) -> EnvVarSource {
+    EnvVarSource {
         config_map_key_ref: Some(ConfigMapKeySelector {
-            name: "cm".into(),
-            key: "k".into(),
+            name: name.into(),
+            key: key.into(),
             optional,
         }),
         ..Default::default()
-    };
-    let pod = Pod::default();
-    let mut c = Container {
-        name: "c".into(),
-        env: Some(vec![from("X", sel(None))]),
+    }
+}
+
+fn secret_key(name: &str, key: &str, optional: Option<bool>) -> EnvVarSource {
+    EnvVarSource {
+        secret_key_ref: Some(SecretKeySelector {
+            name: name.into(),
+            key: key.into(),
+            optional,
+        }),
+        ..Default::default()
+    }
+}
+
+fn objects() -> MapObjects {
+    MapObjects(vec![
+        (Kind::ConfigMap, "cm", vec![("k", "v"), ("other", "o")]),
+        (Kind::Secret, "s", vec![("pw", "hunter2")]),
+    ])
+}
+
+async fn env_of(c: &Container, o: &dyn EnvObjects) -> Result<Vec<(String, String)>, String> {
+    let pod = Pod {
+        metadata: ObjectMeta {
+            namespace: Some("ns".into()),
+            ..Default::default()
+        },
         ..Default::default()
     };
-    let e = make_environment_variables(&pod, &c, &[], &NodeEnvInfo::default(), &NoEnvObjects)
-        .unwrap_err();
-    assert!(e.to_string().contains("ConfigMap"), "{e}");
-    c.env = Some(vec![from("X", sel(Some(true)))]);
-    assert!(
-        make_environment_variables(&pod, &c, &[], &NodeEnvInfo::default(), &NoEnvObjects)
-            .unwrap()
-            .is_empty()
+    make_environment_variables(&pod, c, &[], &NodeEnvInfo::default(), o)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+    p.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn config_map_and_secret_references_as_upstream() {
+    let c = Container {
+        name: "c".into(),
+        env_from: Some(vec![
+            EnvFromSource {
+                prefix: Some("CM_".into()),
+                config_map_ref: Some(ConfigMapEnvSource {
+                    name: "cm".into(),
+                    optional: None,
+                }),
+                secret_ref: None,
+            },
+            EnvFromSource {
+                prefix: None,
+                config_map_ref: None,
+                secret_ref: Some(SecretEnvSource {
+                    name: "s".into(),
+                    optional: None,
+                }),
+            },
+            EnvFromSource {
+                prefix: None,
+                config_map_ref: Some(ConfigMapEnvSource {
+                    name: "gone".into(),
+                    optional: Some(true),
+                }),
+                secret_ref: None,
+            },
+        ]),
+        env: Some(vec![
+            from("K", cm_key("cm", "k", None)),
+            from("PW", secret_key("s", "pw", None)),
+            from("OPT_KEY", cm_key("cm", "nokey", Some(true))),
+            from("OPT_OBJ", secret_key("nosecret", "x", Some(true))),
+            var("REF", "$(CM_k)-$(pw)"),
+        ]),
+        ..Default::default()
+    };
+    assert_eq!(
+        env_of(&c, &objects()).await.unwrap(),
+        pairs(&[
+            ("CM_k", "v"),
+            ("CM_other", "o"),
+            ("pw", "hunter2"),
+            ("K", "v"),
+            ("PW", "hunter2"),
+            ("REF", "v-hunter2"),
+        ])
     );
-    c.env = Some(vec![from("X", field("spec.bogus"))]);
-    assert!(
-        make_environment_variables(&pod, &c, &[], &NodeEnvInfo::default(), &NoEnvObjects).is_err()
+}
+
+#[tokio::test]
+async fn missing_references_fail_with_upstream_messages() {
+    let one = |src| Container {
+        name: "c".into(),
+        env: Some(vec![from("X", src)]),
+        ..Default::default()
+    };
+    let cases = [
+        (
+            cm_key("cm", "nokey", None),
+            "couldn't find key nokey in ConfigMap ns/cm",
+        ),
+        (
+            secret_key("s", "nokey", None),
+            "couldn't find key nokey in Secret ns/s",
+        ),
+        (cm_key("gone", "k", None), "configmap \"gone\" not found"),
+        (secret_key("gone", "k", None), "secret \"gone\" not found"),
+    ];
+    for (src, want) in cases {
+        assert_eq!(env_of(&one(src), &objects()).await.unwrap_err(), want);
+    }
+    let env_from = Container {
+        name: "c".into(),
+        env_from: Some(vec![EnvFromSource {
+            prefix: None,
+            config_map_ref: Some(ConfigMapEnvSource {
+                name: "gone".into(),
+                optional: Some(false),
+            }),
+            secret_ref: None,
+        }]),
+        ..Default::default()
+    };
+    assert_eq!(
+        env_of(&env_from, &objects()).await.unwrap_err(),
+        "configmap \"gone\" not found"
     );
+    // Standalone: upstream fails before looking at `optional`.
+    assert_eq!(
+        env_of(&one(cm_key("cm", "k", Some(true))), &NoEnvObjects)
+            .await
+            .unwrap_err(),
+        "couldn't get configMap ns/cm, no kubeClient defined"
+    );
+    assert_eq!(
+        env_of(&one(secret_key("s", "k", None)), &NoEnvObjects)
+            .await
+            .unwrap_err(),
+        "couldn't get secret ns/s, no kubeClient defined"
+    );
+    assert!(env_of(&one(field("spec.bogus")), &objects()).await.is_err());
 }

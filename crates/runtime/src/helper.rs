@@ -53,9 +53,11 @@ pub struct RunContainerOptions {
 }
 
 /// The kubelet side of container creation.
+#[async_trait::async_trait]
 pub trait RuntimeHelper: Send + Sync {
-    /// `GenerateRunContainerOptions`.
-    fn generate_run_container_options(
+    /// `GenerateRunContainerOptions` (async: the environment reads ConfigMaps and Secrets
+    /// through the kubelet's managers).
+    async fn generate_run_container_options(
         &self,
         pod: &Pod,
         container: &Container,
@@ -199,8 +201,9 @@ impl KubeletRuntimeHelper {
     }
 }
 
+#[async_trait::async_trait]
 impl RuntimeHelper for KubeletRuntimeHelper {
-    fn generate_run_container_options(
+    async fn generate_run_container_options(
         &self,
         pod: &Pod,
         container: &Container,
@@ -212,7 +215,8 @@ impl RuntimeHelper for KubeletRuntimeHelper {
             pod_ips,
             &self.node,
             self.env_objects.as_ref(),
-        )?;
+        )
+        .await?;
         let mounts = self.make_mounts(pod, container, pod_ips)?;
         let mut pod_container_dir = None;
         if container

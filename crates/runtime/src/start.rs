@@ -155,6 +155,7 @@ impl KubeGenericRuntimeManager {
             &image_user,
             target.as_ref(),
         )
+        .await
         .map_err(|e| config_err(e.to_string()))?;
 
         let id = self

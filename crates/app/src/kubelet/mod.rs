@@ -253,11 +253,13 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     sources.extend(api::start_api_pod_source(deps, &pod_config, &node_lister));
     let mirror_pod_client = api::pod_source::mirror_client(deps, &node_lister);
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
-    // The ConfigMap/Secret/token managers (API server mode) replace `NoVolumeObjects` here.
+    let objects = api::objects::build(deps, &node_lister)?;
+    let env_objects = api::objects::env_objects(objects.as_ref());
     let volume_manager =
-        runtime_setup::build_volume_manager(deps, Arc::new(kubelet_volume::NoVolumeObjects))?;
+        runtime_setup::build_volume_manager(deps, api::objects::volume_objects(objects.as_ref()))?;
     let manager =
-        runtime_setup::build_runtime(deps, pod_state.clone(), volume_manager.clone()).await?;
+        runtime_setup::build_runtime(deps, pod_state.clone(), env_objects, volume_manager.clone())
+            .await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
     let (pleg_tx, pleg_events) = tokio::sync::mpsc::channel(kubelet_pleg::PLEG_CHANNEL_CAPACITY);
@@ -300,10 +302,11 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         mirror_pod_client: mirror_pod_client.clone(),
         node_lister: node_lister.clone(),
         pleg: pleg.clone(),
+        objects: objects.clone(),
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(
-        syncer,
+        api::objects::registering(syncer, objects.as_ref()),
         cache.clone(),
         Arc::new(WorkQueue::new()),
         PodWorkersConfig {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use kubelet_config::KubeletServer;
 use kubelet_container::{ContainerGcPolicy, NoProbeResults, PodStateProvider, RealClock};
-use kubelet_runtime::env::{NoEnvObjects, NodeEnvInfo};
+use kubelet_runtime::env::{EnvObjects, NodeEnvInfo};
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
 use kubelet_runtime::setup::{RuntimeManagerParts, RuntimeManagerSettings, new_runtime_manager};
@@ -112,11 +112,13 @@ fn node_allocatable_memory(deps: &KubeletDeps<'_>) -> i64 {
     (memory(&capacity) - memory(&reserved)).max(0)
 }
 
-/// The CRI-backed runtime the pod workers drive; container mounts of the volume manager's
-/// volumes come from `volumes`, hostPath and emptyDir from `LocalVolumes`.
+/// The CRI-backed runtime the pod workers drive; `env_objects` are the ConfigMap and
+/// Secret managers (`NoEnvObjects` in standalone mode); container mounts of the volume
+/// manager's volumes come from `volumes`, hostPath and emptyDir from `LocalVolumes`.
 pub async fn build_runtime(
     deps: &KubeletDeps<'_>,
     pod_state: Arc<dyn PodStateProvider>,
+    env_objects: Arc<dyn EnvObjects>,
     volumes: Arc<VolumeManager>,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
@@ -130,7 +132,7 @@ pub async fn build_runtime(
             os: Arc::new(RealOs),
             probes: Arc::new(NoProbeResults),
             pod_state,
-            env_objects: Arc::new(NoEnvObjects),
+            env_objects,
             volumes: Some(Arc::new(volumes)),
             clock: Arc::new(RealClock),
             recorder: deps.recorder.clone(),

@@ -48,6 +48,8 @@ pub struct KubeletSyncer {
     /// Asked to relist at once after containers started (see
     /// [`kubelet_pleg::GenericPleg::request_relist`]).
     pub pleg: Arc<kubelet_pleg::GenericPleg>,
+    /// The ConfigMap/Secret/token managers (`None` in standalone mode): pull secrets.
+    pub objects: Option<Arc<kubelet_objects::KubeletObjects>>,
 }
 
 /// How many pods may be in the runtime's `SyncPod` at the same time: 12 per CPU.
@@ -160,9 +162,17 @@ impl PodSyncer for KubeletSyncer {
             return Err(PodSyncError::Failed(e.to_string()));
         }
         tracing::debug!(pod = %pod_uid(pod), update = ?update_type, "SyncPod");
+        // Upstream `getPullSecretsForPod` (no Secret manager in standalone mode).
+        let pull_secrets = match &self.objects {
+            Some(o) => {
+                o.get_pull_secrets_for_pod(pod, self.recorder.as_ref())
+                    .await
+            }
+            None => Vec::new(),
+        };
         let result = self
             .runtime
-            .sync_pod(pod, pod_status, &[], &self.backoff)
+            .sync_pod(pod, pod_status, &pull_secrets, &self.backoff)
             .await;
         self.reason_cache.update(pod_uid(pod), &result);
         if result.started_containers() {

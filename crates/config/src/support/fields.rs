@@ -781,9 +781,13 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "configMapAndSecretChangeDetectionStrategy",
         None,
-        as_upstream(
-            "used only for configMap and secret volumes and env sources; kubelet-rs refuses pods with configMap/secret volumes at admission (`UnsupportedPodFeature`), so no pod it runs depends on it",
-        ),
+        done(&[
+            "crates/objects/src/manager_tests.rs::register_and_unregister_count_references_per_pod",
+            "crates/objects/src/manager_tests.rs::cache_strategy_reads_once_per_ttl_after_registration",
+            "crates/objects/src/manager_tests.rs::get_strategy_always_gets_and_registers_nothing",
+            "e2e/tests/cluster_objects.rs::env_from_config_maps_and_secrets_on_a_kubelet_rs_node",
+            "crates/kubelet-rs/tests/cluster_node.rs::env_from_config_map_and_secret",
+        ]),
     ),
     f("systemReserved", Some("system-reserved"), RESERVED),
     f("kubeReserved", Some("kube-reserved"), RESERVED),

@@ -5,6 +5,7 @@
 
 pub(crate) mod certificates;
 mod node_status;
+pub(crate) mod objects;
 pub(crate) mod pod_source;
 mod status_sync;
 
