@@ -186,8 +186,8 @@ fn wait_for<T>(
     }
 }
 
-/// A busybox pod running `script` (`sh -c`), without a service account token (kubelet-rs
-/// does not mount projected volumes yet, issue "pod features"), tolerating cordoned nodes.
+/// A busybox pod running `script` (`sh -c`), without a service account token (the volume
+/// tests turn it back on), tolerating cordoned nodes.
 fn busybox_pod(name: &str, node: Option<&str>, script: &str, grace: u32) -> Value {
     let mut pod = json!({
         "apiVersion": "v1",
