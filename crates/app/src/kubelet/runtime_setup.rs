@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kubelet_config::KubeletServer;
-use kubelet_container::{ContainerGcPolicy, NoProbeResults, PodStateProvider, RealClock};
+use kubelet_container::{ContainerGcPolicy, PodStateProvider, ProbeResults, RealClock};
 use kubelet_runtime::env::{EnvObjects, NodeEnvInfo};
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
@@ -113,16 +113,19 @@ fn node_allocatable_memory(deps: &KubeletDeps<'_>) -> i64 {
 }
 
 /// The CRI-backed runtime the pod workers drive; `env_objects` are the ConfigMap and
-/// Secret managers (`NoEnvObjects` in standalone mode); container mounts of the volume
+/// Secret managers (`NoEnvObjects` in standalone mode), `probes` the prober's results
+/// (liveness and startup failures restart containers); container mounts of the volume
 /// manager's volumes come from `volumes`, hostPath and emptyDir from `LocalVolumes`.
 pub async fn build_runtime(
     deps: &KubeletDeps<'_>,
     pod_state: Arc<dyn PodStateProvider>,
     env_objects: Arc<dyn EnvObjects>,
+    probes: Arc<dyn ProbeResults>,
     volumes: Arc<VolumeManager>,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
-    let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone());
+    let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone())
+        .with_node_allocatable_memory(settings.allocatable_memory);
     let volumes = MountedVolumes::new(volumes, Arc::new(local));
     let manager = new_runtime_manager(
         &settings,
@@ -130,7 +133,7 @@ pub async fn build_runtime(
             runtime: deps.runtime.runtime.clone(),
             image: deps.runtime.image.clone(),
             os: Arc::new(RealOs),
-            probes: Arc::new(NoProbeResults),
+            probes,
             pod_state,
             env_objects,
             volumes: Some(Arc::new(volumes)),
@@ -141,4 +144,32 @@ pub async fn build_runtime(
     .await
     .map_err(|e| err("failed to initialize the container runtime manager", e))?;
     Ok(Arc::new(manager))
+}
+
+/// The probe manager (upstream `prober.NewManager`): workers read the status manager, exec
+/// probes run through CRI `ExecSync`, results go to `results`.
+pub fn build_probe_manager(
+    deps: &KubeletDeps<'_>,
+    status: Arc<kubelet_status::StatusManager>,
+    results: Arc<kubelet_prober::ProberResults>,
+) -> Result<kubelet_prober::ProbeManager, RunError> {
+    let http =
+        kubelet_prober::HttpProber::new().map_err(|e| err("failed to create the prober", e))?;
+    Ok(kubelet_prober::ProbeManager::new(
+        kubelet_prober::ProbeManagerParts {
+            status,
+            results,
+            runner: Arc::new(kubelet_prober::CriCommandRunner(
+                deps.runtime.runtime.clone(),
+            )),
+            http,
+            recorder: deps.recorder.clone(),
+            clock: Arc::new(RealClock),
+            change_container_status_on_kubelet_restart: deps
+                .server
+                .feature_gates
+                .enabled(kubelet_features::gates::CHANGE_CONTAINER_STATUS_ON_KUBELET_RESTART),
+            shutdown: deps.shutdown.clone(),
+        },
+    ))
 }
