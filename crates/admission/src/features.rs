@@ -239,14 +239,41 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.volumes[*] of any type but emptyDir and hostPath",
-        upstream: "sets the volume up with its volume plugin (downwardAPI, projected, image, nfs, iscsi, ...)",
+        field: "spec.volumes[*] of any type but emptyDir, hostPath, configMap, secret, downwardAPI and projected",
+        upstream: "sets the volume up with its volume plugin (persistentVolumeClaim, ephemeral, image, csi, nfs, iscsi, ...)",
         find: |s, out| {
             out.extend(
                 volumes(s)
-                    .filter(|(_, v)| v.empty_dir.is_none() && v.host_path.is_none())
+                    .filter(|(_, v)| {
+                        v.empty_dir.is_none()
+                            && v.host_path.is_none()
+                            && v.config_map.is_none()
+                            && v.secret.is_none()
+                            && v.downward_api.is_none()
+                            && v.projected.is_none()
+                    })
                     .map(|(p, v)| format!("{p}.{}", volume_type(v))),
             );
+        },
+    },
+    UnsupportedPodFeature {
+        field: "spec.volumes[*].projected.sources[*].{clusterTrustBundle,podCertificate}",
+        upstream: "projects ClusterTrustBundle trust anchors or a PodCertificateRequest's key and chain (gates ClusterTrustBundleProjection and PodCertificateRequest, off by default)",
+        find: |s, out| {
+            for (p, v) in volumes(s) {
+                let sources = v
+                    .projected
+                    .iter()
+                    .flat_map(|pr| pr.sources.iter().flatten());
+                for (i, src) in sources.enumerate() {
+                    if src.cluster_trust_bundle.is_some() {
+                        out.push(format!("{p}.projected.sources[{i}].clusterTrustBundle"));
+                    }
+                    if src.pod_certificate.is_some() {
+                        out.push(format!("{p}.projected.sources[{i}].podCertificate"));
+                    }
+                }
+            }
         },
     },
 ];

@@ -105,16 +105,32 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             vec!["spec.volumes[1].emptyDir.sizeLimit"],
         ),
         (
-            "spec.volumes[*] of any type but emptyDir and hostPath",
+            "spec.volumes[*] of any type but emptyDir, hostPath, configMap, secret, downwardAPI and projected",
             json!({"containers": [c(json!({}))], "volumes": [
                 {"name": "h", "hostPath": {"path": "/tmp"}},
                 {"name": "d", "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
                 {"name": "i", "image": {"reference": "busybox"}},
-                {"name": "n", "nfs": {"server": "s", "path": "/"}}]}),
+                {"name": "n", "nfs": {"server": "s", "path": "/"}},
+                {"name": "cm", "configMap": {"name": "cfg"}},
+                {"name": "s", "secret": {"secretName": "s"}},
+                {"name": "pvc", "persistentVolumeClaim": {"claimName": "data"}},
+                {"name": "p", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}]}),
             vec![
-                "spec.volumes[1].downwardAPI",
                 "spec.volumes[2].image",
                 "spec.volumes[3].nfs",
+                "spec.volumes[6].persistentVolumeClaim",
+            ],
+        ),
+        (
+            "spec.volumes[*].projected.sources[*].{clusterTrustBundle,podCertificate}",
+            json!({"containers": [c(json!({}))], "volumes": [
+                {"name": "p", "projected": {"sources": [
+                    {"serviceAccountToken": {"path": "token"}},
+                    {"clusterTrustBundle": {"name": "b", "path": "ca.pem"}},
+                    {"podCertificate": {"signerName": "x/y", "keyType": "ED25519", "credentialBundlePath": "c"}}]}}]}),
+            vec![
+                "spec.volumes[0].projected.sources[1].clusterTrustBundle",
+                "spec.volumes[0].projected.sources[2].podCertificate",
             ],
         ),
     ]

@@ -17,6 +17,8 @@
 //!   is the same;
 //! * `env`/`envFrom` from a ConfigMap and a Secret reach the container; a missing key is
 //!   `CreateContainerConfigError` with upstream's message;
+//! * configMap, secret and service-account token volumes: the files, a ConfigMap update
+//!   within the sync period (old `..data` target removed), unmounted with the pod;
 //!
 //! and, with two nodes at once (upstream + kubelet-rs, and two upstream nodes as the
 //! reference), one Deployment spreads across both and their pods reach each other and the
@@ -184,8 +186,8 @@ fn wait_for<T>(
     }
 }
 
-/// A busybox pod running `script` (`sh -c`), without a service account token (kubelet-rs
-/// does not mount projected volumes yet, issue "pod features"), tolerating cordoned nodes.
+/// A busybox pod running `script` (`sh -c`), without a service account token (the volume
+/// tests turn it back on), tolerating cordoned nodes.
 fn busybox_pod(name: &str, node: Option<&str>, script: &str, grace: u32) -> Value {
     let mut pod = json!({
         "apiVersion": "v1",
@@ -703,6 +705,134 @@ fn env_from_config_map_and_secret(kubelet: TestNode) -> TestResult {
     Ok(())
 }
 
+fn is_mount_point(path: &Path) -> bool {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let p = path.to_string_lossy();
+    mounts
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(p.as_ref()))
+}
+
+/// configMap, secret and the service-account (projected token) volumes: the files in the
+/// container and under `<root-dir>/pods/<uid>/volumes/<plugin>/<name>` (secret and projected
+/// on a tmpfs); a ConfigMap update reaches the file within the sync period and the old
+/// `..data` target goes; the volumes are unmounted and removed with the pod.
+fn volumes_from_config_map_secret_and_token(kubelet: TestNode) -> TestResult {
+    let _serial = serial();
+    let c = cluster::ensure()?;
+    let node = c.start_node(kubelet.spec())?;
+    let ns = Namespace::create(&c, "volumes")?;
+    let name = node.spec.name.as_str();
+    create(
+        &c,
+        &ns.name,
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"},
+            "data": {"k": "v1"}}),
+    )?;
+    create(
+        &c,
+        &ns.name,
+        &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "sec"},
+            "stringData": {"p": "s3cr3t"}}),
+    )?;
+    let with_volumes = |pod: &mut Value| {
+        pod["spec"]
+            .as_object_mut()
+            .map(|s| s.remove("automountServiceAccountToken"));
+        pod["spec"]["volumes"] = json!([
+            {"name": "cfg", "configMap": {"name": "cfg"}},
+            {"name": "sec", "secret": {"secretName": "sec", "defaultMode": 256}},
+        ]);
+        pod["spec"]["containers"][0]["volumeMounts"] = json!([
+            {"name": "cfg", "mountPath": "/etc/cfg"},
+            {"name": "sec", "mountPath": "/etc/sec"},
+        ]);
+    };
+    let mut reader = busybox_pod(
+        "reader",
+        Some(name),
+        "printf '%s %s %s %s' \"$(cat /etc/cfg/k)\" \"$(cat /etc/sec/p)\" \
+         \"$(cat /var/run/secrets/kubernetes.io/serviceaccount/namespace)\" \
+         \"$(stat -L -c %a /etc/sec/p)\" > /dev/termination-log; \
+         touch /etc/cfg/x 2>/dev/null || printf ' ro' >> /dev/termination-log",
+        1,
+    );
+    reader["spec"]["restartPolicy"] = json!("Never");
+    with_volumes(&mut reader);
+    create(&c, &ns.name, &reader)?;
+    let done = wait_pod_phase(&c, &ns.name, "reader", "Succeeded", 120)?;
+    assert_eq!(
+        done["status"]["containerStatuses"][0]["state"]["terminated"]["message"],
+        json!(format!("v1 s3cr3t {} 400 ro", ns.name)),
+        "{}",
+        done["status"]
+    );
+
+    let mut pod = busybox_pod("vol", Some(name), SLEEPER, 1);
+    with_volumes(&mut pod);
+    create(&c, &ns.name, &pod)?;
+    let p = wait_pod_running_ready(&c, &ns.name, "vol")?;
+    let uid = p["metadata"]["uid"].as_str().ok_or("no uid")?.to_string();
+    let volumes = node.dir.join("root/pods").join(&uid).join("volumes");
+    let cfg = volumes.join("kubernetes.io~configmap/cfg");
+    let sec = volumes.join("kubernetes.io~secret/sec");
+    assert_eq!(std::fs::read_to_string(cfg.join("k"))?, "v1");
+    assert_eq!(std::fs::read_to_string(sec.join("p"))?, "s3cr3t");
+    assert!(is_mount_point(&sec), "the secret volume is a tmpfs");
+    assert!(!is_mount_point(&cfg), "configMap volumes are on disk");
+    let access = std::fs::read_dir(volumes.join("kubernetes.io~projected"))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("kube-api-access-"))
+        })
+        .ok_or("no kube-api-access volume")?;
+    assert!(is_mount_point(&access));
+    let token = std::fs::read_to_string(access.join("token"))?;
+    assert_eq!(token.split('.').count(), 3, "a JWT: {token}");
+    assert!(std::fs::read_to_string(access.join("ca.crt"))?.contains("BEGIN CERTIFICATE"));
+    assert_eq!(std::fs::read_to_string(access.join("namespace"))?, ns.name);
+
+    let old = std::fs::read_link(cfg.join("..data"))?;
+    c.kubectl_output([
+        "-n",
+        &ns.name,
+        "patch",
+        "configmap",
+        "cfg",
+        "-p",
+        r#"{"data":{"k":"v2"}}"#,
+    ])?;
+    // Within the sync period (syncFrequency, 1 min) plus the watch's delay.
+    wait_for("the ConfigMap update in the volume", 100, || {
+        Ok((std::fs::read_to_string(cfg.join("k"))? == "v2").then_some(()))
+    })?;
+    assert!(
+        !cfg.join(&old).exists(),
+        "old ..data target {old:?} removed"
+    );
+
+    c.kubectl_output([
+        "-n",
+        &ns.name,
+        "delete",
+        "pod",
+        "vol",
+        "--wait",
+        "--timeout=60s",
+    ])?;
+    wait_for("the pod's volumes unmounted and removed", 60, || {
+        Ok(
+            (!is_mount_point(&sec) && !is_mount_point(&access) && !sec.exists() && !cfg.exists())
+                .then_some(()),
+        )
+    })?;
+    drop(ns);
+    node.stop()?;
+    Ok(())
+}
+
 /// A static pod (file in `staticPodPath`) appears as a mirror pod `<pod>-<node>`; deleting
 /// the mirror pod brings a new one (new UID) while the static pod's container keeps running;
 /// removing the file removes the mirror pod.
@@ -1123,6 +1253,15 @@ macro_rules! node_tests {
             #[test]
             fn env_from_config_map_and_secret() -> TestResult {
                 super::env_from_config_map_and_secret($kubelet)
+            }
+
+            #[cfg_attr(
+                any(krs_skip_cluster, krs_skip_runtime),
+                ignore = "KRS_SKIP_CLUSTER_TESTS=1 or KRS_SKIP_RUNTIME_TESTS=1"
+            )]
+            #[test]
+            fn volumes_from_config_map_secret_and_token() -> TestResult {
+                super::volumes_from_config_map_secret_and_token($kubelet)
             }
         }
     };

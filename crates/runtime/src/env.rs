@@ -247,7 +247,7 @@ fn bracket_key<'a>(path: &'a str, prefix: &str) -> Option<&'a str> {
 fn format_map(m: Option<&BTreeMap<String, String>>) -> String {
     m.into_iter()
         .flatten()
-        .map(|(k, v)| format!("{k}={v:?}"))
+        .map(|(k, v)| format!("{k}={}", kubelet_apimachinery::go_quote(v)))
         .collect::<Vec<_>>()
         .join("\n")
 }

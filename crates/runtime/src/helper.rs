@@ -233,6 +233,7 @@ impl KubeletRuntimeHelper {
                 }
             }
             let mut host_path = self.volumes.volume_path(pod, volume)?;
+            let attributes = self.volumes.attributes(volume);
             if !sub_path.is_empty() {
                 host_path =
                     self.prepare_sub_path(pod, container, i, volume, host_path, &sub_path)?;
@@ -246,8 +247,10 @@ impl KubeletRuntimeHelper {
                 name: vm.name.clone(),
                 container_path: vm.mount_path.clone(),
                 host_path,
-                read_only: vm.read_only.unwrap_or(false),
-                selinux_relabel: false,
+                read_only: vm.read_only.unwrap_or(false) || attributes.read_only,
+                // upstream: `Managed && SELinuxRelabel` (its "labeled once" mark is set on a
+                // copy, so every mount of such a volume asks for the relabel).
+                selinux_relabel: attributes.managed && attributes.selinux_relabel,
                 propagation: propagation as i32,
             });
         }

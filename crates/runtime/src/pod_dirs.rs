@@ -10,11 +10,12 @@
 //! * the `volumes` directory is only ever emptied with `rmdir`, never removed recursively;
 //! * every other subdirectory is removed without crossing into another filesystem.
 //!
-//! kubelet-rs has no volume manager yet: the only pod-directory volumes it creates are
-//! disk-backed `emptyDir`s ([`crate::volumes`]), plain directories that upstream's emptyDir
-//! `TearDown` would remove once the pod terminated. That teardown is done here for an
-//! orphaned pod (an `emptyDir` that is not a mount point is removed on one filesystem), so the
-//! `rmdir`s that follow succeed; any other volume directory must already be empty.
+//! The volume manager (kubelet-volume) tears down the `configMap`, `secret`, `downwardAPI`
+//! and `projected` volumes of orphaned pods before this runs. Disk-backed `emptyDir`s
+//! ([`crate::volumes`]) are plain directories that upstream's emptyDir `TearDown` would
+//! remove once the pod terminated. That teardown is done here for an orphaned pod (an
+//! `emptyDir` that is not a mount point is removed on one filesystem), so the `rmdir`s that
+//! follow succeed; any other volume directory must already be empty.
 
 use std::path::{Path, PathBuf};
 

@@ -20,7 +20,7 @@ use crate::logs::{ContainerLogManager, LogRotatePolicy};
 use crate::manager::{KubeGenericRuntimeManager, RuntimeManagerConfig, RuntimeManagerDeps};
 use crate::os::OsInterface;
 use crate::resources::{ResourceSettings, discover_hugepage_sizes};
-use crate::volumes::LocalVolumes;
+use crate::volumes::{LocalVolumes, VolumeHost};
 use kubelet_container::ProbeResults;
 
 /// KubeletConfiguration fields (and node facts) the runtime manager depends on.
@@ -88,6 +88,8 @@ pub struct RuntimeManagerParts {
     pub pod_state: Arc<dyn PodStateProvider>,
     /// ConfigMaps/Secrets (`NoEnvObjects` in standalone mode).
     pub env_objects: Arc<dyn EnvObjects>,
+    /// Where pod volumes live (`None`: `LocalVolumes`, hostPath and emptyDir only).
+    pub volumes: Option<Arc<dyn VolumeHost>>,
     /// Clock.
     pub clock: Arc<dyn Clock>,
     /// The kubelet's event recorder.
@@ -118,10 +120,12 @@ pub async fn new_runtime_manager(
             allocatable_ephemeral_storage: s.allocatable_ephemeral_storage,
         },
         env_objects: parts.env_objects,
-        volumes: Arc::new(
-            LocalVolumes::new(os.clone(), s.root_dir.clone())
-                .with_node_allocatable_memory(s.allocatable_memory),
-        ),
+        volumes: parts.volumes.unwrap_or_else(|| {
+            Arc::new(
+                LocalVolumes::new(os.clone(), s.root_dir.clone())
+                    .with_node_allocatable_memory(s.allocatable_memory),
+            )
+        }),
         node_hosts_file: PathBuf::from("/etc/hosts"),
     };
     let policy = LogRotatePolicy::new(s.container_log_max_size, s.container_log_max_files)

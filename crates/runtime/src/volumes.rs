@@ -34,6 +34,22 @@ use crate::subpath::CONTAINER_SUBPATH_DIRECTORY_NAME;
 pub trait VolumeHost: Send + Sync {
     /// The host path backing `volume` of `pod`, set up and ready to bind-mount.
     fn volume_path(&self, pod: &Pod, volume: &Volume) -> Result<PathBuf, RuntimeManagerError>;
+    /// The volume plugin's attributes (upstream `Mounter.GetAttributes()`); the default is
+    /// a plain host directory's (all false, as `hostPath`).
+    fn attributes(&self, _volume: &Volume) -> VolumeAttributes {
+        VolumeAttributes::default()
+    }
+}
+
+/// What `makeMounts` needs to know of a volume plugin (upstream `volume.Attributes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VolumeAttributes {
+    /// Every mount of the volume is read-only (`mustMountRO`).
+    pub read_only: bool,
+    /// The kubelet manages the volume's content.
+    pub managed: bool,
+    /// The runtime may relabel the volume for SELinux.
+    pub selinux_relabel: bool,
 }
 
 /// Mode of an emptyDir directory (upstream `perm`).

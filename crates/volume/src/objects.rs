@@ -42,6 +42,11 @@ pub trait VolumeObjects: Send + Sync {
     /// Forgets the tokens issued for pod `pod_uid` (upstream
     /// `tokenManager.DeleteServiceAccountToken`).
     fn delete_service_account_token(&self, pod_uid: &str);
+    /// Whether the kubelet has an API client (upstream `host.GetKubeClient() != nil`;
+    /// projected volumes refuse to set up without one).
+    fn has_kube_client(&self) -> bool {
+        true
+    }
 }
 
 /// Standalone mode: there is no API server, so no object exists. Static pods cannot refer
@@ -72,4 +77,7 @@ impl VolumeObjects for NoVolumeObjects {
         Err(no_client("service account token for", namespace, name))
     }
     fn delete_service_account_token(&self, _: &str) {}
+    fn has_kube_client(&self) -> bool {
+        false
+    }
 }

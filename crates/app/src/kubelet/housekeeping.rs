@@ -83,6 +83,15 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
             .map(|u| (*u).to_string())
             .chain(running.into_iter().map(|p| p.id))
             .collect();
+        // Volumes of orphaned pods are unmounted first (upstream: the reconciler tears them
+        // down once the pod is gone), so the directories can go.
+        let errors = kl
+            .volume_manager
+            .cleanup_orphaned_pods(|uid| known.contains(uid))
+            .await;
+        for e in &errors {
+            tracing::error!(err = %e, "Failed to tear down the volumes of an orphaned pod");
+        }
         cleanup_orphaned_pod_dirs(kl, known).await;
     }
 

@@ -118,6 +118,8 @@ pub struct Kubelet {
     pub admit_handlers: kubelet_admission::PodAdmitHandlers,
     /// Pod-level cgroups (with `cgroupsPerQOS`).
     pub pod_cgroups: Option<Arc<pod_cgroups::PodCgroups>>,
+    /// The volume manager (tears down the volumes of orphaned pods in housekeeping).
+    pub volume_manager: Arc<kubelet_volume::VolumeManager>,
     /// This node's Node object, from the node informer (empty in standalone mode).
     pub node_lister: kubelet_apipods::NodeLister,
     /// Creates and deletes mirror pods (`None` in standalone mode).
@@ -259,10 +261,17 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
     let objects = api::objects::build(deps, &node_lister)?;
     let env_objects = api::objects::env_objects(objects.as_ref());
+    let volume_manager =
+        runtime_setup::build_volume_manager(deps, api::objects::volume_objects(objects.as_ref()))?;
     let (probe_results, probe_updates) = kubelet_prober::ProberResults::new();
-    let manager =
-        runtime_setup::build_runtime(deps, pod_state.clone(), env_objects, probe_results.clone())
-            .await?;
+    let manager = runtime_setup::build_runtime(
+        deps,
+        pod_state.clone(),
+        env_objects,
+        probe_results.clone(),
+        volume_manager.clone(),
+    )
+    .await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
     let (pleg_tx, pleg_events) = tokio::sync::mpsc::channel(kubelet_pleg::PLEG_CHANNEL_CAPACITY);
@@ -307,6 +316,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
             deps.machine.num_cores(),
         ))),
         pod_cgroups: pod_cgroups.clone(),
+        volume_manager: volume_manager.clone(),
         recorder: deps.recorder.clone(),
         mirror_pod_client: mirror_pod_client.clone(),
         node_lister: node_lister.clone(),
@@ -354,6 +364,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         node_lister,
         mirror_pod_client,
         pod_cgroups,
+        volume_manager,
         recorder: deps.recorder.clone(),
         pod_sync_loop_handlers: vec![active_deadline],
         probe_manager,

@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use kubelet_config::KubeletServer;
 use kubelet_container::{ContainerGcPolicy, PodStateProvider, ProbeResults, RealClock};
-use kubelet_runtime::env::EnvObjects;
+use kubelet_runtime::env::{EnvObjects, NodeEnvInfo};
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
 use kubelet_runtime::setup::{RuntimeManagerParts, RuntimeManagerSettings, new_runtime_manager};
+use kubelet_runtime::volumes::LocalVolumes;
+use kubelet_volume::{MountedVolumes, RealMounter, VolumeManager, VolumeObjects};
 
 use super::KubeletDeps;
 use crate::startup::RunError;
@@ -75,16 +77,56 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
     })
 }
 
+/// The volume manager (upstream `volumemanager.NewVolumeManager` in `NewMainKubelet`):
+/// `objects` are the ConfigMap/Secret/token managers in API server mode, `NoVolumeObjects`
+/// in standalone mode.
+pub fn build_volume_manager(
+    deps: &KubeletDeps<'_>,
+    objects: Arc<dyn VolumeObjects>,
+) -> Result<Arc<VolumeManager>, RunError> {
+    let s = settings(deps)?;
+    Ok(Arc::new(VolumeManager::new(
+        s.root_dir,
+        objects,
+        Arc::new(RealMounter::new()),
+        deps.recorder.clone(),
+        NodeEnvInfo {
+            host_ips: Vec::new(),
+            allocatable_milli_cpu: s.allocatable_milli_cpu,
+            allocatable_memory: node_allocatable_memory(deps),
+            allocatable_ephemeral_storage: s.allocatable_ephemeral_storage,
+        },
+    )))
+}
+
+/// The node's `status.allocatable` memory, which upstream's volume host reads
+/// (`GetNodeAllocatable`): capacity minus kube- and system-reserved and the hard eviction
+/// threshold.
+fn node_allocatable_memory(deps: &KubeletDeps<'_>) -> i64 {
+    let capacity = kubelet_cm::capacity_from_machine_info(&deps.machine, &[]);
+    let reserved = deps.node_config.node_allocatable_reservation(&capacity);
+    let memory = |m: &std::collections::BTreeMap<
+        String,
+        kubelet_apimachinery::quantity::Quantity,
+    >| { m.get("memory").map(|q| q.value()).unwrap_or(0) };
+    (memory(&capacity) - memory(&reserved)).max(0)
+}
+
 /// The CRI-backed runtime the pod workers drive; `env_objects` are the ConfigMap and
 /// Secret managers (`NoEnvObjects` in standalone mode), `probes` the prober's results
-/// (liveness and startup failures restart containers).
+/// (liveness and startup failures restart containers); container mounts of the volume
+/// manager's volumes come from `volumes`, hostPath and emptyDir from `LocalVolumes`.
 pub async fn build_runtime(
     deps: &KubeletDeps<'_>,
     pod_state: Arc<dyn PodStateProvider>,
     env_objects: Arc<dyn EnvObjects>,
     probes: Arc<dyn ProbeResults>,
+    volumes: Arc<VolumeManager>,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
+    let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone())
+        .with_node_allocatable_memory(settings.allocatable_memory);
+    let volumes = MountedVolumes::new(volumes, Arc::new(local));
     let manager = new_runtime_manager(
         &settings,
         RuntimeManagerParts {
@@ -94,6 +136,7 @@ pub async fn build_runtime(
             probes,
             pod_state,
             env_objects,
+            volumes: Some(Arc::new(volumes)),
             clock: Arc::new(RealClock),
             recorder: deps.recorder.clone(),
         },

@@ -36,6 +36,8 @@ pub struct KubeletSyncer {
     pub sync_slots: Arc<tokio::sync::Semaphore>,
     /// Pod-level cgroups, created before the sandbox (with `cgroupsPerQOS`).
     pub pod_cgroups: Option<Arc<super::pod_cgroups::PodCgroups>>,
+    /// Mounts the pod's volumes before its containers start, unmounts them once it ended.
+    pub volume_manager: Arc<kubelet_volume::VolumeManager>,
     /// Where events go.
     pub recorder: Arc<dyn EventRecorder>,
     /// Mirror pods of static pods (`None` in standalone mode).
@@ -169,6 +171,12 @@ impl PodSyncer for KubeletSyncer {
         }
         // Ensure the pod is being probed.
         self.probe_manager.add_pod(pod);
+        // Wait for volumes to attach/mount (and refresh the API-backed ones: a ConfigMap,
+        // Secret or token change reaches the files on every sync).
+        if let Err(e) = self.volume_manager.wait_for_attach_and_mount(pod).await {
+            tracing::error!(pod = %pod_uid(pod), err = %e, "Unable to attach or mount volumes for pod; skipping pod");
+            return Err(PodSyncError::Failed(e.to_string()));
+        }
         tracing::debug!(pod = %pod_uid(pod), update = ?update_type, "SyncPod");
         // Upstream `getPullSecretsForPod` (no Secret manager in standalone mode).
         let pull_secrets = match &self.objects {
@@ -290,7 +298,11 @@ impl PodSyncer for KubeletSyncer {
     ) -> Result<(), PodSyncError> {
         let api_status = self.generate(pod, pod_status, true);
         self.status_manager.set_pod_status(pod, api_status);
-        // Resources the kubelet owns go before the pod is finished (and may be deleted).
+        // Resources the kubelet owns go before the pod is finished (and may be deleted):
+        // volumes first (upstream `WaitForUnmount`), then the pod cgroup.
+        if let Err(e) = self.volume_manager.unmount_pod(pod_uid(pod)).await {
+            return Err(PodSyncError::Failed(format!("unmounting volumes: {e}")));
+        }
         if let Some(pc) = &self.pod_cgroups {
             pc.sync_terminated_pod(pod)?;
         }

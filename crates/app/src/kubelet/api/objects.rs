@@ -66,10 +66,6 @@ pub(crate) fn env_objects(objects: Option<&Arc<KubeletObjects>>) -> Arc<dyn EnvO
 
 /// What the volume plugins read ConfigMaps, Secrets and tokens through (the volume
 /// manager's `VolumeObjects`).
-#[expect(
-    dead_code,
-    reason = "the volume manager (crates/volume) takes it in place of NoVolumeObjects"
-)]
 pub(crate) fn volume_objects(objects: Option<&Arc<KubeletObjects>>) -> Arc<dyn VolumeObjects> {
     match objects {
         Some(o) => o.clone(),
