@@ -203,15 +203,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.runtimeClassName",
-        upstream: "runs the pod with the runtime handler of that RuntimeClass",
-        find: |s, out| {
-            if non_empty(s.runtime_class_name.as_deref()) {
-                out.push("spec.runtimeClassName".into());
-            }
-        },
-    },
-    UnsupportedPodFeature {
         field: "spec.activeDeadlineSeconds",
         upstream: "fails the pod with reason DeadlineExceeded once it has been active that long",
         find: |s, out| {

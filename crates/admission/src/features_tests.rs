@@ -100,11 +100,6 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             vec!["spec.hostUsers"],
         ),
         (
-            "spec.runtimeClassName",
-            json!({"runtimeClassName": "gvisor", "containers": [c(json!({}))]}),
-            vec!["spec.runtimeClassName"],
-        ),
-        (
             "spec.activeDeadlineSeconds",
             json!({"activeDeadlineSeconds": 30, "containers": [c(json!({}))]}),
             vec!["spec.activeDeadlineSeconds"],
@@ -183,7 +178,7 @@ fn implemented_features_are_admitted() {
     let p = pod(json!({
         "securityContext": {"supplementalGroupsPolicy": "Merge", "fsGroup": 2000, "sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"}]},
         "hostUsers": true,
-        "runtimeClassName": "",
+        "runtimeClassName": "gvisor",
         "initContainers": [c(json!({"name": "init"})), c(json!({"name": "side", "restartPolicy": "Always"}))],
         "containers": [c(json!({
             "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],

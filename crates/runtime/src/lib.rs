@@ -32,6 +32,7 @@
 //! | [`labels`]     | `kuberuntime/labels.go`                                                 |
 //! | [`quantity`]   | `resource.Quantity.Value/MilliValue` (via `kubelet-apimachinery`)       |
 //! | [`os`]         | `kubecontainer.OSInterface` (+ in-memory fake)                          |
+//! | [`runtimeclass`] | `runtimeClassManager` as `createPodSandbox` uses it (trait, standalone) |
 //! | [`pod_dirs`]   | `kubelet_volumes.go` `cleanupOrphanedPodDirs`                            |
 //! | [`setup`]      | `NewKubeGenericRuntimeManager` wiring                                   |
 
@@ -59,6 +60,7 @@ pub mod pod_dirs;
 pub mod qos;
 pub mod quantity;
 pub mod resources;
+pub mod runtimeclass;
 pub mod sandbox;
 pub mod security;
 pub mod setup;

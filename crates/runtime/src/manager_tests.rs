@@ -581,3 +581,80 @@ async fn sandbox_and_container_failures_are_warning_events() {
         "{got:?}"
     );
 }
+
+/// RuntimeClasses by name, as the API-backed manager's lister would hold them.
+struct FakeRuntimeClasses(Vec<(&'static str, &'static str)>);
+
+impl crate::runtimeclass::RuntimeHandlerResolver for FakeRuntimeClasses {
+    fn lookup_runtime_handler(
+        &self,
+        name: Option<&str>,
+    ) -> Result<String, crate::runtimeclass::RuntimeClassError> {
+        let Some(name) = name.filter(|n| !n.is_empty()) else {
+            return Ok(String::new());
+        };
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, h)| (*h).to_string())
+            .ok_or_else(|| crate::runtimeclass::RuntimeClassError::NotFound { name: name.into() })
+    }
+}
+
+fn with_runtime_class(name: &str) -> ApiPod {
+    let mut p = pod(vec![busybox("app")], vec![]);
+    p.spec.as_mut().unwrap().runtime_class_name = Some(name.into());
+    p
+}
+
+#[tokio::test]
+async fn runtime_class_handler_reaches_run_pod_sandbox() {
+    let env = Env::new();
+    let m = env
+        .manager()
+        .await
+        .with_runtime_class_manager(Arc::new(FakeRuntimeClasses(vec![("fast", "kata")])));
+    let (result, status) = sync(&env, &m, &with_runtime_class("fast")).await;
+    assert!(result.error().is_none(), "{result:?}");
+    running(&status, "app");
+    let handlers: Vec<_> = env
+        .runtime
+        .sandboxes()
+        .iter()
+        .map(|s| s.status.runtime_handler.clone())
+        .collect();
+    assert_eq!(handlers, ["kata"]);
+}
+
+#[tokio::test]
+async fn missing_runtime_class_fails_the_sandbox_as_upstream() {
+    let env = Env::new();
+    let m = env
+        .manager()
+        .await
+        .with_runtime_class_manager(Arc::new(FakeRuntimeClasses(vec![])));
+    let (result, _) = sync(&env, &m, &with_runtime_class("gone")).await;
+    let failure = result.failures().next().unwrap();
+    assert_eq!(failure.error, Some(SyncErrorKind::CreatePodSandbox));
+    assert_eq!(
+        failure.message,
+        r#"Failed to create sandbox for pod "web_default(uid-1)": runtimeclass.node.k8s.io "gone" not found"#
+    );
+    assert!(env.runtime.sandboxes().is_empty());
+    let got = events(&env, &mut 0);
+    assert_eq!(
+        got,
+        [
+            r#"- Warning FailedCreatePodSandBox Failed to create pod sandbox: runtimeclass.node.k8s.io "gone" not found"#
+        ]
+    );
+}
+
+#[tokio::test]
+async fn without_a_runtime_class_manager_every_pod_gets_the_default_handler() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let (result, _) = sync(&env, &m, &with_runtime_class("gvisor")).await;
+    assert!(result.error().is_none(), "{result:?}");
+    assert_eq!(env.runtime.sandboxes()[0].status.runtime_handler, "");
+}

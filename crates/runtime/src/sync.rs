@@ -222,8 +222,9 @@ impl KubeGenericRuntimeManager {
         result
     }
 
-    /// `createPodSandbox`: creates the pod log directory, then `RunPodSandbox`. Fails with
-    /// the message for the sync result and the error for the event.
+    /// `createPodSandbox`: creates the pod log directory, resolves the pod's RuntimeClass
+    /// to a runtime handler, then `RunPodSandbox`. Fails with the message for the sync
+    /// result and the error for the event.
     async fn create_pod_sandbox(
         &self,
         pod: &ApiPod,
@@ -239,7 +240,7 @@ impl KubeGenericRuntimeManager {
         .map_err(|e| {
             (
                 format!(
-                    "GeneratePodSandboxConfig for pod {:?} failed: {e}",
+                    "Failed to generate sandbox config for pod {:?}: {e}",
                     format_pod(pod)
                 ),
                 e.to_string(),
@@ -249,17 +250,36 @@ impl KubeGenericRuntimeManager {
         self.os.mkdir_all(log_dir).map_err(|e| {
             (
                 format!(
-                    "create pod log directory {:?} failed: {e}",
-                    config.log_directory
+                    "Failed to create log directory for pod {:?}: {e}",
+                    format_pod(pod)
                 ),
                 e.to_string(),
             )
         })?;
-        let runtime_handler = "";
+        let failed = |e: String| {
+            (
+                format!(
+                    "Failed to create sandbox for pod {:?}: {e}",
+                    format_pod(pod)
+                ),
+                e,
+            )
+        };
+        let runtime_class_name = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.runtime_class_name.as_deref());
+        let runtime_handler = self
+            .runtime_classes
+            .lookup_runtime_handler(runtime_class_name)
+            .map_err(|e| failed(e.to_string()))?;
+        if !runtime_handler.is_empty() {
+            tracing::debug!(pod = %format_pod(pod), runtime_handler = %runtime_handler, "Running pod with runtime handler");
+        }
         self.runtime
-            .run_pod_sandbox(&config, runtime_handler)
+            .run_pod_sandbox(&config, &runtime_handler)
             .await
-            .map_err(|e| (format!("Failed to create pod sandbox: {e}"), e.to_string()))
+            .map_err(|e| failed(e.to_string()))
     }
 
     /// `pruneInitContainersBeforeStart`: keep only the newest exited instance of each init container.

@@ -253,7 +253,9 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
     let objects = api::objects::build(deps, &node_lister)?;
     let env_objects = api::objects::env_objects(objects.as_ref());
-    let manager = runtime_setup::build_runtime(deps, pod_state.clone(), env_objects).await?;
+    let runtime_classes = api::objects::runtime_class_manager(deps);
+    let manager =
+        runtime_setup::build_runtime(deps, pod_state.clone(), env_objects, runtime_classes).await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
     let (pleg_tx, pleg_events) = tokio::sync::mpsc::channel(kubelet_pleg::PLEG_CHANNEL_CAPACITY);

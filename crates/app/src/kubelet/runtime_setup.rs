@@ -11,6 +11,7 @@ use kubelet_container::{ContainerGcPolicy, NoProbeResults, PodStateProvider, Rea
 use kubelet_runtime::env::EnvObjects;
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
+use kubelet_runtime::runtimeclass::RuntimeHandlerResolver;
 use kubelet_runtime::setup::{RuntimeManagerParts, RuntimeManagerSettings, new_runtime_manager};
 
 use super::KubeletDeps;
@@ -76,11 +77,13 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
 }
 
 /// The CRI-backed runtime the pod workers drive; `env_objects` are the ConfigMap and
-/// Secret managers (`NoEnvObjects` in standalone mode).
+/// Secret managers (`NoEnvObjects` in standalone mode), `runtime_classes` the RuntimeClass
+/// manager (`NoRuntimeClassManager` in standalone mode).
 pub async fn build_runtime(
     deps: &KubeletDeps<'_>,
     pod_state: Arc<dyn PodStateProvider>,
     env_objects: Arc<dyn EnvObjects>,
+    runtime_classes: Arc<dyn RuntimeHandlerResolver>,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
     let manager = new_runtime_manager(
@@ -98,5 +101,7 @@ pub async fn build_runtime(
     )
     .await
     .map_err(|e| err("failed to initialize the container runtime manager", e))?;
-    Ok(Arc::new(manager))
+    Ok(Arc::new(
+        manager.with_runtime_class_manager(runtime_classes),
+    ))
 }
