@@ -194,15 +194,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.hostUsers",
-        upstream: "with false, runs the pod in its own user namespace (UserNamespacesSupport, on by default)",
-        find: |s, out| {
-            if s.host_users == Some(false) {
-                out.push("spec.hostUsers".into());
-            }
-        },
-    },
-    UnsupportedPodFeature {
         field: "spec.activeDeadlineSeconds",
         upstream: "fails the pod with reason DeadlineExceeded once it has been active that long",
         find: |s, out| {

@@ -33,6 +33,7 @@
 //! | [`quantity`]   | `resource.Quantity.Value/MilliValue` (via `kubelet-apimachinery`)       |
 //! | [`os`]         | `kubecontainer.OSInterface` (+ in-memory fake)                          |
 //! | [`runtimeclass`] | `runtimeClassManager` as `createPodSandbox` uses it (trait, standalone) |
+//! | [`userns`]     | `userns/userns_manager.go` `GetOrCreateUserNamespaceMappings` (support check only) |
 //! | [`pod_dirs`]   | `kubelet_volumes.go` `cleanupOrphanedPodDirs`                            |
 //! | [`setup`]      | `NewKubeGenericRuntimeManager` wiring                                   |
 
@@ -67,6 +68,7 @@ pub mod setup;
 pub mod start;
 pub mod status;
 pub mod sync;
+pub mod userns;
 pub mod volumes;
 
 pub use error::RuntimeManagerError;

@@ -658,3 +658,43 @@ async fn without_a_runtime_class_manager_every_pod_gets_the_default_handler() {
     assert!(result.error().is_none(), "{result:?}");
     assert_eq!(env.runtime.sandboxes()[0].status.runtime_handler, "");
 }
+
+#[tokio::test]
+async fn host_users_false_on_a_runtime_without_user_namespaces_fails_the_sandbox() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let mut p = pod(vec![busybox("app")], vec![]);
+    p.spec.as_mut().unwrap().host_users = Some(false);
+    let (result, _) = sync(&env, &m, &p).await;
+    let failure = result.failures().next().unwrap();
+    assert_eq!(failure.error, Some(SyncErrorKind::CreatePodSandbox));
+    assert_eq!(
+        failure.message,
+        r#"Failed to generate sandbox config for pod "web_default(uid-1)": can't set `spec.hostUsers: false`, runtime does not support user namespaces"#
+    );
+    assert!(env.runtime.sandboxes().is_empty());
+    assert_eq!(
+        events(&env, &mut 0),
+        [
+            "- Warning FailedCreatePodSandBox Failed to create pod sandbox: can't set `spec.hostUsers: false`, runtime does not support user namespaces"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn pods_sharing_host_users_run_in_the_node_user_namespace() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let (result, _) = sync(&env, &m, &pod(vec![busybox("app")], vec![])).await;
+    assert!(result.error().is_none(), "{result:?}");
+    let sb = &env.runtime.sandboxes()[0];
+    let ns = sb
+        .config
+        .linux
+        .as_ref()
+        .and_then(|l| l.security_context.as_ref())
+        .and_then(|sc| sc.namespace_options.as_ref())
+        .and_then(|ns| ns.userns_options.as_ref())
+        .map(|u| u.mode);
+    assert_eq!(ns, Some(kubelet_cri::v1::NamespaceMode::Node as i32));
+}
