@@ -2,7 +2,8 @@
 //! `hack/runtime-up.sh`: a busybox pod is synced to Running, its CRI log lands at
 //! `<podLogsDir>/<ns>_<name>_<uid>/<container>/<restartCount>.log`, a container killed from
 //! outside is restarted by the next sync with restart count 1, and `kill_pod` of a removed
-//! pod leaves nothing behind.
+//! pod leaves nothing behind. A `subPath` that is, or is swapped into, a symlink out of its
+//! volume is never mounted (CVE-2017-1002101, CVE-2021-25741).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashSet;
@@ -48,6 +49,7 @@ impl PodStateProvider for Removed {
 
 struct Harness {
     _dir: tempfile::TempDir,
+    root: PathBuf,
     pod_logs: PathBuf,
     runtime: Arc<dyn RuntimeService>,
     manager: KubeGenericRuntimeManager,
@@ -61,6 +63,7 @@ async fn harness(env: &RuntimeEnv) -> Harness {
         .unwrap_or_else(|e| panic!("pre-init against {}: {e}", env.endpoint));
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("kubelet");
+    let dir_root = root.clone();
     let pod_logs = dir.path().join("pods");
     let os: Arc<dyn OsInterface> = Arc::new(RealOs);
     let runtime: Arc<dyn RuntimeService> = Arc::new(rt);
@@ -103,6 +106,7 @@ async fn harness(env: &RuntimeEnv) -> Harness {
         .unwrap();
     Harness {
         _dir: dir,
+        root: dir_root,
         pod_logs,
         runtime,
         manager,
@@ -150,6 +154,18 @@ async fn status(h: &Harness, uid: &str) -> PodStatus {
         .get_pod_status(uid, "krs-runtime-e2e", "default")
         .await
         .unwrap()
+}
+
+/// Marks pod `uid` removed (so its content may go) and returns it as the runtime runs it.
+async fn mark_removed(h: &Harness, uid: &str) -> kubelet_container::Pod {
+    h.removed.0.lock().unwrap().insert(uid.to_string());
+    h.manager
+        .get_pods(false)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| p.id == uid)
+        .expect("running pod")
 }
 
 async fn wait_for_file_containing(path: &Path, needle: &str) -> String {
@@ -248,15 +264,7 @@ async fn busybox_pod_runs_restarts_and_is_removed() {
     );
 
     // 5. kill_pod of a removed pod stops and removes containers, sandbox and logs.
-    h.removed.0.lock().unwrap().insert(uid.clone());
-    let running = h
-        .manager
-        .get_pods(false)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|p| p.id == uid)
-        .expect("running pod");
+    let running = mark_removed(&h, &uid).await;
     let started = std::time::Instant::now();
     h.manager
         .kill_pod(Some(&pod), &running, None)
@@ -315,6 +323,154 @@ async fn busybox_pod_runs_restarts_and_is_removed() {
             .iter()
             .all(|e| e.object.field_path.as_deref() == Some("spec.containers{app}"))
     );
+}
+
+/// The pod of the subPath race: container `swapper` keeps turning `/vol/x` of emptyDir `vol`
+/// into a symlink to `outside` (a host directory) and back into a directory; `victim`
+/// mounts subPath `x` at `/mnt` and says whether it sees the host's file; `static` mounts
+/// subPath `static-link`, a symlink to `outside` planted before the pod starts.
+fn subpath_race_pod(env: &RuntimeEnv, uid: &str, outside: &Path) -> Pod {
+    use k8s_openapi::api::core::v1::{EmptyDirVolumeSource, Volume, VolumeMount};
+    let mount = |path: &str, sub: Option<&str>| VolumeMount {
+        name: "vol".into(),
+        mount_path: path.into(),
+        sub_path: sub.map(Into::into),
+        ..VolumeMount::default()
+    };
+    let container = |name: &str, script: String, mounts: Vec<VolumeMount>| Container {
+        name: name.into(),
+        image: Some(env.busybox_image.clone()),
+        image_pull_policy: Some("Never".into()),
+        command: Some(vec!["sh".into(), "-c".into(), script]),
+        volume_mounts: Some(mounts),
+        ..Container::default()
+    };
+    let o = outside.display();
+    let swap = format!(
+        "while true; do mkdir -p /vol/d; rm -rf /vol/x; ln -s {o} /vol/x; rm -rf /vol/x; mv /vol/d /vol/x; mv /vol/x /vol/d; done"
+    );
+    let look = "if [ -e /mnt/host-secret ]; then echo ESCAPED; else echo INSIDE; fi".to_string();
+    let mut pod = busybox_pod(env, uid);
+    let spec = pod.spec.as_mut().unwrap();
+    spec.containers = vec![
+        container("swapper", swap, vec![mount("/vol", None)]),
+        container("victim", look.clone(), vec![mount("/mnt", Some("x"))]),
+        container("static", look, vec![mount("/mnt", Some("static-link"))]),
+    ];
+    spec.volumes = Some(vec![Volume {
+        name: "vol".into(),
+        empty_dir: Some(EmptyDirVolumeSource::default()),
+        ..Volume::default()
+    }]);
+    pod
+}
+
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
+#[tokio::test]
+async fn sub_path_symlinks_out_of_the_volume_are_refused_even_when_swapped_in() {
+    let env = runtime_env::ensure().unwrap_or_else(|e| panic!("{e}"));
+    let h = harness(&env).await;
+    let uid = format!("krs-e2e-subpath-{}", std::process::id());
+    let outside = h.root.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("host-secret"), b"host").unwrap();
+    let volume = h
+        .root
+        .join("pods")
+        .join(&uid)
+        .join("volumes/kubernetes.io~empty-dir/vol");
+    std::fs::create_dir_all(&volume).unwrap();
+    std::os::unix::fs::symlink(&outside, volume.join("static-link")).unwrap();
+    let pod = subpath_race_pod(&env, &uid, &outside);
+
+    let (mut refused, mut started, mut vanished) = (0, 0, 0);
+    for round in 0..40 {
+        // A fresh back-off each round: every exited victim is recreated at once, so each
+        // round is one more subPath mount under the swap.
+        let backoff = Backoff::container_default();
+        let result = h
+            .manager
+            .sync_pod(&pod, &status(&h, &uid).await, &[], &backoff)
+            .await;
+        for r in result.failures() {
+            let msg = format!("{r:?}");
+            if r.target == "victim"
+                && r.error == Some(kubelet_container::SyncErrorKind::RunContainer)
+            {
+                // The directory that was mounted was deleted by the swapper before the
+                // runtime started the container: refused by the kernel, as upstream.
+                assert!(
+                    r.message.contains("no such file or directory"),
+                    "round {round}: {msg}"
+                );
+                vanished += 1;
+                continue;
+            }
+            assert_eq!(
+                r.error,
+                Some(kubelet_container::SyncErrorKind::CreateContainerConfig),
+                "round {round}: {msg}"
+            );
+            if r.target == "victim" {
+                assert!(
+                    r.message
+                        == "failed to prepare subPath for volumeMount \"vol\" of container \"victim\""
+                        || r.message
+                            == "failed to create subPath directory for volumeMount \"vol\" of container \"victim\"",
+                    "round {round}: {msg}"
+                );
+                refused += 1;
+            } else {
+                assert_eq!(r.target, "static", "round {round}: {msg}");
+                assert_eq!(
+                    r.message,
+                    "failed to prepare subPath for volumeMount \"vol\" of container \"static\"",
+                    "round {round}"
+                );
+            }
+        }
+        if result.sync_results.iter().any(|r| {
+            r.target == "victim"
+                && r.error.is_none()
+                && r.action == kubelet_container::SyncAction::StartContainer
+        }) {
+            started += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let st = status(&h, &uid).await;
+    assert!(
+        st.find_container_status_by_name("static").is_none(),
+        "the static symlink was never mounted: {st:?}"
+    );
+    // Every victim that ran saw the volume, never the host directory.
+    let log_dir = h
+        .pod_logs
+        .join(format!("default_krs-runtime-e2e_{uid}"))
+        .join("victim");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut inside = 0;
+    for entry in std::fs::read_dir(&log_dir).unwrap() {
+        let log = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        assert!(!log.contains("ESCAPED"), "a victim saw the host: {log}");
+        inside += log.matches("INSIDE").count();
+    }
+    eprintln!(
+        "subPath race: {started} victims started ({inside} logged INSIDE), {refused} refused, {vanished} lost their directory"
+    );
+    assert!(started > 0 && inside > 0, "no victim ever ran");
+    assert!(refused > 0, "the symlink was never caught");
+
+    let running = mark_removed(&h, &uid).await;
+    h.manager
+        .kill_pod(Some(&pod), &running, Some(1))
+        .await
+        .unwrap();
+    let pod_dir = h.root.join("pods").join(&uid);
+    let errors = kubelet_runtime::volumes::tear_down_local_mounts(&RealOs, &pod_dir);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(!pod_dir.join("volume-subpaths").exists());
+    assert_eq!(std::fs::read(outside.join("host-secret")).unwrap(), b"host");
 }
 
 /// RuntimeClasses as the API-backed manager's lister would hold them.

@@ -94,21 +94,6 @@ fn empty_dir_field(
 /// Every pod field kubelet-rs refuses, in the order the rejection message names them.
 pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
     UnsupportedPodFeature {
-        field: "spec.{initContainers,containers}[*].livenessProbe",
-        upstream: "runs the probe and restarts the container when it fails",
-        find: |s, out| container_field(s, out, "livenessProbe", |c| c.liveness_probe.is_some()),
-    },
-    UnsupportedPodFeature {
-        field: "spec.{initContainers,containers}[*].readinessProbe",
-        upstream: "runs the probe; the container is ready only while it succeeds",
-        find: |s, out| container_field(s, out, "readinessProbe", |c| c.readiness_probe.is_some()),
-    },
-    UnsupportedPodFeature {
-        field: "spec.{initContainers,containers}[*].startupProbe",
-        upstream: "runs the probe; liveness and readiness wait for it, and the container is restarted when it fails",
-        find: |s, out| container_field(s, out, "startupProbe", |c| c.startup_probe.is_some()),
-    },
-    UnsupportedPodFeature {
         field: "spec.{initContainers,containers}[*].restartPolicy (other than the pod's; Always for sidecars is supported)",
         upstream: "decides restarts and the pod phase by the container's own policy (ContainerRestartRules, on by default)",
         find: |s, out| {
@@ -194,15 +179,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.activeDeadlineSeconds",
-        upstream: "fails the pod with reason DeadlineExceeded once it has been active that long",
-        find: |s, out| {
-            if s.active_deadline_seconds.is_some() {
-                out.push("spec.activeDeadlineSeconds".into());
-            }
-        },
-    },
-    UnsupportedPodFeature {
         field: "spec.hostnameOverride",
         upstream: "sets the pod's hostname to this value (HostnameOverride, on by default)",
         find: |s, out| {
@@ -225,24 +201,24 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.securityContext.fsGroup (with emptyDir volumes)",
-        upstream: "makes emptyDir volumes owned by the group, with the setgid bit",
+        field: "spec.volumes[*].emptyDir.medium (HugePages)",
+        upstream: "mounts a hugetlbfs of the pod's hugepages limit",
         find: |s, out| {
-            let fs_group = s.security_context.as_ref().and_then(|sc| sc.fs_group);
-            if fs_group.is_some() && volumes(s).any(|(_, v)| v.empty_dir.is_some()) {
-                out.push("spec.securityContext.fsGroup".into());
-            }
+            empty_dir_field(s, out, "medium", |e| {
+                e.medium
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("HugePages"))
+            })
         },
     },
     UnsupportedPodFeature {
-        field: "spec.volumes[*].emptyDir.medium",
-        upstream: "Memory: a tmpfs counted against the pod's memory; HugePages: a hugetlbfs",
-        find: |s, out| empty_dir_field(s, out, "medium", |e| non_empty(e.medium.as_deref())),
-    },
-    UnsupportedPodFeature {
-        field: "spec.volumes[*].emptyDir.sizeLimit",
+        field: "spec.volumes[*].emptyDir.sizeLimit (without medium: Memory)",
         upstream: "evicts the pod when the volume grows past the limit",
-        find: |s, out| empty_dir_field(s, out, "sizeLimit", |e| e.size_limit.is_some()),
+        find: |s, out| {
+            empty_dir_field(s, out, "sizeLimit", |e| {
+                e.size_limit.is_some() && e.medium.as_deref() != Some("Memory")
+            })
+        },
     },
     UnsupportedPodFeature {
         field: "spec.volumes[*] of any type but emptyDir and hostPath",
@@ -290,7 +266,7 @@ pub fn markdown() -> String {
          it is rejected at admission, ends in phase `Failed` with reason \
          `UnsupportedPodFeature`, and its message names each field path it uses \
          (for example `Pod was rejected: kubelet-rs does not support \
-         spec.containers[0].livenessProbe yet`). Nothing of it reaches the container runtime.\n\n\
+         spec.hostUsers yet`). Nothing of it reaches the container runtime.\n\n\
          | Field | What upstream does with it |\n| --- | --- |\n",
     );
     for f in UNSUPPORTED_POD_FEATURES {

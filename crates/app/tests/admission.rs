@@ -15,14 +15,14 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
     let k = TestKubelet::started().await;
     let sysctl =
         "  securityContext:\n    sysctls:\n    - name: kernel.msgmax\n      value: \"1\"\n";
-    let probe = "    livenessProbe:\n      exec:\n        command: [\"true\"]\n";
+    let userns = "  hostUsers: false\n";
     k.write_manifest(
         "sysctl.yaml",
         &pod_manifest("sysctl", "uid-sysctl", "sleep 1d", sysctl),
     );
     k.write_manifest(
-        "probe.yaml",
-        &pod_manifest("probe", "uid-probe", "sleep 1d", probe),
+        "userns.yaml",
+        &pod_manifest("userns", "uid-userns", "sleep 1d", userns),
     );
     k.write_manifest("ok.yaml", &pod_manifest("ok", "uid-ok", "sleep 1d", ""));
 
@@ -40,17 +40,17 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
         Some("Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted")
     );
     let s = k
-        .wait_until("probe pod Failed", || failed("uid-probe"))
+        .wait_until("userns pod Failed", || failed("uid-userns"))
         .await;
     assert_eq!(s.reason.as_deref(), Some("UnsupportedPodFeature"));
     assert_eq!(
         s.message.as_deref(),
-        Some("Pod was rejected: kubelet-rs does not support spec.containers[0].livenessProbe yet")
+        Some("Pod was rejected: kubelet-rs does not support spec.hostUsers yet")
     );
 
     // Several sync ticks and housekeeping rounds later, still nothing of them ran.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    for uid in ["uid-sysctl", "uid-probe"] {
+    for uid in ["uid-sysctl", "uid-userns"] {
         assert!(k.sandboxes(uid).is_empty(), "{uid} reached the runtime");
         assert!(k.containers(uid).is_empty(), "{uid} reached the runtime");
         assert_eq!(
@@ -65,7 +65,7 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
     let workers = &k.kubelet().pod_workers;
     assert!(workers.pod_state("uid-ok").is_some());
     assert!(workers.pod_state("uid-sysctl").is_none());
-    assert!(workers.pod_state("uid-probe").is_none());
+    assert!(workers.pod_state("uid-userns").is_none());
     // Each rejection is a Warning event on the pod with the reason and the bare message
     // (upstream `rejectPod`).
     let lines = k.recorder.lines();
@@ -83,6 +83,6 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
         .filter(|e| e.reason == "UnsupportedPodFeature")
         .collect();
     assert_eq!(rejected.len(), 1, "{lines:?}");
-    assert_eq!(rejected[0].object.uid.as_deref(), Some("uid-probe"));
+    assert_eq!(rejected[0].object.uid.as_deref(), Some("uid-userns"));
     assert_eq!(rejected[0].object.kind.as_deref(), Some("Pod"));
 }

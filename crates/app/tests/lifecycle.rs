@@ -400,3 +400,47 @@ async fn the_kubelet_and_the_runtime_record_upstream_s_events() {
         ]
     );
 }
+
+/// `activeDeadlineSeconds` (upstream `active_deadline.go`): once the pod has been active
+/// that long, the sync loop resyncs it on its own, the status is `Failed` with reason
+/// `DeadlineExceeded`, and the containers are stopped.
+#[tokio::test]
+async fn pod_past_its_active_deadline_is_failed_and_killed() {
+    let k = TestKubelet::started().await;
+    k.write_manifest(
+        "deadline.yaml",
+        &pod_manifest(
+            "deadline",
+            "uid-deadline",
+            "sleep 1d",
+            "  activeDeadlineSeconds: 2\n",
+        ),
+    );
+    let main = k.wait_running("uid-deadline", "main").await;
+    let status = k
+        .wait_until("phase Failed", || {
+            k.pod_status("uid-deadline")
+                .filter(|s| s.phase.as_deref() == Some("Failed"))
+        })
+        .await;
+    assert_eq!(status.reason.as_deref(), Some("DeadlineExceeded"));
+    assert_eq!(
+        status.message.as_deref(),
+        Some("Pod was active on the node longer than the specified deadline")
+    );
+    k.wait_until("the container stopped", || {
+        k.running_container("uid-deadline", "main")
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    let stopped = k.runtime().with_state(|s| s.stop_timeouts.clone());
+    assert!(
+        stopped.iter().any(|(id, _)| *id == main.status.id),
+        "{stopped:?}"
+    );
+    assert!(
+        k.running_container("uid-deadline", "main").is_none(),
+        "not restarted"
+    );
+}

@@ -139,6 +139,11 @@ impl CriError {
         self.code() == Some(tonic::Code::NotFound)
     }
 
+    /// True for gRPC `ResourceExhausted` (e.g. the streaming server's in-flight limit).
+    pub fn is_resource_exhausted(&self) -> bool {
+        self.code() == Some(tonic::Code::ResourceExhausted)
+    }
+
     /// True for gRPC `Unimplemented`.
     pub fn is_unimplemented(&self) -> bool {
         self.code() == Some(tonic::Code::Unimplemented)
@@ -219,7 +224,7 @@ pub fn go_code_name(code: tonic::Code) -> &'static str {
 }
 
 /// Flattens an error and its `source()` chain into one line.
-pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+pub fn error_chain(err: &dyn std::error::Error) -> String {
     let mut out = err.to_string();
     let mut cur = err.source();
     while let Some(e) = cur {

@@ -6,6 +6,7 @@
 //! * [`v1`]: `k8s.io/cri-api/pkg/apis/runtime/v1/api.proto` (vendored, see `proto/SOURCE.md`);
 //! * [`RuntimeService`], [`ImageService`]: `k8s.io/cri-api/pkg/apis/services.go`;
 //! * [`RemoteRuntimeService`], [`RemoteImageService`]: `k8s.io/cri-client/pkg/remote_*.go`;
+//! * [`logs`]: `k8s.io/cri-client/pkg/logs` (`ReadLogs`: container log files as `kubectl logs` reads them);
 //! * [`pre_init_runtime_service`]: `pkg/kubelet/kubelet.go` `PreInitRuntimeService`;
 //! * [`cgroup_driver_from_cri`]: `cmd/kubelet/app/server.go` `getCgroupDriverFromCRI`;
 //! * `fake`: `k8s.io/cri-api/pkg/apis/testing` (`FakeRuntimeService`, `FakeImageService`) and
@@ -28,12 +29,13 @@ pub mod v1 {
 pub mod error;
 #[cfg(any(test, feature = "fake"))]
 pub mod fake;
+pub mod logs;
 pub mod preinit;
 pub mod remote;
 pub mod server;
 pub mod services;
 
-pub use error::{CriError, CriResult};
+pub use error::{CriError, CriResult, error_chain};
 pub use preinit::{
     CgroupDriverSource, CriCgroupDriver, cgroup_driver_from_cri, cgroup_driver_from_cri_with_sleep,
     pre_init_runtime_service, validate_runtime_version,

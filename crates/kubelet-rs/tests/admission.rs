@@ -22,10 +22,9 @@ fn sysctl_pod(name: &str, image: &str, sysctl: &str) -> String {
         .replace("  containers:\n", &format!("{sc}  containers:\n"))
 }
 
-/// A pod with a liveness probe (probes are not implemented yet).
-fn probe_pod(name: &str, image: &str) -> String {
-    let probe = "    livenessProbe:\n      exec:\n        command: [\"true\"]\n";
-    busybox_pod(name, image, "Always", "sleep 3600") + probe
+/// A pod with `hostUsers: false` (user namespaces are not implemented yet).
+fn userns_pod(name: &str, image: &str) -> String {
+    busybox_pod(name, image, "Always", "sleep 3600") + "  hostUsers: false\n"
 }
 
 /// A standalone kubelet-rs over the recording fake CRI, with static pods from `manifests`
@@ -164,7 +163,7 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         "sysctl.yaml",
         &sysctl_pod("sysctl", "busybox", "kernel.msgmax"),
     );
-    node.manifest("probe.yaml", &probe_pod("probe", "busybox"));
+    node.manifest("userns.yaml", &userns_pod("userns", "busybox"));
     for name in ["a", "b", "c"] {
         node.manifest(
             &format!("{name}.yaml"),
@@ -190,9 +189,9 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         "Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted",
     );
     assert_rejected(
-        &pods["probe-adm"],
+        &pods["userns-adm"],
         "UnsupportedPodFeature",
-        "Pod was rejected: kubelet-rs does not support spec.containers[0].livenessProbe yet",
+        "Pod was rejected: kubelet-rs does not support spec.hostUsers yet",
     );
     let out_of_pods: Vec<&serde_json::Value> = ["a-adm", "b-adm", "c-adm"]
         .iter()
@@ -232,12 +231,12 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
 
     // Editing a rejected pod gives it a new UID: it goes through admission again.
     node.manifest(
-        "probe.yaml",
-        &busybox_pod("probe", "busybox", "Always", "sleep 3600"),
+        "userns.yaml",
+        &busybox_pod("userns", "busybox", "Always", "sleep 3600"),
     );
     // No room is left (maxPods: 2), so judged again it is rejected for that now.
     wait_pods(&p, ro, "the edited pod judged again", |pods| {
-        let reason = pods.get("probe-adm").map(|p| &p["status"]["reason"]);
+        let reason = pods.get("userns-adm").map(|p| &p["status"]["reason"]);
         (reason.is_some_and(|r| r == "UnexpectedAdmissionError")).then_some(())
     })
     .await;
@@ -355,7 +354,7 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
         "sysctl.yaml",
         &sysctl_pod("sysctl", &image, "kernel.msgmax"),
     );
-    node.write_manifest("probe.yaml", &probe_pod("probe", &image));
+    node.write_manifest("userns.yaml", &userns_pod("userns", &image));
     node.write_manifest(
         "normal.yaml",
         &busybox_pod("normal", &image, "Always", "sleep 3600"),
@@ -363,7 +362,7 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
     node.wait_for("normal Running, the others Failed", T, || async {
         let done = node.phase("normal").as_deref() == Some("Running")
             && node.phase("sysctl").as_deref() == Some("Failed")
-            && node.phase("probe").as_deref() == Some("Failed");
+            && node.phase("userns").as_deref() == Some("Failed");
         done.then_some(())
     })
     .await;
@@ -374,9 +373,9 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
         "Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted",
     );
     assert_rejected(
-        &pods["probe-rt-admission"],
+        &pods["userns-rt-admission"],
         "UnsupportedPodFeature",
-        "Pod was rejected: kubelet-rs does not support spec.containers[0].livenessProbe yet",
+        "Pod was rejected: kubelet-rs does not support spec.hostUsers yet",
     );
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(
@@ -384,8 +383,8 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
         "sysctl pod reached containerd"
     );
     assert!(
-        node.sandboxes("probe").await.is_empty(),
-        "probe pod reached containerd"
+        node.sandboxes("userns").await.is_empty(),
+        "userns pod reached containerd"
     );
     assert_eq!(node.running("normal").await.len(), 1);
     node.cleanup().await;

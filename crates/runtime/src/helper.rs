@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Container, Pod};
+use k8s_openapi::api::core::v1::{Container, Pod, Volume};
 use kubelet_container::is_host_network_pod;
 use kubelet_cri::v1::{DnsConfig, MountPropagation};
 
@@ -17,8 +17,10 @@ use crate::cgroup::PodCgroupNamer;
 use crate::dns::{DnsConfigurer, pod_hostname_and_domain};
 use crate::env::{EnvObjects, NodeEnvInfo, make_environment_variables};
 use crate::error::RuntimeManagerError;
+use crate::expansion::expand;
 use crate::hosts::{ETC_HOSTS_PATH, ensure_hosts_file};
 use crate::os::OsInterface;
+use crate::subpath::Subpath;
 use crate::volumes::VolumeHost;
 
 /// A bind mount for a container (upstream `kubecontainer.Mount`).
@@ -78,6 +80,32 @@ pub trait RuntimeHelper: Send + Sync {
     }
 }
 
+/// `kubecontainer.ExpandContainerVolumeMounts`: `subPathExpr` with `$(VAR)` replaced from
+/// the container's environment; a reference to an unset or empty variable is an error.
+pub fn expand_container_volume_mounts(
+    expr: &str,
+    envs: &[(String, String)],
+) -> Result<String, RuntimeManagerError> {
+    let map: std::collections::HashMap<&str, &str> =
+        envs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let missing = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    let expanded = expand(expr, &|key: &str| {
+        let value = map.get(key).copied().unwrap_or_default();
+        if value.is_empty() {
+            missing.borrow_mut().insert(key.to_string());
+        }
+        value.to_string()
+    });
+    let missing = missing.into_inner();
+    if !missing.is_empty() {
+        return Err(RuntimeManagerError::InvalidPod(format!(
+            "missing value for {}",
+            missing.into_iter().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    Ok(expanded)
+}
+
 /// The kubelet's [`RuntimeHelper`].
 pub struct KubeletRuntimeHelper {
     /// Filesystem.
@@ -114,6 +142,54 @@ impl KubeletRuntimeHelper {
         }
     }
 
+    /// The subPath part of `makeMounts`: creates a missing subPath directory inside the
+    /// volume (`SafeMakeDir`, with the volume root's mode) and returns the bind-mounted
+    /// target of the safely opened subPath (`PrepareSafeSubpath`), which is what the runtime
+    /// gets. Details of a failure are logged, not returned: they may describe the host.
+    fn prepare_sub_path(
+        &self,
+        pod: &Pod,
+        container: &Container,
+        index: usize,
+        volume: &Volume,
+        volume_path: PathBuf,
+        sub_path: &str,
+    ) -> Result<PathBuf, RuntimeManagerError> {
+        let host_path = volume_path.join(sub_path);
+        if !self.os.exists(&host_path) {
+            // Created now with the volume's mode (an fsGroup needs g+rwx), never outside it.
+            let perm = self
+                .os
+                .get_mode(&volume_path)
+                .map_err(|e| Self::io("stat volume", &volume_path, e))?;
+            if let Err(e) = self
+                .os
+                .safe_make_dir(Path::new(sub_path), &volume_path, perm)
+            {
+                tracing::error!(error = %e, container_name = %container.name, volume_mount_name = %volume.name, "Failed to create subPath directory for volumeMount of the container");
+                return Err(RuntimeManagerError::InvalidPod(format!(
+                    "failed to create subPath directory for volumeMount {:?} of container {:?}",
+                    volume.name, container.name
+                )));
+            }
+        }
+        let subpath = Subpath {
+            volume_mount_index: index,
+            path: host_path,
+            volume_name: volume.name.clone(),
+            volume_path,
+            pod_dir: self.pod_dir(pod),
+            container_name: container.name.clone(),
+        };
+        self.os.prepare_safe_subpath(&subpath).map_err(|e| {
+            tracing::error!(error = %e, container_name = %container.name, volume_mount_name = %volume.name, "Failed to prepare subPath for volumeMount of the container");
+            RuntimeManagerError::InvalidPod(format!(
+                "failed to prepare subPath for volumeMount {:?} of container {:?}",
+                volume.name, container.name
+            ))
+        })
+    }
+
     /// `makeMounts`: volume mounts, then `/etc/hosts` unless the container mounts its own or
     /// the pod IP is not known yet.
     fn make_mounts(
@@ -121,6 +197,7 @@ impl KubeletRuntimeHelper {
         pod: &Pod,
         container: &Container,
         pod_ips: &[String],
+        envs: &[(String, String)],
     ) -> Result<Vec<Mount>, RuntimeManagerError> {
         let volumes = pod
             .spec
@@ -129,7 +206,7 @@ impl KubeletRuntimeHelper {
             .unwrap_or_default();
         let mut mounts = Vec::new();
         let mut mount_etc_hosts = !pod_ips.is_empty();
-        for vm in container.volume_mounts.iter().flatten() {
+        for (i, vm) in container.volume_mounts.iter().flatten().enumerate() {
             if vm.mount_path == ETC_HOSTS_PATH {
                 mount_etc_hosts = false;
             }
@@ -139,20 +216,26 @@ impl KubeletRuntimeHelper {
                     vm.name, container.name
                 ))
             })?;
-            let mut host_path = self.volumes.volume_path(pod, volume)?;
-            if let Some(sub) = vm.sub_path.as_deref().filter(|s| !s.is_empty()) {
-                if Path::new(sub).is_absolute() || sub.split('/').any(|c| c == "..") {
+            let mut sub_path = vm.sub_path.clone().unwrap_or_default();
+            if let Some(expr) = vm.sub_path_expr.as_deref().filter(|e| !e.is_empty()) {
+                sub_path = expand_container_volume_mounts(expr, envs)?;
+            }
+            if !sub_path.is_empty() {
+                if Path::new(&sub_path).is_absolute() {
                     return Err(RuntimeManagerError::InvalidPod(format!(
-                        "invalid subPath {sub:?} in container {:?}",
-                        container.name
+                        "error SubPath `{sub_path}` must not be an absolute path"
                     )));
                 }
-                host_path = host_path.join(sub);
-                if !self.os.exists(&host_path) {
-                    self.os
-                        .mkdir_all(&host_path)
-                        .map_err(|e| Self::io("create subPath", &host_path, e))?;
+                if sub_path.split('/').any(|c| c == "..") {
+                    return Err(RuntimeManagerError::InvalidPod(format!(
+                        "unable to provision SubPath `{sub_path}`: must not contain '..'"
+                    )));
                 }
+            }
+            let mut host_path = self.volumes.volume_path(pod, volume)?;
+            if !sub_path.is_empty() {
+                host_path =
+                    self.prepare_sub_path(pod, container, i, volume, host_path, &sub_path)?;
             }
             let propagation = match vm.mount_propagation.as_deref() {
                 Some("HostToContainer") => MountPropagation::PropagationHostToContainer,
@@ -214,7 +297,7 @@ impl RuntimeHelper for KubeletRuntimeHelper {
             self.env_objects.as_ref(),
         )
         .await?;
-        let mounts = self.make_mounts(pod, container, pod_ips)?;
+        let mounts = self.make_mounts(pod, container, pod_ips, &envs)?;
         let mut pod_container_dir = None;
         if container
             .termination_message_path

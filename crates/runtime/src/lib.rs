@@ -22,6 +22,8 @@
 //! | [`expansion`]  | `third_party/forked/golang/expansion`                                   |
 //! | [`hosts`]      | managed `/etc/hosts` (`kubelet_pods.go`)                                |
 //! | [`volumes`]    | hostPath/emptyDir host paths (the volume manager's role)                |
+//! | [`subpath`]    | `volume/util/subpath/subpath_linux.go` (safe subPath bind mounts)       |
+//! | [`volume_ownership`] | `volume/volume_linux.go` (`SetVolumeOwnership` for fsGroup)       |
 //! | [`dns`]        | `kubelet/network/dns/dns.go`, `GeneratePodHostNameAndDomain`            |
 //! | [`image`]      | `kubelet/images/image_manager.go`, `puller.go`                          |
 //! | [`image_ref`]  | `parsers.ParseImageName`, `applyDefaultImageTag`, pull policy           |
@@ -67,8 +69,10 @@ pub mod security;
 pub mod setup;
 pub mod start;
 pub mod status;
+pub mod subpath;
 pub mod sync;
 pub mod userns;
+pub mod volume_ownership;
 pub mod volumes;
 
 pub use error::RuntimeManagerError;

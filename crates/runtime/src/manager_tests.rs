@@ -582,6 +582,110 @@ async fn sandbox_and_container_failures_are_warning_events() {
     );
 }
 
+/// A pod with an emptyDir `vol`, container `app` mounting subPath `sub` of it at `/mnt`
+/// (`subPathExpr` when `expr`).
+fn subpath_pod(sub: &str, expr: bool) -> ApiPod {
+    use k8s_openapi::api::core::v1::{EmptyDirVolumeSource, EnvVar, Volume, VolumeMount};
+    let mut app = busybox("app");
+    app.env = Some(vec![EnvVar {
+        name: "POD".into(),
+        value: Some("web-0".into()),
+        value_from: None,
+    }]);
+    app.volume_mounts = Some(vec![
+        VolumeMount {
+            name: "vol".into(),
+            mount_path: "/data".into(),
+            ..VolumeMount::default()
+        },
+        VolumeMount {
+            name: "vol".into(),
+            mount_path: "/mnt".into(),
+            sub_path: (!expr).then(|| sub.to_string()),
+            sub_path_expr: expr.then(|| sub.to_string()),
+            ..VolumeMount::default()
+        },
+    ]);
+    let mut p = pod(vec![app], vec![]);
+    p.spec.as_mut().unwrap().volumes = Some(vec![Volume {
+        name: "vol".into(),
+        empty_dir: Some(EmptyDirVolumeSource::default()),
+        ..Volume::default()
+    }]);
+    p
+}
+
+fn created_mounts(env: &Env) -> Vec<(String, String)> {
+    env.runtime.with_state(|s| {
+        s.containers
+            .values()
+            .flat_map(|c| c.config.mounts.iter())
+            .map(|m| (m.container_path.clone(), m.host_path.clone()))
+            .collect()
+    })
+}
+
+const VOL: &str = "/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~empty-dir/vol";
+
+#[tokio::test]
+async fn sub_path_reaches_the_runtime_as_its_bind_target() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let (result, _) = sync(&env, &m, &subpath_pod("logs/$(POD)", true)).await;
+    assert!(result.error().is_none(), "{result:?}");
+    let mounts = created_mounts(&env);
+    assert!(mounts.contains(&("/data".into(), VOL.into())), "{mounts:?}");
+    assert!(
+        mounts.contains(&(
+            "/mnt".into(),
+            "/var/lib/kubelet/pods/uid-1/volume-subpaths/vol/app/1".into()
+        )),
+        "{mounts:?}"
+    );
+    assert!(
+        env.os.is_dir(Path::new(&format!("{VOL}/logs/web-0"))),
+        "created inside the volume"
+    );
+}
+
+#[tokio::test]
+async fn sub_path_symlink_out_of_the_volume_is_a_create_container_config_error() {
+    let env = Env::new();
+    let m = env.manager().await;
+    env.os.mkdir_all(Path::new(VOL)).unwrap();
+    env.os.mkdir_all(Path::new("/etc")).unwrap();
+    env.os
+        .symlink(Path::new("/etc"), Path::new(&format!("{VOL}/escape")))
+        .unwrap();
+    env.os
+        .symlink(Path::new("../../.."), Path::new(&format!("{VOL}/up")))
+        .unwrap();
+    for sub in ["escape", "up/x", "../x", "/etc", "$(MISSING)"] {
+        let (result, _) = sync(&env, &m, &subpath_pod(sub, sub.starts_with('$'))).await;
+        let failure = result
+            .failures()
+            .next()
+            .expect("the container must not start");
+        assert_eq!(
+            failure.error,
+            Some(SyncErrorKind::CreateContainerConfig),
+            "{sub}"
+        );
+        let want = match sub {
+            "escape" => "failed to prepare subPath for volumeMount \"vol\" of container \"app\"",
+            "up/x" => {
+                "failed to create subPath directory for volumeMount \"vol\" of container \"app\""
+            }
+            "../x" => "unable to provision SubPath `../x`: must not contain '..'",
+            "/etc" => "error SubPath `/etc` must not be an absolute path",
+            _ => "missing value for MISSING",
+        };
+        assert_eq!(failure.message, want, "{sub}");
+    }
+    assert!(created_mounts(&env).is_empty());
+    assert!(!env.os.exists(Path::new("/var/lib/kubelet/pods/x")));
+}
+
 /// RuntimeClasses by name, as the API-backed manager's lister would hold them.
 struct FakeRuntimeClasses(Vec<(&'static str, &'static str)>);
 

@@ -6,6 +6,28 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::subpath::{self, Subpath};
+
+/// `statfs` magic of a tmpfs (`TMPFS_MAGIC`).
+pub const TMPFS_MAGIC: i64 = 0x0102_1994;
+
+/// Kind of a file (upstream `hostutil.FileType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileType {
+    /// A directory.
+    Directory,
+    /// A regular file.
+    File,
+    /// A unix socket.
+    Socket,
+    /// A character device.
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// Anything else (fifo).
+    Other,
+}
+
 /// Filesystem access used by the runtime manager.
 pub trait OsInterface: Send + Sync {
     /// `os.MkdirAll` with mode 0755.
@@ -49,6 +71,38 @@ pub trait OsInterface: Send + Sync {
     /// (upstream `removeall.RemoveAllOneFilesystem`): a mount point below it is an error and
     /// nothing on it is touched.
     fn remove_all_one_filesystem(&self, path: &Path) -> io::Result<()>;
+    /// Kind of `path`, following symlinks (`hostutil.GetFileType`).
+    fn file_type(&self, path: &Path) -> io::Result<FileType>;
+    /// Permission bits with setuid/setgid/sticky of `path`, following symlinks
+    /// (`hostutil.GetMode`).
+    fn get_mode(&self, path: &Path) -> io::Result<u32>;
+    /// `chmod`.
+    fn chmod(&self, path: &Path, mode: u32) -> io::Result<()>;
+    /// Creates `path` with `mode` (the umask applies) unless it exists; never truncates
+    /// (`os.OpenFile(path, O_CREATE, mode)`).
+    fn create_file_if_missing(&self, path: &Path, mode: u32) -> io::Result<()>;
+    /// `statfs` filesystem type of `path` (`TMPFS_MAGIC`, ...).
+    fn statfs_type(&self, path: &Path) -> io::Result<i64>;
+    /// `mount -t tmpfs -o <options> tmpfs <target>`.
+    fn mount_tmpfs(&self, target: &Path, options: &str) -> io::Result<()>;
+    /// `umount <target>`.
+    fn unmount(&self, target: &Path) -> io::Result<()>;
+    /// `SetVolumeOwnership` (`pkg/volume/volume_linux.go`): group `fs_group` and group
+    /// rw(x)/setgid bits on everything below `dir`, unless `policy` is `OnRootMismatch` and
+    /// the root already matches.
+    fn set_volume_ownership(
+        &self,
+        dir: &Path,
+        fs_group: i64,
+        policy: Option<&str>,
+        read_only: bool,
+    ) -> io::Result<()>;
+    /// `subpath.SafeMakeDir`: creates `subdir` below `base` without leaving it.
+    fn safe_make_dir(&self, subdir: &Path, base: &Path, perm: u32) -> io::Result<()>;
+    /// `subpath.PrepareSafeSubpath`: the bind target to hand to the runtime for `subpath`.
+    fn prepare_safe_subpath(&self, subpath: &Subpath) -> io::Result<PathBuf>;
+    /// `subpath.CleanSubPaths`: unmounts and removes the subPath targets of a volume.
+    fn clean_sub_paths(&self, pod_dir: &Path, volume_name: &str) -> io::Result<()>;
 }
 
 /// Recursive removal that refuses to descend into anything on another device than `dev`.
@@ -164,6 +218,90 @@ impl OsInterface for RealOs {
         let dev = std::fs::metadata(parent)?.dev();
         remove_one_filesystem(path, dev)
     }
+
+    fn file_type(&self, path: &Path) -> io::Result<FileType> {
+        use std::os::unix::fs::FileTypeExt;
+        let t = std::fs::metadata(path)?.file_type();
+        Ok(if t.is_dir() {
+            FileType::Directory
+        } else if t.is_file() {
+            FileType::File
+        } else if t.is_socket() {
+            FileType::Socket
+        } else if t.is_char_device() {
+            FileType::CharDevice
+        } else if t.is_block_device() {
+            FileType::BlockDevice
+        } else {
+            FileType::Other
+        })
+    }
+
+    fn get_mode(&self, path: &Path) -> io::Result<u32> {
+        use std::os::unix::fs::PermissionsExt;
+        Ok(std::fs::metadata(path)?.permissions().mode() & 0o7777)
+    }
+
+    fn chmod(&self, path: &Path, mode: u32) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+    }
+
+    fn create_file_if_missing(&self, path: &Path, mode: u32) -> io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(mode)
+            .open(path)
+            .map(drop)
+    }
+
+    fn statfs_type(&self, path: &Path) -> io::Result<i64> {
+        let st = nix::sys::statfs::statfs(path)?;
+        #[allow(clippy::unnecessary_cast)]
+        Ok(st.filesystem_type().0 as i64)
+    }
+
+    fn mount_tmpfs(&self, target: &Path, options: &str) -> io::Result<()> {
+        let data = (!options.is_empty()).then_some(options);
+        nix::mount::mount(
+            Some("tmpfs"),
+            target,
+            Some("tmpfs"),
+            nix::mount::MsFlags::empty(),
+            data,
+        )?;
+        Ok(())
+    }
+
+    fn unmount(&self, target: &Path) -> io::Result<()> {
+        nix::mount::umount(target)?;
+        Ok(())
+    }
+
+    fn set_volume_ownership(
+        &self,
+        dir: &Path,
+        fs_group: i64,
+        policy: Option<&str>,
+        read_only: bool,
+    ) -> io::Result<()> {
+        crate::volume_ownership::set_volume_ownership(dir, fs_group, policy, read_only)
+    }
+
+    fn safe_make_dir(&self, subdir: &Path, base: &Path, perm: u32) -> io::Result<()> {
+        subpath::safe_make_dir(subdir, base, perm)
+    }
+
+    fn prepare_safe_subpath(&self, subpath: &Subpath) -> io::Result<PathBuf> {
+        subpath::do_bind_subpath(subpath)
+    }
+
+    fn clean_sub_paths(&self, pod_dir: &Path, volume_name: &str) -> io::Result<()> {
+        subpath::do_clean_sub_paths(pod_dir, volume_name)
+    }
 }
 
 /// One entry of [`FakeOs`].
@@ -175,6 +313,8 @@ pub enum FakeEntry {
     File(Vec<u8>),
     /// A symlink to a target.
     Symlink(PathBuf),
+    /// A socket or device node.
+    Special(FileType),
 }
 
 /// In-memory filesystem recording every path it holds; parents are implied.
@@ -182,6 +322,10 @@ pub enum FakeEntry {
 pub struct FakeOs {
     entries: Arc<Mutex<BTreeMap<PathBuf, FakeEntry>>>,
     mounts: Mutex<Vec<PathBuf>>,
+    /// Mode and group set through `chmod`/`create_file_if_missing`/`set_volume_ownership`.
+    attrs: Mutex<BTreeMap<PathBuf, (u32, Option<i64>)>>,
+    /// tmpfs mounts and their options.
+    tmpfs: Mutex<BTreeMap<PathBuf, String>>,
 }
 
 impl FakeOs {
@@ -211,6 +355,96 @@ impl FakeOs {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(path.to_path_buf());
+    }
+
+    /// Puts `entry` at `path` (parents are implied).
+    pub fn insert(&self, path: &Path, entry: FakeEntry) {
+        self.lock().insert(path.to_path_buf(), entry);
+    }
+
+    /// Mode and group of `path` as set through this fake (`None`: never set).
+    pub fn attrs(&self, path: &Path) -> Option<(u32, Option<i64>)> {
+        self.attrs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .copied()
+    }
+
+    /// The options of the tmpfs mounted at `path`, if any.
+    pub fn tmpfs_options(&self, path: &Path) -> Option<String> {
+        self.tmpfs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .cloned()
+    }
+
+    /// The mount points, in mount order.
+    pub fn mount_points(&self) -> Vec<PathBuf> {
+        self.mounts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// `path` with every symlink resolved (`filepath.EvalSymlinks`); missing: not found.
+    pub fn eval_symlinks(&self, path: &Path) -> io::Result<PathBuf> {
+        let mut resolved = PathBuf::from("/");
+        let mut pending: Vec<std::ffi::OsString> = path
+            .components()
+            .rev()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(n) => Some(n.to_os_string()),
+                std::path::Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect();
+        let mut hops = 0;
+        while let Some(c) = pending.pop() {
+            if c == ".." {
+                resolved.pop();
+                continue;
+            }
+            let next = resolved.join(&c);
+            match self.entry(&next) {
+                None => return Err(not_found(&next)),
+                Some(FakeEntry::Symlink(target)) => {
+                    hops += 1;
+                    if hops > 40 {
+                        return Err(io::Error::other("too many levels of symbolic links"));
+                    }
+                    if target.is_absolute() {
+                        resolved = PathBuf::from("/");
+                    }
+                    for tc in target.components().rev() {
+                        match tc {
+                            std::path::Component::Normal(n) => pending.push(n.to_os_string()),
+                            std::path::Component::ParentDir => pending.push("..".into()),
+                            _ => {}
+                        }
+                    }
+                }
+                Some(_) => resolved = next,
+            }
+        }
+        Ok(resolved)
+    }
+
+    fn set_attrs(&self, path: &Path, mode: Option<u32>, gid: Option<i64>) {
+        let default = self.default_mode(path);
+        let mut a = self.attrs.lock().unwrap_or_else(PoisonError::into_inner);
+        let e = a.entry(path.to_path_buf()).or_insert((default, None));
+        if let Some(m) = mode {
+            e.0 = m;
+        }
+        if gid.is_some() {
+            e.1 = gid;
+        }
+    }
+
+    fn default_mode(&self, path: &Path) -> u32 {
+        if self.is_dir(path) { 0o755 } else { 0o644 }
     }
 
     fn mounted_below(&self, path: &Path) -> Option<PathBuf> {
@@ -380,5 +614,194 @@ impl OsInterface for FakeOs {
             )));
         }
         self.remove_dir_all(path)
+    }
+
+    fn file_type(&self, path: &Path) -> io::Result<FileType> {
+        let real = self.eval_symlinks(path)?;
+        Ok(match self.entry(&real) {
+            Some(FakeEntry::Dir) => FileType::Directory,
+            Some(FakeEntry::File(_)) => FileType::File,
+            Some(FakeEntry::Special(t)) => t,
+            _ => return Err(not_found(path)),
+        })
+    }
+
+    fn get_mode(&self, path: &Path) -> io::Result<u32> {
+        let real = self.eval_symlinks(path)?;
+        Ok(self
+            .attrs(&real)
+            .map_or_else(|| self.default_mode(&real), |(m, _)| m))
+    }
+
+    fn chmod(&self, path: &Path, mode: u32) -> io::Result<()> {
+        let real = self.eval_symlinks(path)?;
+        self.set_attrs(&real, Some(mode), None);
+        Ok(())
+    }
+
+    fn create_file_if_missing(&self, path: &Path, mode: u32) -> io::Result<()> {
+        if self.entry(path).is_some() {
+            return Ok(());
+        }
+        match path.parent() {
+            Some(p) if self.is_dir(p) => {}
+            _ => return Err(not_found(path)),
+        }
+        self.write_file(path, b"")?;
+        self.set_attrs(path, Some(mode), None);
+        Ok(())
+    }
+
+    fn statfs_type(&self, path: &Path) -> io::Result<i64> {
+        if !self.exists(path) {
+            return Err(not_found(path));
+        }
+        let tmpfs = self.tmpfs.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(if tmpfs.keys().any(|m| path.starts_with(m)) {
+            TMPFS_MAGIC
+        } else {
+            0xEF53
+        })
+    }
+
+    fn mount_tmpfs(&self, target: &Path, options: &str) -> io::Result<()> {
+        if !self.is_dir(target) {
+            return Err(not_found(target));
+        }
+        self.mount(target);
+        self.tmpfs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(target.to_path_buf(), options.to_string());
+        Ok(())
+    }
+
+    fn unmount(&self, target: &Path) -> io::Result<()> {
+        let mut mounts = self.mounts.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(i) = mounts.iter().rposition(|m| m == target) else {
+            return Err(io::Error::other(format!(
+                "{}: not mounted",
+                target.display()
+            )));
+        };
+        mounts.remove(i);
+        self.tmpfs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(target);
+        Ok(())
+    }
+
+    fn set_volume_ownership(
+        &self,
+        dir: &Path,
+        fs_group: i64,
+        policy: Option<&str>,
+        read_only: bool,
+    ) -> io::Result<()> {
+        let root_ok = self.attrs(dir).is_some_and(|(m, g)| {
+            let want = if read_only { 0o440 } else { 0o660 } | 0o110;
+            g == Some(fs_group) && m & want == want && m & 0o2000 != 0
+        });
+        if policy == Some("OnRootMismatch") && root_ok {
+            return Ok(());
+        }
+        let paths: Vec<PathBuf> = self
+            .paths()
+            .into_iter()
+            .filter(|p| p.starts_with(dir))
+            .collect();
+        for p in paths {
+            let (mode, entry) = (self.get_mode(&p).unwrap_or(0), self.entry(&p));
+            let mask = match entry {
+                Some(FakeEntry::Symlink(_)) => {
+                    self.set_attrs(&p, None, Some(fs_group));
+                    continue;
+                }
+                Some(FakeEntry::Dir) => (if read_only { 0o440 } else { 0o660 }) | 0o2110,
+                _ => {
+                    if read_only {
+                        0o440
+                    } else {
+                        0o660
+                    }
+                }
+            };
+            self.set_attrs(&p, Some(mode | mask), Some(fs_group));
+        }
+        Ok(())
+    }
+
+    fn safe_make_dir(&self, subdir: &Path, base: &Path, perm: u32) -> io::Result<()> {
+        let base = self.eval_symlinks(base)?;
+        let full = base.join(subdir);
+        // The longest existing prefix, symlinks resolved, must stay inside the base.
+        let mut existing = full.clone();
+        while self.entry(&existing).is_none() {
+            if !existing.pop() {
+                break;
+            }
+        }
+        let real = self.eval_symlinks(&existing)?;
+        if !subpath::path_within_base(&real, &base) {
+            return Err(io::Error::other(format!(
+                "path {} is outside of allowed base {}",
+                real.display(),
+                base.display()
+            )));
+        }
+        if let Some(FakeEntry::Symlink(_)) = self.entry(&full) {
+            return Err(io::Error::other("cannot create directory: file exists"));
+        }
+        let rest = full.strip_prefix(&existing).unwrap_or(Path::new(""));
+        let mut cur = real;
+        for c in rest.components() {
+            cur = cur.join(c);
+            self.mkdir_all(&cur)?;
+            self.set_attrs(&cur, Some(perm), None);
+        }
+        Ok(())
+    }
+
+    fn prepare_safe_subpath(&self, sp: &Subpath) -> io::Result<PathBuf> {
+        let volume_path = self.eval_symlinks(&sp.volume_path)?;
+        let path = self.eval_symlinks(&sp.path)?;
+        if !subpath::path_within_base(&path, &volume_path) {
+            return Err(io::Error::other(format!(
+                "subpath {path:?} not within volume path {volume_path:?}"
+            )));
+        }
+        let target = subpath::subpath_bind_target(sp);
+        if !self.mount_points().contains(&target) {
+            if self.is_dir(&path) {
+                self.mount(&target);
+            } else {
+                if let Some(parent) = target.parent() {
+                    self.mkdir_all(parent)?;
+                }
+                self.write_file(&target, b"")?;
+                self.mounts
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(target.clone());
+            }
+        }
+        Ok(target)
+    }
+
+    fn clean_sub_paths(&self, pod_dir: &Path, volume_name: &str) -> io::Result<()> {
+        let dir = pod_dir
+            .join(subpath::CONTAINER_SUBPATH_DIRECTORY_NAME)
+            .join(volume_name);
+        self.mounts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|m| !m.starts_with(&dir));
+        self.remove_dir_all(&dir)?;
+        let parent = pod_dir.join(subpath::CONTAINER_SUBPATH_DIRECTORY_NAME);
+        if self.read_dir(&parent).is_ok_and(|e| e.is_empty()) {
+            self.remove_dir(&parent)?;
+        }
+        Ok(())
     }
 }

@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::os::OsInterface;
+use crate::volumes::tear_down_local_mounts;
 
 /// The plugin directory of `emptyDir` volumes (`kubernetes.io~empty-dir`).
 pub const EMPTY_DIR_PLUGIN_DIR: &str = "kubernetes.io~empty-dir";
@@ -142,6 +143,11 @@ pub fn cleanup_orphaned_pod_dirs(
     let mut errors = Vec::new();
     for uid in found.iter().filter(|u| !known(u)) {
         let pod_dir = pods_dir.join(uid);
+        let teardown_errors = tear_down_local_mounts(os, &pod_dir);
+        if !teardown_errors.is_empty() {
+            errors.extend(teardown_errors);
+            continue;
+        }
         if pod_volumes_exist(os, uid, &pod_dir) {
             tracing::debug!(pod_uid = %uid, "Orphaned pod found, but volumes are not cleaned up");
             continue;

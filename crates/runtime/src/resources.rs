@@ -223,6 +223,33 @@ fn pod_total(pod: &Pod, pick: impl Fn(&ResourceRequirements) -> i64) -> i64 {
     total.max(init_max)
 }
 
+/// The memory of `ResourceConfigForPod`: the pod-level memory limit if set, else the sum of
+/// the container limits (`PodLimits`, with the overhead) when every container declares one;
+/// `None` when the pod cgroup gets no memory limit.
+pub fn pod_memory_limit(pod: &Pod) -> Option<i64> {
+    if let Some(pod_res) = pod_level_resources(pod) {
+        let limit = bytes(get(&pod_res.limits, "memory"));
+        if limit > 0 {
+            return Some(limit);
+        }
+    }
+    let spec = pod.spec.as_ref()?;
+    let declared = spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .all(|c| {
+            c.resources
+                .as_ref()
+                .is_some_and(|r| bytes(get(&r.limits, "memory")) > 0)
+        });
+    if !declared {
+        return None;
+    }
+    let overhead = bytes(spec.overhead.as_ref().and_then(|o| o.get("memory")));
+    Some(pod_total(pod, |r| bytes(get(&r.limits, "memory"))) + overhead)
+}
+
 /// `calculateSandboxResources`: pod-wide requests and limits without overhead, for the
 /// sandbox's `LinuxPodSandboxConfig.resources`.
 pub fn sandbox_resources(settings: &ResourceSettings, pod: &Pod) -> LinuxContainerResources {

@@ -118,7 +118,10 @@ pub async fn new_runtime_manager(
             allocatable_ephemeral_storage: s.allocatable_ephemeral_storage,
         },
         env_objects: parts.env_objects,
-        volumes: Arc::new(LocalVolumes::new(os.clone(), s.root_dir.clone())),
+        volumes: Arc::new(
+            LocalVolumes::new(os.clone(), s.root_dir.clone())
+                .with_node_allocatable_memory(s.allocatable_memory),
+        ),
         node_hosts_file: PathBuf::from("/etc/hosts"),
     };
     let policy = LogRotatePolicy::new(s.container_log_max_size, s.container_log_max_files)

@@ -22,6 +22,7 @@ use crate::authn::PeerIdentity;
 use crate::listen::{
     MAX_HEADER_BYTES, ServeLimits, accept_loop, http1_builder, serve_until_cancelled,
 };
+use crate::proxy::RemoteAddr;
 
 /// How long a client may take to complete the TLS handshake.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -81,6 +82,9 @@ async fn serve_connection(
     let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
     let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
         req.extensions_mut().insert(peer.clone());
+        if let Some(remote) = remote {
+            req.extensions_mut().insert(RemoteAddr(remote));
+        }
         router.clone().oneshot(req)
     });
     let io = TokioIo::new(tls);

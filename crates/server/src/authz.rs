@@ -94,8 +94,8 @@ pub fn api_verb(method: &str) -> &'static str {
 }
 
 /// The subresources tried for `path`, most specific first. With `KubeletFineGrainedAuthz`
-/// `/pods`, `/runningpods/`, `/healthz`, `/configz` and `/statusz` first try their own
-/// subresource, then fall back to `proxy`.
+/// `/pods`, `/runningpods/`, `/healthz` and `/configz` first try their own subresource, then
+/// fall back to `proxy`; `/statusz` is `statusz` and `/flagz` is `configz` in either case.
 pub fn subresources(path: &str, fine_grained: bool) -> Vec<&'static str> {
     let mut out = Vec::with_capacity(2);
     if fine_grained {
@@ -103,18 +103,21 @@ pub fn subresources(path: &str, fine_grained: bool) -> Vec<&'static str> {
             ("/pods", "pods"),
             ("/healthz", "healthz"),
             ("/configz", "configz"),
-            ("/statusz", "statusz"),
             ("/runningpods/", "pods"),
         ];
         if let Some((_, sub)) = specific.iter().find(|(p, _)| is_subpath(path, p)) {
             out.push(*sub);
         }
     }
+    // Everything else — `/run`, `/exec`, `/attach`, `/portForward`, `/containerLogs`,
+    // `/configz`, `/debug/...` — is `proxy`.
     let coarse = [
         ("/stats/", "stats"),
         ("/metrics", "metrics"),
         ("/logs/", "log"),
         ("/checkpoint/", "checkpoint"),
+        ("/statusz", "statusz"),
+        ("/flagz", "configz"),
     ];
     let sub = coarse
         .iter()
@@ -180,8 +183,15 @@ mod tests {
             ("/healthz", &["healthz", "proxy"]),
             ("/healthz/syncloop", &["healthz", "proxy"]),
             ("/configz", &["configz", "proxy"]),
-            ("/statusz", &["statusz", "proxy"]),
+            ("/statusz", &["statusz"]),
+            ("/flagz", &["configz"]),
             ("/exec/ns/p/c", &["proxy"]),
+            ("/exec/ns/p/uid/c", &["proxy"]),
+            ("/attach/ns/p/c", &["proxy"]),
+            ("/portForward/ns/p", &["proxy"]),
+            ("/run/ns/p/c", &["proxy"]),
+            ("/runningpods", &["pods", "proxy"]),
+            ("/containerLogs/ns/p/c/", &["proxy"]),
             ("/containerLogs/ns/p/c", &["proxy"]),
             ("/spec/", &["proxy"]),
             ("/podsx", &["proxy"]),
@@ -197,6 +207,8 @@ mod tests {
         assert_eq!(subresources("/pods", false), vec!["proxy"]);
         assert_eq!(subresources("/configz", false), vec!["proxy"]);
         assert_eq!(subresources("/stats/summary", false), vec!["stats"]);
+        assert_eq!(subresources("/runningpods/", false), vec!["proxy"]);
+        assert_eq!(subresources("/statusz", false), vec!["statusz"]);
     }
 
     #[test]

@@ -33,14 +33,7 @@ pub(crate) fn default_handlers(host: Host) -> Router {
 
 /// `GET /pods`: a `v1.PodList` of the pods this kubelet runs, as upstream encodes it.
 async fn pods(State(host): State<Host>) -> Response {
-    let items = host.get_pods();
-    let list = serde_json::json!({
-        "kind": "PodList",
-        "apiVersion": "v1",
-        "metadata": {},
-        "items": items,
-    });
-    crate::respond::json(&list)
+    crate::respond::pod_list(host.get_pods())
 }
 
 #[cfg(test)]

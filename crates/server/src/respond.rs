@@ -32,3 +32,24 @@ pub(crate) fn json(value: &serde_json::Value) -> Response {
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
 }
+
+/// What go-restful's `WriteError` and the CRI streaming `WriteError` write: the status and
+/// the message as is (no trailing newline), `text/plain` as Go sniffs it.
+pub(crate) fn restful_error(status: StatusCode, body: impl Into<String>) -> Response {
+    let mut resp = (status, body.into()).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}
+
+/// A `v1.PodList` of `items` (`encodePods`).
+pub(crate) fn pod_list(items: Vec<k8s_openapi::api::core::v1::Pod>) -> Response {
+    json(&serde_json::json!({
+        "kind": "PodList",
+        "apiVersion": "v1",
+        "metadata": {},
+        "items": items,
+    }))
+}

@@ -4,7 +4,9 @@
 //!
 //! Served now (every path behind the auth filter, unknown ones included):
 //! * `/healthz` (ping, log, syncloop) and `/pods` — GET only, other methods 405;
-//! * with `enableDebuggingHandlers`: `/configz` (GET only);
+//! * with `enableDebuggingHandlers`: `/configz` (GET only), and `InstallAuthRequiredHandlers`'
+//!   `/run`, `/exec`, `/attach`, `/portForward`, `/containerLogs`, `/runningpods/` (see
+//!   `crate::debugging`);
 //! * without: `/run/`, `/exec/`, `/attach/`, `/portForward/`, `/containerLogs/`,
 //!   `/runningpods/`, `/debug/pprof/`, `/logs/` answer 405 `Debug endpoints are disabled.`
 //!   (`InstallDebuggingDisabledHandlers`), and `/configz` is not installed;
@@ -26,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use crate::accept::serve_tls;
 use crate::authn::{Authenticator, TokenAuthenticator};
 use crate::authz::Authorizer;
+use crate::debugging::debugging_handlers;
 use crate::filter::{AuthFilter, auth_filter};
 use crate::methods::get_only;
 use crate::readonly::default_handlers;
@@ -60,6 +63,8 @@ pub struct SecureServerConfig {
     pub fine_grained_authz: bool,
     /// `enableDebuggingHandlers`.
     pub enable_debugging_handlers: bool,
+    /// The `PodLogsQuerySplitStreams` feature gate (`/containerLogs?stream=`).
+    pub split_log_streams: bool,
 }
 
 /// A started secure server.
@@ -103,14 +108,16 @@ fn debugging_disabled_handlers() -> Router {
 /// The secure port's router, auth filter included. `configz` is the whole `/configz`
 /// body, i.e. `{"kubeletconfig": {...}}`.
 pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::Value) -> Router {
-    let mut router = default_handlers(host);
+    let mut router = default_handlers(host.clone());
     if cfg.enable_debugging_handlers {
-        router = router.merge(
-            Router::new()
-                .route("/configz", get(self::configz))
-                .route_layer(axum::middleware::from_fn(get_only))
-                .with_state(Arc::new(configz)),
-        );
+        router = router
+            .merge(
+                Router::new()
+                    .route("/configz", get(self::configz))
+                    .route_layer(axum::middleware::from_fn(get_only))
+                    .with_state(Arc::new(configz)),
+            )
+            .merge(debugging_handlers(host, cfg.split_log_streams));
     } else {
         router = router.merge(debugging_disabled_handlers());
     }
@@ -185,6 +192,7 @@ mod tests {
             authorizer: Arc::new(crate::AlwaysAllow),
             fine_grained_authz: true,
             enable_debugging_handlers: debugging,
+            split_log_streams: false,
         }
     }
 
@@ -212,9 +220,13 @@ mod tests {
             "/pods/",
             "/configz",
             "/run/ns/p/c",
+            "/run/ns/p/uid/c",
             "/exec/ns/p/c",
+            "/exec/ns/p/uid/c",
             "/attach/ns/p/c",
+            "/attach/ns/p/uid/c",
             "/portForward/ns/p",
+            "/portForward/ns/p/uid",
             "/containerLogs/ns/p/c",
             "/runningpods/",
             "/debug/pprof/heap",
@@ -234,6 +246,32 @@ mod tests {
             }
             let user = UserInfo::new("u", vec![]);
             assert_eq!(status(&router, "GET", "/pods", Some(user)).await, 200);
+        }
+    }
+
+    /// `enableDebuggingHandlers: false` answers 405 on the debugging subtrees; `true` routes
+    /// them (a pod unknown to the host is 404, the runtime's pods are listed).
+    #[tokio::test]
+    async fn debugging_handlers_follow_the_setting() {
+        let user = || Some(UserInfo::new("u", vec![]));
+        let on = secure_router(&cfg(true), Arc::new(NoPods), serde_json::json!({}));
+        let off = secure_router(&cfg(false), Arc::new(NoPods), serde_json::json!({}));
+        for (method, path, when_on) in [
+            ("POST", "/run/ns/p/c", 404),
+            ("GET", "/exec/ns/p/c?input=1", 404),
+            ("POST", "/attach/ns/p/uid/c?output=1", 404),
+            ("GET", "/portForward/ns/p", 404),
+            ("GET", "/containerLogs/ns/p/c", 404),
+            ("GET", "/runningpods/", 200),
+            ("GET", "/configz", 200),
+        ] {
+            assert_eq!(status(&on, method, path, user()).await, when_on, "{path}");
+            let off_status = if path == "/configz" { 404 } else { 405 };
+            assert_eq!(
+                status(&off, method, path, user()).await,
+                off_status,
+                "{path}"
+            );
         }
     }
 }

@@ -139,7 +139,10 @@ async fn only_get_and_unknown_paths_404() {
         ("PUT", "/pods", 405),
         ("DELETE", "/healthz", 405),
         ("GET", "/no/such/path", 404),
-        ("GET", "/exec/default/p/c", 404),
+        // Routed: no stream asked for is 400, an unknown pod 404 (as upstream's getExec).
+        ("GET", "/exec/default/p/c", 400),
+        ("GET", "/exec/default/p/c?input=1", 404),
+        ("GET", "/exec/default/p", 404),
         ("GET", "/healthz/syncloop", 200),
         ("GET", "/configz", 200),
     ];

@@ -59,6 +59,9 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
         }
     }
 
+    // Stop probing pods that are not running (upstream `probeManager.CleanupPods`).
+    kl.probe_manager.cleanup_pods(&possibly_running);
+
     let keep: HashSet<&str> = desired
         .iter()
         .map(String::as_str)

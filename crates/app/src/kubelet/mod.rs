@@ -2,8 +2,10 @@
 //! `pkg/kubelet/kubelet.go`): start the container manager, the pod sources, the PLEG, the
 //! pod workers, the sync loop and the read-only server.
 
+mod active_deadline;
 mod admission;
 mod api;
+mod container_logs;
 mod crash_loop;
 mod evented;
 mod host;
@@ -122,6 +124,10 @@ pub struct Kubelet {
     pub mirror_pod_client: Option<Arc<dyn kubelet_apipods::MirrorClient>>,
     /// Where events go.
     pub recorder: Arc<dyn kubelet_container::EventRecorder>,
+    /// Handlers that make the sync loop resync a pod (`PodSyncLoopHandlers`).
+    pub pod_sync_loop_handlers: Vec<Arc<dyn active_deadline::PodSyncLoopHandler>>,
+    /// The probe workers (`CleanupPods` in housekeeping).
+    pub probe_manager: kubelet_prober::ProbeManager,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     worker_count: AtomicUsize,
@@ -253,9 +259,16 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     let pod_state = Arc::new(pod_state::PodWorkersState::default());
     let objects = api::objects::build(deps, &node_lister)?;
     let env_objects = api::objects::env_objects(objects.as_ref());
+    let (probe_results, probe_updates) = kubelet_prober::ProberResults::new();
     let runtime_classes = api::objects::runtime_class_manager(deps);
-    let manager =
-        runtime_setup::build_runtime(deps, pod_state.clone(), env_objects, runtime_classes).await?;
+    let manager = runtime_setup::build_runtime(
+        deps,
+        pod_state.clone(),
+        env_objects,
+        probe_results.clone(),
+        runtime_classes,
+    )
+    .await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
     let cache = Arc::new(Cache::new());
     let (pleg_tx, pleg_events) = tokio::sync::mpsc::channel(kubelet_pleg::PLEG_CHANNEL_CAPACITY);
@@ -266,6 +279,8 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         pleg_tx.clone(),
     );
     let status_manager = Arc::new(StatusManager::default());
+    let probe_manager =
+        runtime_setup::build_probe_manager(deps, status_manager.clone(), probe_results)?;
     let backoff_requeue = Arc::new(WorkQueue::new());
     let pod_cgroups = pod_cgroups::PodCgroups::from_config(
         c,
@@ -277,6 +292,11 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     .map(Arc::new);
     let backoff: Arc<Backoff> =
         Arc::new(crash_loop::crash_loop_back_off(server, Arc::new(RealClock)));
+    let active_deadline = Arc::new(active_deadline::ActiveDeadlineHandler::new(
+        status_manager.clone(),
+        deps.recorder.clone(),
+        Arc::new(RealClock),
+    ));
     let syncer = Arc::new(syncer::KubeletSyncer {
         runtime: runtime.clone(),
         status_manager: status_manager.clone(),
@@ -296,6 +316,8 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         recorder: deps.recorder.clone(),
         mirror_pod_client: mirror_pod_client.clone(),
         node_lister: node_lister.clone(),
+        pod_sync_handlers: vec![active_deadline.clone()],
+        probe_manager: probe_manager.clone(),
         pleg: pleg.clone(),
         objects: objects.clone(),
     });
@@ -339,6 +361,8 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         mirror_pod_client,
         pod_cgroups,
         recorder: deps.recorder.clone(),
+        pod_sync_loop_handlers: vec![active_deadline],
+        probe_manager,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         worker_count: AtomicUsize::new(0),
@@ -351,6 +375,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         inputs: sync_loop::SyncLoopInputs {
             updates,
             pleg: pleg_events,
+            probes: probe_updates,
         },
         pleg_tx,
     })
@@ -495,15 +520,19 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         cancel.cancelled().await;
         drop(pod_config);
     });
+    let host: kubelet_server::Host = Arc::new(host::KubeletHost::new(
+        kubelet.clone(),
+        deps.runtime.runtime.clone(),
+    ));
     secure::start_secure_server(
         &deps,
-        &kubelet,
+        &host,
         deps.configz.payload(),
         &deps.shutdown,
         &mut tasks,
     )
     .await?;
-    start_read_only_server(deps.server, &kubelet, &deps.shutdown, &mut tasks).await?;
+    start_read_only_server(deps.server, &host, &deps.shutdown, &mut tasks).await?;
     if let Some(clients) = &deps.clients {
         api::start_api_mode(&deps, clients, &kubelet, &mut tasks).await?;
     }
@@ -513,7 +542,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
 /// `ListenAndServeReadOnly` on `address:readOnlyPort` when the port is non-zero.
 async fn start_read_only_server(
     server: &KubeletServer,
-    kubelet: &Arc<Kubelet>,
+    host: &kubelet_server::Host,
     cancel: &CancellationToken,
     tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
@@ -526,7 +555,7 @@ async fn start_read_only_server(
     let address = &server.config.address;
     let listener = kubelet_server::bind(address, port).await?;
     tracing::info!(address = %address, port, "Starting to listen read-only");
-    let router = kubelet_server::read_only_router(kubelet.clone());
+    let router = kubelet_server::read_only_router(host.clone());
     let cancel = cancel.clone();
     tasks.spawn(async move {
         if let Err(e) = kubelet_server::serve(listener, router, cancel).await {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kubelet_config::KubeletServer;
-use kubelet_container::{ContainerGcPolicy, NoProbeResults, PodStateProvider, RealClock};
+use kubelet_container::{ContainerGcPolicy, PodStateProvider, ProbeResults, RealClock};
 use kubelet_runtime::env::EnvObjects;
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
@@ -77,12 +77,14 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
 }
 
 /// The CRI-backed runtime the pod workers drive; `env_objects` are the ConfigMap and
-/// Secret managers (`NoEnvObjects` in standalone mode), `runtime_classes` the RuntimeClass
+/// Secret managers (`NoEnvObjects` in standalone mode), `probes` the prober's results
+/// (liveness and startup failures restart containers), `runtime_classes` the RuntimeClass
 /// manager (`NoRuntimeClassManager` in standalone mode).
 pub async fn build_runtime(
     deps: &KubeletDeps<'_>,
     pod_state: Arc<dyn PodStateProvider>,
     env_objects: Arc<dyn EnvObjects>,
+    probes: Arc<dyn ProbeResults>,
     runtime_classes: Arc<dyn RuntimeHandlerResolver>,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
@@ -92,7 +94,7 @@ pub async fn build_runtime(
             runtime: deps.runtime.runtime.clone(),
             image: deps.runtime.image.clone(),
             os: Arc::new(RealOs),
-            probes: Arc::new(NoProbeResults),
+            probes,
             pod_state,
             env_objects,
             clock: Arc::new(RealClock),
@@ -103,5 +105,33 @@ pub async fn build_runtime(
     .map_err(|e| err("failed to initialize the container runtime manager", e))?;
     Ok(Arc::new(
         manager.with_runtime_class_manager(runtime_classes),
+    ))
+}
+
+/// The probe manager (upstream `prober.NewManager`): workers read the status manager, exec
+/// probes run through CRI `ExecSync`, results go to `results`.
+pub fn build_probe_manager(
+    deps: &KubeletDeps<'_>,
+    status: Arc<kubelet_status::StatusManager>,
+    results: Arc<kubelet_prober::ProberResults>,
+) -> Result<kubelet_prober::ProbeManager, RunError> {
+    let http =
+        kubelet_prober::HttpProber::new().map_err(|e| err("failed to create the prober", e))?;
+    Ok(kubelet_prober::ProbeManager::new(
+        kubelet_prober::ProbeManagerParts {
+            status,
+            results,
+            runner: Arc::new(kubelet_prober::CriCommandRunner(
+                deps.runtime.runtime.clone(),
+            )),
+            http,
+            recorder: deps.recorder.clone(),
+            clock: Arc::new(RealClock),
+            change_container_status_on_kubelet_restart: deps
+                .server
+                .feature_gates
+                .enabled(kubelet_features::gates::CHANGE_CONTAINER_STATUS_ON_KUBELET_RESTART),
+            shutdown: deps.shutdown.clone(),
+        },
     ))
 }

@@ -11,7 +11,7 @@ use kubelet_config::KubeletServer;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::{Kubelet, KubeletDeps};
+use super::KubeletDeps;
 use crate::auth::{Reviewers, build_auth, build_auth_components};
 use crate::startup::RunError;
 
@@ -41,6 +41,9 @@ pub fn secure_server_config(
             .feature_gates
             .enabled(kubelet_features::gates::KUBELET_FINE_GRAINED_AUTHZ),
         enable_debugging_handlers: c.enable_debugging_handlers.unwrap_or(true),
+        split_log_streams: server
+            .feature_gates
+            .enabled(kubelet_features::gates::POD_LOGS_QUERY_SPLIT_STREAMS),
     })
 }
 
@@ -67,7 +70,7 @@ pub fn secure_server_wanted(server: &KubeletServer) -> Result<bool, RunError> {
 /// the TLS `check_startable` prepared (`None`: no secure server).
 pub async fn start_secure_server(
     deps: &KubeletDeps<'_>,
-    kubelet: &Arc<Kubelet>,
+    host: &kubelet_server::Host,
     configz: serde_json::Value,
     cancel: &CancellationToken,
     tasks: &mut JoinSet<()>,
@@ -90,7 +93,7 @@ pub async fn start_secure_server(
         cfg.prepared_tls = cfg.prepared_tls.map(|p| p.with_serving_certificates(certs));
     }
     let srv =
-        kubelet_server::start_secure_server(cfg, kubelet.clone(), configz, cancel.clone()).await?;
+        kubelet_server::start_secure_server(cfg, host.clone(), configz, cancel.clone()).await?;
     tracing::info!(address = %srv.local_addr, "Started the kubelet's secure server");
     tasks.spawn(async move {
         let _ = srv.task.await;

@@ -28,6 +28,8 @@ pub struct SyncLoopInputs {
     pub updates: mpsc::Receiver<PodUpdate>,
     /// PLEG events.
     pub pleg: mpsc::Receiver<PodLifecycleEvent>,
+    /// Changed probe results (upstream's liveness, readiness and startup `Updates()`).
+    pub probes: mpsc::UnboundedReceiver<kubelet_prober::Update>,
 }
 
 /// Runs the loop until `shutdown` fires or the config channel closes.
@@ -53,6 +55,7 @@ pub async fn sync_loop(kl: Arc<Kubelet>, mut inputs: SyncLoopInputs, shutdown: C
                 }
             },
             Some(event) = inputs.pleg.recv() => handle_pleg_event(&kl, &event),
+            Some(update) = inputs.probes.recv() => handle_probe_update(&kl, &update),
             _ = sync_tick.tick() => handle_sync_tick(&kl),
             _ = housekeeping.tick() => {
                 if kl.sources_ready() {
@@ -205,15 +208,47 @@ pub fn handle_pleg_event(kl: &Kubelet, e: &PodLifecycleEvent) {
     }
 }
 
-/// The sync tick: pods due for a resync, and pods whose back-off just expired.
+/// A probe result changed (upstream `syncLoopIteration`'s liveness/readiness/startup cases and
+/// `handleProbeSync`): a liveness failure, or any readiness or startup change, resyncs the pod,
+/// which restarts the container or regenerates its started/ready flags.
+pub fn handle_probe_update(kl: &Kubelet, u: &kubelet_prober::Update) {
+    use kubelet_container::{ProbeResult, ProbeType};
+    let (probe, status) = match (u.probe_type, u.result) {
+        (ProbeType::Liveness, ProbeResult::Failure) => ("liveness", "unhealthy"),
+        (ProbeType::Liveness, _) => return,
+        (ProbeType::Readiness, ProbeResult::Success) => ("readiness", "ready"),
+        (ProbeType::Readiness, _) => ("readiness", "not ready"),
+        (ProbeType::Startup, ProbeResult::Success) => ("startup", "started"),
+        (ProbeType::Startup, _) => ("startup", "unhealthy"),
+    };
+    let Some(pod) = kl.pod_manager.get(&u.pod_uid) else {
+        tracing::trace!(probe, status, pod = %u.pod_uid, "SyncLoop (probe): ignore irrelevant update");
+        return;
+    };
+    tracing::debug!(probe, status, pod = %full_name(&pod), "SyncLoop (probe)");
+    kl.pod_workers
+        .update_pod(update_options(kl, SyncPodType::Sync, pod));
+}
+
+/// The sync tick (upstream `getPodsToSync`): pods due for a resync, pods whose back-off
+/// just expired, and pods a `PodSyncLoopHandler` asks for (an active deadline passed).
 pub fn handle_sync_tick(kl: &Kubelet) {
-    let due: HashSet<String> = kl
+    let mut due: HashSet<String> = kl
         .pod_workers
         .work_queue()
         .get_work()
         .into_iter()
         .chain(kl.backoff_requeue.get_work())
         .collect();
+    if !kl.pod_sync_loop_handlers.is_empty() {
+        due.extend(
+            kl.pod_manager
+                .pods()
+                .iter()
+                .filter(|p| kl.pod_sync_loop_handlers.iter().any(|h| h.should_sync(p)))
+                .map(|p| pod_uid(p).to_string()),
+        );
+    }
     for uid in due {
         if let Some(pod) = kl.pod_manager.get(&uid) {
             kl.pod_workers

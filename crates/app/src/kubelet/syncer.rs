@@ -7,7 +7,6 @@ use std::time::Duration;
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::{Pod as ApiPod, PodStatus as ApiPodStatus};
-use kubelet_container::NoProbeResults;
 use kubelet_container::events::{EventRecorder, EventType, pod_ref, reasons};
 use kubelet_container::{
     Backoff, ContainerState, Pod as RuntimePod, PodStatus, Runtime, SyncPodType,
@@ -43,6 +42,10 @@ pub struct KubeletSyncer {
     pub mirror_pod_client: Option<Arc<dyn kubelet_apipods::MirrorClient>>,
     /// The Node object mirror pods are owned by.
     pub node_lister: kubelet_apipods::NodeLister,
+    /// Handlers that may fail a pod when its status is generated (`PodSyncHandlers`).
+    pub pod_sync_handlers: Vec<Arc<dyn super::active_deadline::PodSyncHandler>>,
+    /// The probe workers and their results (started/ready flags, restarts).
+    pub probe_manager: kubelet_prober::ProbeManager,
     /// Asked to relist at once after containers started (see
     /// [`kubelet_pleg::GenericPleg::request_relist`]).
     pub pleg: Arc<kubelet_pleg::GenericPleg>,
@@ -68,17 +71,24 @@ fn phase_is_terminal(s: &ApiPodStatus) -> bool {
 impl KubeletSyncer {
     fn generate(&self, pod: &ApiPod, status: &PodStatus, terminal: bool) -> ApiPodStatus {
         let old = self.status_manager.get_pod_status(pod_uid(pod));
-        kubelet_status::generate_api_pod_status(
+        let probes = self.probe_manager.results();
+        let mut api_status = kubelet_status::generate_api_pod_status(
             pod,
             status,
             &GenerateOptions {
                 old_status: old.as_ref(),
                 reason_cache: &self.reason_cache,
-                probes: &NoProbeResults,
+                probes: probes.as_ref(),
                 host_ips: &self.host_ips,
                 pod_is_terminal: terminal,
             },
-        )
+        );
+        super::active_deadline::apply_pod_sync_handlers(
+            &self.pod_sync_handlers,
+            pod,
+            &mut api_status,
+        );
+        api_status
     }
 
     /// The shortest back-off any of the pod's containers is waiting out.
@@ -123,7 +133,11 @@ impl PodSyncer for KubeletSyncer {
         let api_status = self.generate(pod, pod_status, false);
         let terminal = phase_is_terminal(&api_status);
         let first_sync = super::pod_cgroups::is_first_sync(&api_status);
+        // The rest of upstream's `probeManager.UpdatePodStatus`: a started container whose
+        // readiness is not known yet is probed at once, once the workers can read the status.
+        let readiness_triggers = self.probe_manager.update_pod_status(pod, &api_status);
         self.status_manager.set_pod_status(pod, api_status);
+        readiness_triggers.fire();
         if terminal {
             tracing::debug!(pod = %pod_uid(pod), "Pod is terminal, not syncing containers");
             return Ok(true);
@@ -153,6 +167,8 @@ impl PodSyncer for KubeletSyncer {
             )
             .await;
         }
+        // Ensure the pod is being probed.
+        self.probe_manager.add_pod(pod);
         tracing::debug!(pod = %pod_uid(pod), update = ?update_type, "SyncPod");
         // Upstream `getPullSecretsForPod` (no Secret manager in standalone mode).
         let pull_secrets = match &self.objects {
@@ -202,6 +218,7 @@ impl PodSyncer for KubeletSyncer {
             f(&mut api_status);
         }
         self.status_manager.set_pod_status(pod, api_status);
+        self.probe_manager.stop_liveness_and_startup(pod);
         let running = convert_pod_status_to_running_pod(self.runtime.type_name(), pod_status);
         if let Err(e) = self
             .runtime
@@ -216,6 +233,8 @@ impl PodSyncer for KubeletSyncer {
             );
             return Err(e.into());
         }
+        // Once the containers are stopped, probing stops.
+        self.probe_manager.remove_pod(pod);
         let after = self.fresh_status(pod).await?;
         if let Some(c) = after
             .container_statuses

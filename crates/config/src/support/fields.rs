@@ -332,11 +332,13 @@ pub static FIELDS: &[FieldSupport] = &[
         "enableDebuggingHandlers",
         Some("enable-debugging-handlers"),
         Support::Partial {
-            works: "`false` serves \"Debug endpoints are disabled.\" on the debugging paths; `true` serves `/configz`",
-            upstream: "`true` (the default) also serves /exec, /attach, /portForward, /containerLogs, /run, /runningpods, /logs/, /debug/pprof/ and /debug/flags/v on the secure port",
+            works: "`false` serves \"Debug endpoints are disabled.\" on the debugging paths; `true` serves `/configz`, `/containerLogs`, `/exec`, `/attach`, `/portForward`, `/run` and `/runningpods/`",
+            upstream: "`true` (the default) also serves /logs/, /debug/pprof/ and /debug/flags/v on the secure port",
             proof: &[
                 SECURE_SETTINGS,
                 "crates/server/tests/secure_auth.rs::debugging_handlers_disabled",
+                "crates/server/src/secure.rs::debugging_handlers_follow_the_setting",
+                "crates/kubelet-rs/tests/cluster_streaming.rs::kubectl_logs_exec_and_port_forward_through_a_kubelet_rs_node",
             ],
             unsupported: is_true,
         },

@@ -24,6 +24,8 @@ pub struct Node {
     pub config: PathBuf,
     pub ro_port: u16,
     pub hz_port: u16,
+    /// The secure port (127.0.0.1, self-signed certificate, anonymous + AlwaysAllow).
+    pub secure_port: u16,
     pub name: String,
     pub endpoint: String,
     pub busybox: String,
@@ -43,13 +45,14 @@ impl Node {
         let manifests = dir.path().join("manifests");
         let logs = dir.path().join("pods");
         std::fs::create_dir_all(&manifests).unwrap();
-        let (ro_port, hz_port) = (free_port(), free_port());
+        let (ro_port, hz_port, secure_port) = (free_port(), free_port(), free_port());
         let config = super::write(
             dir.path(),
             "kubelet.yaml",
-            &super::standalone_config(
+            &super::standalone_config_with_port(
                 &env.endpoint,
                 hz_port,
+                secure_port,
                 &format!(
                     "staticPodPath: {}\npodLogsDir: {}\nreadOnlyPort: {ro_port}\nfileCheckFrequency: 20s\n{extra}",
                     manifests.display(),
@@ -68,6 +71,7 @@ impl Node {
             config,
             ro_port,
             hz_port,
+            secure_port,
             name: name.to_string(),
             endpoint: env.endpoint,
             busybox: env.busybox_image,

@@ -134,6 +134,7 @@ pub fn config(dir: &Path) -> SecureServerConfig {
         authorizer: Arc::new(AlwaysAllow),
         fine_grained_authz: true,
         enable_debugging_handlers: true,
+        split_log_streams: false,
     }
 }
 
