@@ -472,3 +472,113 @@ async fn sub_path_symlinks_out_of_the_volume_are_refused_even_when_swapped_in() 
     assert!(!pod_dir.join("volume-subpaths").exists());
     assert_eq!(std::fs::read(outside.join("host-secret")).unwrap(), b"host");
 }
+
+/// RuntimeClasses as the API-backed manager's lister would hold them.
+struct Classes;
+
+impl kubelet_runtime::runtimeclass::RuntimeHandlerResolver for Classes {
+    fn lookup_runtime_handler(
+        &self,
+        name: Option<&str>,
+    ) -> Result<String, kubelet_runtime::runtimeclass::RuntimeClassError> {
+        Ok(match name {
+            Some("std") => "runc".into(),
+            Some("unconfigured") => "krs-no-such-handler".into(),
+            _ => String::new(),
+        })
+    }
+}
+
+async fn sandboxes_of(h: &Harness, uid: &str) -> Vec<kubelet_cri::v1::PodSandbox> {
+    let selector = [("io.kubernetes.pod.uid".to_string(), uid.to_string())].into();
+    h.runtime
+        .list_pod_sandbox(Some(&PodSandboxFilter {
+            label_selector: selector,
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+}
+
+/// The real containerd (1.6: its `Status` lists no runtime handlers) with a RuntimeClass
+/// handler it has (`runc`), one it lacks, and a `hostUsers: false` pod, which it cannot
+/// run: upstream's errors, and no sandbox for the failed pods.
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
+#[tokio::test]
+async fn runtime_class_handlers_and_host_users_on_the_real_runtime() {
+    let env = runtime_env::ensure().unwrap_or_else(|e| panic!("{e}"));
+    let mut h = harness(&env).await;
+    h.manager = h.manager.with_runtime_class_manager(Arc::new(Classes));
+    let backoff = Backoff::container_default();
+    let base = format!("krs-e2e-rc-{}", std::process::id());
+
+    // A handler the runtime has: the sandbox runs with it.
+    let uid = format!("{base}-std");
+    let mut pod = busybox_pod(&env, &uid);
+    pod.spec.as_mut().unwrap().runtime_class_name = Some("std".into());
+    let result = h
+        .manager
+        .sync_pod(&pod, &status(&h, &uid).await, &[], &backoff)
+        .await;
+    assert_eq!(result.error(), None, "{result:?}");
+    let sandboxes = sandboxes_of(&h, &uid).await;
+    assert_eq!(sandboxes.len(), 1, "{sandboxes:?}");
+    assert_eq!(sandboxes[0].runtime_handler, "runc");
+    h.removed.0.lock().unwrap().insert(uid.clone());
+    let running = h
+        .manager
+        .get_pods(false)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| p.id == uid)
+        .expect("running pod");
+    h.manager
+        .kill_pod(Some(&pod), &running, None)
+        .await
+        .unwrap();
+
+    // A handler the runtime lacks, then `hostUsers: false`: no sandbox, upstream's events.
+    let support = h.runtime.status(false).await.unwrap();
+    assert!(
+        support.runtime_handlers.is_empty(),
+        "this containerd lists runtime handlers now: {:?}",
+        support.runtime_handlers
+    );
+    for (suffix, class, host_users, want) in [
+        ("bad", Some("unconfigured"), None, "krs-no-such-handler"),
+        (
+            "userns",
+            None,
+            Some(false),
+            "can't set `spec.hostUsers: false`, runtime does not support user namespaces",
+        ),
+    ] {
+        let uid = format!("{base}-{suffix}");
+        let mut pod = busybox_pod(&env, &uid);
+        let spec = pod.spec.as_mut().unwrap();
+        spec.runtime_class_name = class.map(Into::into);
+        spec.host_users = host_users;
+        let before = h.recorder.events().len();
+        let result = h
+            .manager
+            .sync_pod(&pod, &status(&h, &uid).await, &[], &backoff)
+            .await;
+        assert!(result.error().is_some(), "{suffix}: {result:?}");
+        let events = h.recorder.events();
+        let failed: Vec<_> = events[before..]
+            .iter()
+            .filter(|e| e.reason == "FailedCreatePodSandBox")
+            .collect();
+        assert_eq!(failed.len(), 1, "{suffix}: {events:?}");
+        assert!(
+            failed[0]
+                .message
+                .starts_with("Failed to create pod sandbox: ")
+                && failed[0].message.contains(want),
+            "{suffix}: {}",
+            failed[0].message
+        );
+        assert!(sandboxes_of(&h, &uid).await.is_empty(), "{suffix}");
+    }
+}

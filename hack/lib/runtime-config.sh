@@ -112,6 +112,15 @@ oom_score = 0
         SystemdCgroup = false
         Root = "$KRS_RUNTIME_DIR/runc"
 
+    # The handler upstream's e2e RuntimeClass specs name (e2eruntimeclass.
+    # PreconfiguredRuntimeClassHandler), runc again as kube-up's GCE nodes configure it.
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler]
+      runtime_type = "io.containerd.runc.v2"
+
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler.options]
+        SystemdCgroup = false
+        Root = "$KRS_RUNTIME_DIR/runc"
+
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$KRS_CNI_BIN_DIR"
     conf_dir = "$KRS_CNI_CONF_DIR"

@@ -179,24 +179,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.hostUsers",
-        upstream: "with false, runs the pod in its own user namespace (UserNamespacesSupport, on by default)",
-        find: |s, out| {
-            if s.host_users == Some(false) {
-                out.push("spec.hostUsers".into());
-            }
-        },
-    },
-    UnsupportedPodFeature {
-        field: "spec.runtimeClassName",
-        upstream: "runs the pod with the runtime handler of that RuntimeClass",
-        find: |s, out| {
-            if non_empty(s.runtime_class_name.as_deref()) {
-                out.push("spec.runtimeClassName".into());
-            }
-        },
-    },
-    UnsupportedPodFeature {
         field: "spec.hostnameOverride",
         upstream: "sets the pod's hostname to this value (HostnameOverride, on by default)",
         find: |s, out| {

@@ -71,16 +71,6 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             vec!["spec.containers[0].volumeDevices"],
         ),
         (
-            "spec.hostUsers",
-            json!({"hostUsers": false, "containers": [c(json!({}))]}),
-            vec!["spec.hostUsers"],
-        ),
-        (
-            "spec.runtimeClassName",
-            json!({"runtimeClassName": "gvisor", "containers": [c(json!({}))]}),
-            vec!["spec.runtimeClassName"],
-        ),
-        (
             "spec.hostnameOverride",
             json!({"hostnameOverride": "other", "containers": [c(json!({}))]}),
             vec!["spec.hostnameOverride"],
@@ -167,8 +157,8 @@ fn every_entry_rejects_a_pod_using_it_naming_each_path() {
 fn implemented_features_are_admitted() {
     let p = pod(json!({
         "securityContext": {"supplementalGroupsPolicy": "Merge", "fsGroup": 2000, "sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"}]},
-        "hostUsers": true,
-        "runtimeClassName": "",
+        "hostUsers": false,
+        "runtimeClassName": "gvisor",
         "activeDeadlineSeconds": 30,
         "initContainers": [c(json!({"name": "init"})), c(json!({"name": "side", "restartPolicy": "Always"}))],
         "containers": [c(json!({

@@ -8,6 +8,7 @@
 //! | [`cache`]     | `pkg/kubelet/util/manager/cache_based_manager.go` (`objectStore`, `GetObjectTTLFromNodeFunc`) |
 //! | [`token`]     | `pkg/kubelet/token/token_manager.go`                                      |
 //! | [`names`]     | `pkg/api/v1/pod/util.go` (`VisitPodConfigmapNames`, `VisitPodSecretNames`) |
+//! | [`runtimeclass`] | `pkg/kubelet/runtimeclass/runtimeclass_manager.go`                      |
 //! | [`api`]       | the `kubeClient` calls of the above (kube-rs, and a recording fake)      |
 //!
 //! [`KubeletObjects`] bundles them (upstream `kl.configMapManager`, `kl.secretManager`,
@@ -20,6 +21,7 @@ pub mod api;
 pub mod cache;
 pub mod manager;
 pub mod names;
+pub mod runtimeclass;
 pub mod token;
 pub mod watch;
 
@@ -39,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 pub use api::{FakeObjects, KubeObjectsClient, ObjectClient, TokenClient};
 pub use cache::{GetObjectTtl, object_ttl_from_node};
 pub use manager::{Backend, ChangeDetectionStrategy, ObjectManager, UnknownStrategy};
+pub use runtimeclass::{RuntimeClassManager, runtime_class_lister_watcher};
 pub use token::TokenManager;
 
 /// Upstream `events.FailedToRetrieveImagePullSecret`.

@@ -34,6 +34,8 @@
 //! | [`labels`]     | `kuberuntime/labels.go`                                                 |
 //! | [`quantity`]   | `resource.Quantity.Value/MilliValue` (via `kubelet-apimachinery`)       |
 //! | [`os`]         | `kubecontainer.OSInterface` (+ in-memory fake)                          |
+//! | [`runtimeclass`] | `runtimeClassManager` as `createPodSandbox` uses it (trait, standalone) |
+//! | [`userns`]     | `userns/userns_manager.go` `GetOrCreateUserNamespaceMappings` (support check only) |
 //! | [`pod_dirs`]   | `kubelet_volumes.go` `cleanupOrphanedPodDirs`                            |
 //! | [`setup`]      | `NewKubeGenericRuntimeManager` wiring                                   |
 
@@ -61,6 +63,7 @@ pub mod pod_dirs;
 pub mod qos;
 pub mod quantity;
 pub mod resources;
+pub mod runtimeclass;
 pub mod sandbox;
 pub mod security;
 pub mod setup;
@@ -68,6 +71,7 @@ pub mod start;
 pub mod status;
 pub mod subpath;
 pub mod sync;
+pub mod userns;
 pub mod volume_ownership;
 pub mod volumes;
 

@@ -25,6 +25,7 @@ use crate::image::{ImageManager, PullConcurrency};
 use crate::logs::ContainerLogManager;
 use crate::os::OsInterface;
 use crate::resources::ResourceSettings;
+use crate::runtimeclass::{NoRuntimeClassManager, RuntimeHandlerResolver};
 use kubelet_container::ProbeResults;
 
 /// CRI API version the kubelet speaks.
@@ -96,6 +97,7 @@ pub struct KubeGenericRuntimeManager {
     pub(crate) logs: ContainerLogManager,
     pub(crate) config: RuntimeManagerConfig,
     pub(crate) recorder: FilteredRecorder,
+    pub(crate) runtime_classes: Arc<dyn RuntimeHandlerResolver>,
 }
 
 /// Maps a CRI error to the runtime-neutral one.
@@ -161,7 +163,16 @@ impl KubeGenericRuntimeManager {
             pod_state: deps.pod_state,
             logs,
             config,
+            runtime_classes: Arc::new(NoRuntimeClassManager),
         })
+    }
+
+    /// Resolves `spec.runtimeClassName` through `manager` (upstream `runtimeClassManager`,
+    /// set when the kubelet has an API client; else every pod gets the default handler).
+    #[must_use]
+    pub fn with_runtime_class_manager(mut self, manager: Arc<dyn RuntimeHandlerResolver>) -> Self {
+        self.runtime_classes = manager;
+        self
     }
 
     /// The CRI runtime service (for callers needing raw CRI access, e.g. PLEG or streaming).

@@ -685,3 +685,120 @@ async fn sub_path_symlink_out_of_the_volume_is_a_create_container_config_error()
     assert!(created_mounts(&env).is_empty());
     assert!(!env.os.exists(Path::new("/var/lib/kubelet/pods/x")));
 }
+
+/// RuntimeClasses by name, as the API-backed manager's lister would hold them.
+struct FakeRuntimeClasses(Vec<(&'static str, &'static str)>);
+
+impl crate::runtimeclass::RuntimeHandlerResolver for FakeRuntimeClasses {
+    fn lookup_runtime_handler(
+        &self,
+        name: Option<&str>,
+    ) -> Result<String, crate::runtimeclass::RuntimeClassError> {
+        let Some(name) = name.filter(|n| !n.is_empty()) else {
+            return Ok(String::new());
+        };
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, h)| (*h).to_string())
+            .ok_or_else(|| crate::runtimeclass::RuntimeClassError::NotFound { name: name.into() })
+    }
+}
+
+fn with_runtime_class(name: &str) -> ApiPod {
+    let mut p = pod(vec![busybox("app")], vec![]);
+    p.spec.as_mut().unwrap().runtime_class_name = Some(name.into());
+    p
+}
+
+#[tokio::test]
+async fn runtime_class_handler_reaches_run_pod_sandbox() {
+    let env = Env::new();
+    let m = env
+        .manager()
+        .await
+        .with_runtime_class_manager(Arc::new(FakeRuntimeClasses(vec![("fast", "kata")])));
+    let (result, status) = sync(&env, &m, &with_runtime_class("fast")).await;
+    assert!(result.error().is_none(), "{result:?}");
+    running(&status, "app");
+    let handlers: Vec<_> = env
+        .runtime
+        .sandboxes()
+        .iter()
+        .map(|s| s.status.runtime_handler.clone())
+        .collect();
+    assert_eq!(handlers, ["kata"]);
+}
+
+#[tokio::test]
+async fn missing_runtime_class_fails_the_sandbox_as_upstream() {
+    let env = Env::new();
+    let m = env
+        .manager()
+        .await
+        .with_runtime_class_manager(Arc::new(FakeRuntimeClasses(vec![])));
+    let (result, _) = sync(&env, &m, &with_runtime_class("gone")).await;
+    let failure = result.failures().next().unwrap();
+    assert_eq!(failure.error, Some(SyncErrorKind::CreatePodSandbox));
+    assert_eq!(
+        failure.message,
+        r#"Failed to create sandbox for pod "web_default(uid-1)": runtimeclass.node.k8s.io "gone" not found"#
+    );
+    assert!(env.runtime.sandboxes().is_empty());
+    let got = events(&env, &mut 0);
+    assert_eq!(
+        got,
+        [
+            r#"- Warning FailedCreatePodSandBox Failed to create pod sandbox: runtimeclass.node.k8s.io "gone" not found"#
+        ]
+    );
+}
+
+#[tokio::test]
+async fn without_a_runtime_class_manager_every_pod_gets_the_default_handler() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let (result, _) = sync(&env, &m, &with_runtime_class("gvisor")).await;
+    assert!(result.error().is_none(), "{result:?}");
+    assert_eq!(env.runtime.sandboxes()[0].status.runtime_handler, "");
+}
+
+#[tokio::test]
+async fn host_users_false_on_a_runtime_without_user_namespaces_fails_the_sandbox() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let mut p = pod(vec![busybox("app")], vec![]);
+    p.spec.as_mut().unwrap().host_users = Some(false);
+    let (result, _) = sync(&env, &m, &p).await;
+    let failure = result.failures().next().unwrap();
+    assert_eq!(failure.error, Some(SyncErrorKind::CreatePodSandbox));
+    assert_eq!(
+        failure.message,
+        r#"Failed to generate sandbox config for pod "web_default(uid-1)": can't set `spec.hostUsers: false`, runtime does not support user namespaces"#
+    );
+    assert!(env.runtime.sandboxes().is_empty());
+    assert_eq!(
+        events(&env, &mut 0),
+        [
+            "- Warning FailedCreatePodSandBox Failed to create pod sandbox: can't set `spec.hostUsers: false`, runtime does not support user namespaces"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn pods_sharing_host_users_run_in_the_node_user_namespace() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let (result, _) = sync(&env, &m, &pod(vec![busybox("app")], vec![])).await;
+    assert!(result.error().is_none(), "{result:?}");
+    let sb = &env.runtime.sandboxes()[0];
+    let ns = sb
+        .config
+        .linux
+        .as_ref()
+        .and_then(|l| l.security_context.as_ref())
+        .and_then(|sc| sc.namespace_options.as_ref())
+        .and_then(|ns| ns.userns_options.as_ref())
+        .map(|u| u.mode);
+    assert_eq!(ns, Some(kubelet_cri::v1::NamespaceMode::Node as i32));
+}

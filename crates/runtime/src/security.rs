@@ -65,6 +65,10 @@ pub fn namespaces_for_pod(pod: &Pod) -> NamespaceOption {
         network: mode(flag(|s| s.host_network)) as i32,
         ipc: mode(flag(|s| s.host_ipc)) as i32,
         pid: pid as i32,
+        // `hostUsers: false` gets its user namespace at sandbox creation
+        // (`crate::userns`), which fails until kubelet-rs allocates ID ranges.
+        userns_options: (!crate::userns::wants_pod_user_namespace(pod))
+            .then(crate::userns::node_user_namespace),
         ..NamespaceOption::default()
     }
 }

@@ -222,44 +222,99 @@ impl KubeGenericRuntimeManager {
         result
     }
 
-    /// `createPodSandbox`: creates the pod log directory, then `RunPodSandbox`. Fails with
-    /// the message for the sync result and the error for the event.
+    /// `createPodSandbox`: generates the sandbox config (with the pod's RuntimeClass
+    /// handler and user namespace, upstream `NamespacesForPod`), creates the pod log
+    /// directory, then `RunPodSandbox` with that handler. Fails with the message for the
+    /// sync result and the error for the event.
     async fn create_pod_sandbox(
         &self,
         pod: &ApiPod,
         attempt: u32,
     ) -> Result<String, (String, String)> {
-        let config = generate_pod_sandbox_config(
+        let generate_failed = |e: String| {
+            (
+                format!(
+                    "Failed to generate sandbox config for pod {:?}: {e}",
+                    format_pod(pod)
+                ),
+                e,
+            )
+        };
+        let failed = |e: String| {
+            (
+                format!(
+                    "Failed to create sandbox for pod {:?}: {e}",
+                    format_pod(pod)
+                ),
+                e,
+            )
+        };
+        let mut config = generate_pod_sandbox_config(
             self.helper.as_ref(),
             &self.config.resources,
             &self.config.pod_logs_dir,
             pod,
             attempt,
         )
-        .map_err(|e| {
+        .map_err(|e| generate_failed(e.to_string()))?;
+        // Upstream resolves the handler (and the user namespace) inside the config's
+        // `NamespacesForPod` when the pod has a securityContext (API pods always do), else
+        // only before `RunPodSandbox`: the same error, another sync-result message.
+        let in_config = pod
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.security_context.is_some());
+        let runtime_class_name = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.runtime_class_name.as_deref());
+        let runtime_handler = self
+            .runtime_classes
+            .lookup_runtime_handler(runtime_class_name)
+            .map_err(|e| {
+                if in_config {
+                    generate_failed(e.to_string())
+                } else {
+                    failed(e.to_string())
+                }
+            })?;
+        if crate::userns::wants_pod_user_namespace(pod) {
+            // Upstream reads the handlers of the last `Status` (`updateRuntimeUp`); an
+            // unanswered `Status` leaves them empty, which means "not supported".
+            let handlers = self
+                .runtime
+                .status(false)
+                .await
+                .map(|r| r.runtime_handlers)
+                .unwrap_or_default();
+            let userns = crate::userns::user_namespace_for_pod(pod, &runtime_handler, &handlers)
+                .map_err(|e| generate_failed(e.to_string()))?;
+            if let Some(ns) = config
+                .linux
+                .as_mut()
+                .and_then(|l| l.security_context.as_mut())
+                .and_then(|sc| sc.namespace_options.as_mut())
+            {
+                ns.userns_options = Some(userns);
+            }
+        }
+        let log_dir = std::path::Path::new(&config.log_directory);
+        self.os.mkdir_all(log_dir).map_err(|e| {
             (
                 format!(
-                    "GeneratePodSandboxConfig for pod {:?} failed: {e}",
+                    "Failed to create log directory for pod {:?}: {e}",
                     format_pod(pod)
                 ),
                 e.to_string(),
             )
         })?;
-        let log_dir = std::path::Path::new(&config.log_directory);
-        self.os.mkdir_all(log_dir).map_err(|e| {
-            (
-                format!(
-                    "create pod log directory {:?} failed: {e}",
-                    config.log_directory
-                ),
-                e.to_string(),
-            )
-        })?;
-        let runtime_handler = "";
+        if !runtime_handler.is_empty() {
+            tracing::debug!(pod = %format_pod(pod), runtime_handler = %runtime_handler, "Running pod with runtime handler");
+        }
         self.runtime
-            .run_pod_sandbox(&config, runtime_handler)
+            .run_pod_sandbox(&config, &runtime_handler)
             .await
-            .map_err(|e| (format!("Failed to create pod sandbox: {e}"), e.to_string()))
+            .map_err(|e| failed(e.to_string()))
     }
 
     /// `pruneInitContainersBeforeStart`: keep only the newest exited instance of each init container.

@@ -264,12 +264,14 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
     let volume_manager =
         runtime_setup::build_volume_manager(deps, api::objects::volume_objects(objects.as_ref()))?;
     let (probe_results, probe_updates) = kubelet_prober::ProberResults::new();
+    let runtime_classes = api::objects::runtime_class_manager(deps);
     let manager = runtime_setup::build_runtime(
         deps,
         pod_state.clone(),
         env_objects,
         probe_results.clone(),
         volume_manager.clone(),
+        runtime_classes,
     )
     .await?;
     let runtime: Arc<dyn Runtime> = manager.clone();

@@ -11,6 +11,7 @@ use kubelet_container::{ContainerGcPolicy, PodStateProvider, ProbeResults, RealC
 use kubelet_runtime::env::{EnvObjects, NodeEnvInfo};
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
+use kubelet_runtime::runtimeclass::RuntimeHandlerResolver;
 use kubelet_runtime::setup::{RuntimeManagerParts, RuntimeManagerSettings, new_runtime_manager};
 use kubelet_runtime::volumes::LocalVolumes;
 use kubelet_volume::{MountedVolumes, RealMounter, VolumeManager, VolumeObjects};
@@ -114,7 +115,8 @@ fn node_allocatable_memory(deps: &KubeletDeps<'_>) -> i64 {
 
 /// The CRI-backed runtime the pod workers drive; `env_objects` are the ConfigMap and
 /// Secret managers (`NoEnvObjects` in standalone mode), `probes` the prober's results
-/// (liveness and startup failures restart containers); container mounts of the volume
+/// (liveness and startup failures restart containers), `runtime_classes` the RuntimeClass
+/// manager (`NoRuntimeClassManager` in standalone mode); container mounts of the volume
 /// manager's volumes come from `volumes`, hostPath and emptyDir from `LocalVolumes`.
 pub async fn build_runtime(
     deps: &KubeletDeps<'_>,
@@ -122,6 +124,7 @@ pub async fn build_runtime(
     env_objects: Arc<dyn EnvObjects>,
     probes: Arc<dyn ProbeResults>,
     volumes: Arc<VolumeManager>,
+    runtime_classes: Arc<dyn RuntimeHandlerResolver>,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
     let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone())
@@ -143,7 +146,9 @@ pub async fn build_runtime(
     )
     .await
     .map_err(|e| err("failed to initialize the container runtime manager", e))?;
-    Ok(Arc::new(manager))
+    Ok(Arc::new(
+        manager.with_runtime_class_manager(runtime_classes),
+    ))
 }
 
 /// The probe manager (upstream `prober.NewManager`): workers read the status manager, exec

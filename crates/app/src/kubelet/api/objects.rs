@@ -1,7 +1,8 @@
 //! `NewMainKubelet`'s ConfigMap, Secret and token managers (kubelet-objects) in API server
 //! mode, and where the kubelet calls them: `RegisterPod` in `SyncPod` (unless termination
 //! was requested: the pod workers only call `SyncPod` before that) and `UnregisterPod` in
-//! `SyncTerminatedPod` (upstream `kubelet.go`), through [`RegisteringSyncer`]. In
+//! `SyncTerminatedPod` (upstream `kubelet.go`), through [`RegisteringSyncer`]; and the
+//! RuntimeClass manager the runtime manager resolves `runtimeClassName` through. In
 //! standalone mode there are no managers: the environment and the volume plugins get
 //! upstream's "no kubeClient" answers.
 
@@ -12,9 +13,13 @@ use async_trait::async_trait;
 use k8s_openapi::api::core::v1::Pod as ApiPod;
 use kubelet_apipods::NodeLister;
 use kubelet_container::{Pod as RuntimePod, PodStatus, RealClock, SyncPodType};
-use kubelet_objects::{ChangeDetectionStrategy, KubeletObjects, ObjectsConfig};
+use kubelet_objects::{
+    ChangeDetectionStrategy, KubeletObjects, ObjectsConfig, RuntimeClassManager,
+    runtime_class_lister_watcher,
+};
 use kubelet_podworkers::{PodStatusFn, PodSyncError, PodSyncer};
 use kubelet_runtime::env::{EnvObjects, NoEnvObjects};
+use kubelet_runtime::runtimeclass::{NoRuntimeClassManager, RuntimeHandlerResolver};
 use kubelet_volume::{NoVolumeObjects, VolumeObjects};
 use tokio_util::sync::CancellationToken;
 
@@ -62,6 +67,22 @@ pub(crate) fn env_objects(objects: Option<&Arc<KubeletObjects>>) -> Arc<dyn EnvO
         Some(o) => o.clone(),
         None => Arc::new(NoEnvObjects),
     }
+}
+
+/// `NewMainKubelet`'s RuntimeClass manager over the main client, its informer running
+/// until shutdown (upstream `runtimeclass.NewManager` + `Start` in `Run`); none in
+/// standalone mode (upstream `runtimeClassManager == nil`).
+pub(crate) fn runtime_class_manager(deps: &KubeletDeps<'_>) -> Arc<dyn RuntimeHandlerResolver> {
+    let Some(clients) = &deps.clients else {
+        return Arc::new(NoRuntimeClassManager);
+    };
+    let manager = RuntimeClassManager::new();
+    tokio::spawn({
+        let (manager, cancel) = (manager.clone(), deps.shutdown.clone());
+        let lw = runtime_class_lister_watcher(clients.main.clone());
+        async move { manager.run(lw, cancel).await }
+    });
+    Arc::new(manager)
 }
 
 /// What the volume plugins read ConfigMaps, Secrets and tokens through (the volume
