@@ -22,9 +22,9 @@ fn sysctl_pod(name: &str, image: &str, sysctl: &str) -> String {
         .replace("  containers:\n", &format!("{sc}  containers:\n"))
 }
 
-/// A pod with `hostUsers: false` (user namespaces are not implemented yet).
+/// A pod with `hostnameOverride` (not implemented yet, refused at admission).
 fn userns_pod(name: &str, image: &str) -> String {
-    busybox_pod(name, image, "Always", "sleep 3600") + "  hostUsers: false\n"
+    busybox_pod(name, image, "Always", "sleep 3600") + "  hostnameOverride: other-name\n"
 }
 
 /// A standalone kubelet-rs over the recording fake CRI, with static pods from `manifests`
@@ -191,7 +191,7 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
     assert_rejected(
         &pods["userns-adm"],
         "UnsupportedPodFeature",
-        "Pod was rejected: kubelet-rs does not support spec.hostUsers yet",
+        "Pod was rejected: kubelet-rs does not support spec.hostnameOverride yet",
     );
     let out_of_pods: Vec<&serde_json::Value> = ["a-adm", "b-adm", "c-adm"]
         .iter()
@@ -375,7 +375,7 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
     assert_rejected(
         &pods["userns-rt-admission"],
         "UnsupportedPodFeature",
-        "Pod was rejected: kubelet-rs does not support spec.hostUsers yet",
+        "Pod was rejected: kubelet-rs does not support spec.hostnameOverride yet",
     );
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(
