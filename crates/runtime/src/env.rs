@@ -328,8 +328,14 @@ pub fn container_resource_value(
         };
         m.and_then(|m| m.get(name)).cloned()
     };
+    // Upstream `ExtractContainerResourceValue`: a zero divisor (unset, or "0" as the API
+    // server stores an unset one) means 1.
     let one = Quantity("1".to_string());
-    let divisor = sel.divisor.as_ref().unwrap_or(&one);
+    let divisor = sel
+        .divisor
+        .as_ref()
+        .filter(|d| quantity::milli_value(d).is_ok_and(|m| m != 0))
+        .unwrap_or(&one);
     let (kind, name) = sel
         .resource
         .split_once('.')

@@ -71,6 +71,8 @@ async fn env_values_fields_and_resources() {
             from("HOST", field("status.hostIP")),
             from("CPU", resource("limits.cpu", None)),
             from("MEM_MI", resource("requests.memory", Some("1Mi"))),
+            // The API server stores an unset divisor as "0": it means 1.
+            from("CPU_ZERO_DIVISOR", resource("limits.cpu", Some("0"))),
             var("A", "y"),
         ]),
         resources: Some(ResourceRequirements {
@@ -103,6 +105,7 @@ async fn env_values_fields_and_resources() {
         ("HOST", "10.0.0.1"),
         ("CPU", "3"),
         ("MEM_MI", "100"),
+        ("CPU_ZERO_DIVISOR", "3"),
     ]
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
