@@ -524,15 +524,7 @@ async fn runtime_class_handlers_and_host_users_on_the_real_runtime() {
     let sandboxes = sandboxes_of(&h, &uid).await;
     assert_eq!(sandboxes.len(), 1, "{sandboxes:?}");
     assert_eq!(sandboxes[0].runtime_handler, "runc");
-    h.removed.0.lock().unwrap().insert(uid.clone());
-    let running = h
-        .manager
-        .get_pods(false)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|p| p.id == uid)
-        .expect("running pod");
+    let running = mark_removed(&h, &uid).await;
     h.manager
         .kill_pod(Some(&pod), &running, None)
         .await
