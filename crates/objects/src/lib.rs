@@ -9,6 +9,7 @@
 //! | [`token`]     | `pkg/kubelet/token/token_manager.go`                                      |
 //! | [`names`]     | `pkg/api/v1/pod/util.go` (`VisitPodConfigmapNames`, `VisitPodSecretNames`) |
 //! | [`runtimeclass`] | `pkg/kubelet/runtimeclass/runtimeclass_manager.go`                      |
+//! | [`services`]  | `kubelet.go` Service informer (`serviceLister`, `serviceHasSynced`)      |
 //! | [`api`]       | the `kubeClient` calls of the above (kube-rs, and a recording fake)      |
 //!
 //! [`KubeletObjects`] bundles them (upstream `kl.configMapManager`, `kl.secretManager`,
@@ -22,6 +23,7 @@ pub mod cache;
 pub mod manager;
 pub mod names;
 pub mod runtimeclass;
+pub mod services;
 pub mod token;
 pub mod watch;
 
@@ -42,6 +44,7 @@ pub use api::{FakeObjects, KubeObjectsClient, ObjectClient, TokenClient};
 pub use cache::{GetObjectTtl, object_ttl_from_node};
 pub use manager::{Backend, ChangeDetectionStrategy, ObjectManager, UnknownStrategy};
 pub use runtimeclass::{RuntimeClassManager, runtime_class_lister_watcher};
+pub use services::{ServiceLister, service_lister_watcher};
 pub use token::TokenManager;
 
 /// Upstream `events.FailedToRetrieveImagePullSecret`.
@@ -55,6 +58,8 @@ pub struct KubeletObjects {
     pub secrets: ObjectManager<Secret>,
     /// Upstream `tokenManager`.
     pub tokens: TokenManager,
+    /// Upstream `serviceLister` (filled by [`ServiceLister::run`]).
+    pub services: ServiceLister,
 }
 
 /// What [`KubeletObjects::new`] needs.
@@ -107,6 +112,7 @@ impl KubeletObjects {
             ),
             secrets: ObjectManager::new(backend(secrets, &clock, config)?, names::secret_names),
             tokens: TokenManager::new(tokens, clock),
+            services: ServiceLister::new(),
         })
     }
 
@@ -246,6 +252,15 @@ impl EnvObjects for KubeletObjects {
             .into_iter()
             .map(|(k, v)| (k, String::from_utf8_lossy(&v.0).into_owned()))
             .collect())
+    }
+    async fn services(
+        &self,
+    ) -> Result<Option<Vec<k8s_openapi::api::core::v1::Service>>, EnvObjectError> {
+        self.services.list().map(Some).ok_or_else(|| {
+            EnvObjectError::Other(
+                "services have not yet been read at least once, cannot construct envvars".into(),
+            )
+        })
     }
 }
 

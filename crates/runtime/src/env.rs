@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::{Container, Pod, ResourceFieldSelector};
+use k8s_openapi::api::core::v1::{Container, Pod, ResourceFieldSelector, Service};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use crate::error::RuntimeManagerError;
@@ -52,6 +52,12 @@ pub trait EnvObjects: Send + Sync {
         namespace: &str,
         name: &str,
     ) -> Result<BTreeMap<String, String>, EnvObjectError>;
+    /// Every Service, for the service environment variables (upstream `serviceLister.List`);
+    /// `Ok(None)` without an API client (upstream: no service variables at all). An error
+    /// before the Service informer's first list (upstream `serviceHasSynced`).
+    async fn services(&self) -> Result<Option<Vec<Service>>, EnvObjectError> {
+        Ok(None)
+    }
 }
 
 /// Standalone mode: no API client, so every reference fails as upstream's does when
@@ -167,6 +173,16 @@ pub async fn make_environment_variables(
     objects: &dyn EnvObjects,
 ) -> Result<Vec<(String, String)>, RuntimeManagerError> {
     let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    // `getServiceEnvVarMap` (the API server's defaulting always sets enableServiceLinks).
+    let enable_service_links = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.enable_service_links)
+        .unwrap_or(true);
+    let service_env = match objects.services().await.map_err(|e| err(e.to_string()))? {
+        Some(services) => crate::envvars::service_env_var_map(&services, ns, enable_service_links),
+        None => BTreeMap::new(),
+    };
     let mut fetched = Fetched {
         objects,
         namespace: ns,
@@ -192,7 +208,9 @@ pub async fn make_environment_variables(
             &var.value_from,
         ) {
             (Some(v), _) => expand(v, &|name: &str| {
-                env.get(name).unwrap_or_else(|| syntax_wrap(name))
+                env.get(name)
+                    .or_else(|| service_env.get(name).cloned())
+                    .unwrap_or_else(|| syntax_wrap(name))
             }),
             (None, Some(from)) => {
                 if let Some(f) = &from.field_ref {
@@ -235,6 +253,12 @@ pub async fn make_environment_variables(
             (None, None) => String::new(),
         };
         env.set(var.name.clone(), value);
+    }
+    // The service variables the container does not declare itself, after its own.
+    for (k, v) in service_env {
+        if env.get(&k).is_none() {
+            env.0.push((k, v));
+        }
     }
     Ok(env.0)
 }

@@ -303,3 +303,87 @@ async fn missing_references_fail_with_upstream_messages() {
     );
     assert!(env_of(&one(field("spec.bogus")), &objects()).await.is_err());
 }
+
+/// Services only (upstream `TestMakeEnvironmentVariables`' service cases).
+struct ServiceObjects(Option<Vec<k8s_openapi::api::core::v1::Service>>);
+
+#[async_trait]
+impl EnvObjects for ServiceObjects {
+    async fn config_map(
+        &self,
+        _: &str,
+        n: &str,
+    ) -> Result<BTreeMap<String, String>, EnvObjectError> {
+        Err(EnvObjectError::NotFound(format!(
+            "configmap {n:?} not found"
+        )))
+    }
+    async fn secret(&self, _: &str, n: &str) -> Result<BTreeMap<String, String>, EnvObjectError> {
+        Err(EnvObjectError::NotFound(format!("secret {n:?} not found")))
+    }
+    async fn services(
+        &self,
+    ) -> Result<Option<Vec<k8s_openapi::api::core::v1::Service>>, EnvObjectError> {
+        self.0.clone().map(Some).ok_or_else(|| {
+            EnvObjectError::Other(
+                "services have not yet been read at least once, cannot construct envvars".into(),
+            )
+        })
+    }
+}
+
+#[tokio::test]
+async fn service_variables_follow_the_container_and_expand() {
+    use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
+    let kubernetes = Service {
+        metadata: ObjectMeta {
+            name: Some("kubernetes".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: Some(ServiceSpec {
+            cluster_ip: Some("10.0.0.1".into()),
+            ports: Some(vec![ServicePort {
+                name: Some("https".into()),
+                port: 443,
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let c = Container {
+        env: Some(vec![
+            var(
+                "URL",
+                "https://$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)",
+            ),
+            var("KUBERNETES_SERVICE_PORT", "mine"),
+        ]),
+        ..Default::default()
+    };
+    let env = env_of(&c, &ServiceObjects(Some(vec![kubernetes])))
+        .await
+        .unwrap();
+    let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    assert_eq!(
+        env[0],
+        ("URL".to_string(), "https://10.0.0.1:443".to_string())
+    );
+    assert_eq!(
+        get("KUBERNETES_SERVICE_PORT"),
+        Some("mine"),
+        "declared wins"
+    );
+    assert_eq!(get("KUBERNETES_SERVICE_HOST"), Some("10.0.0.1"));
+    assert_eq!(get("KUBERNETES_PORT_443_TCP"), Some("tcp://10.0.0.1:443"));
+    assert_eq!(
+        env.iter()
+            .filter(|(n, _)| n == "KUBERNETES_SERVICE_PORT")
+            .count(),
+        1
+    );
+    // Before the Service informer's first list the container cannot be configured.
+    let e = env_of(&c, &ServiceObjects(None)).await.unwrap_err();
+    assert!(e.contains("services have not yet been read"), "{e}");
+}

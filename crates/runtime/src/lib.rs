@@ -44,6 +44,7 @@ pub mod cgroup;
 pub mod container;
 pub mod dns;
 pub mod env;
+pub mod envvars;
 pub mod error;
 pub mod events;
 pub mod expansion;

@@ -58,6 +58,12 @@ pub(crate) fn build(
         let cancel = deps.shutdown.clone();
         async move { objects.run(cancel).await }
     });
+    // The Service informer for the service environment variables.
+    tokio::spawn({
+        let (services, cancel) = (objects.services.clone(), deps.shutdown.clone());
+        let lw = kubelet_objects::service_lister_watcher(clients.main.clone());
+        async move { services.run(lw, cancel).await }
+    });
     Ok(Some(objects))
 }
 
