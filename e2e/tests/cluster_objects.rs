@@ -150,7 +150,20 @@ async fn env_from_config_maps_and_secrets_on_a_kubelet_rs_node() -> TestResult {
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    assert_eq!(envs, want);
+    // The declared variables first, then the service variables (`getServiceEnvVarMap`:
+    // the `kubernetes` Service of `default`, from the Service informer).
+    let (services, declared): (Vec<_>, Vec<_>) = envs
+        .into_iter()
+        .partition(|(k, _)| k.starts_with("KUBERNETES_"));
+    assert_eq!(declared, want);
+    let host = services
+        .iter()
+        .find(|(k, _)| k == "KUBERNETES_SERVICE_HOST")
+        .map(|(_, v)| v.clone());
+    assert!(
+        host.as_deref().is_some_and(|h| h.starts_with("198.18.")),
+        "service variables: {services:?}"
+    );
 
     // A missing key, then a missing ConfigMap: upstream's CreateContainerConfigError.
     let cases = [
