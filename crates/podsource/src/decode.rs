@@ -55,7 +55,10 @@ pub fn to_json_value(data: &[u8]) -> Result<Decoded<Value>, DecodeError> {
             documents: 1,
         });
     }
-    let docs: Vec<Value> = serde_saphyr::from_slice_multiple(data)
+    // Upstream reads manifests with sigs.k8s.io/yaml (go-yaml v2, YAML 1.1), where a
+    // leading zero means octal: `defaultMode: 0644` is 420, as operators expect.
+    let options = serde_saphyr::options! { legacy_octal_numbers: true };
+    let docs: Vec<Value> = serde_saphyr::from_slice_multiple_with_options(data, options)
         .map_err(|e| DecodeError::Yaml(one_line(&e.to_string())))?;
     let documents = docs.len();
     let value = docs.into_iter().next().ok_or(DecodeError::Empty)?;
@@ -274,6 +277,18 @@ mod tests {
             .unwrap();
         assert_eq!(limits["cpu"].0, "1");
         assert_eq!(limits["memory"].0, "128Mi");
+    }
+
+    #[test]
+    fn leading_zero_modes_are_octal_as_in_go_yaml() {
+        let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: m\nspec:\n  containers:\n  - name: c\n    image: i\n  volumes:\n  - name: d\n    downwardAPI:\n      defaultMode: 0644\n      items:\n      - path: name\n        mode: 0400\n        fieldRef: {fieldPath: metadata.name}\n";
+        let pod = decode_pod(yaml.as_bytes()).unwrap().value;
+        let d = pod.spec.unwrap().volumes.unwrap()[0]
+            .downward_api
+            .clone()
+            .unwrap();
+        assert_eq!(d.default_mode, Some(0o644));
+        assert_eq!(d.items.unwrap()[0].mode, Some(0o400));
     }
 
     #[test]
