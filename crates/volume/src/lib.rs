@@ -14,7 +14,7 @@
 //! | [`plugins`]          | `pkg/volume/{configmap,secret,downwardapi,projected}` payloads      |
 //! | [`ownership`]        | `pkg/volume/volume_linux.go` (`fsGroup`), `util.FsUserFrom`        |
 //! | [`mounter`]          | `mount-utils` (tmpfs mount/unmount, mount medium)                  |
-//! | [`resources`]        | `cm.ResourceConfigForPod` memory (tmpfs size)                      |
+//! | (tmpfs size)         | `cm.ResourceConfigForPod` memory: `kubelet_runtime::resources::pod_memory_limit` |
 //! | [`host`]             | `GetMountedVolumesForPod` for `makeMounts`                         |
 //! | [`objects`]          | `pkg/kubelet/volume_host.go` object getters                        |
 
@@ -28,7 +28,6 @@ pub mod mounter;
 pub mod objects;
 pub mod ownership;
 pub mod plugins;
-pub mod resources;
 
 pub use error::VolumeError;
 pub use host::MountedVolumes;

@@ -219,7 +219,7 @@ impl VolumeManager {
     /// pod's memory limit, and `noswap` where the kernel has it.
     fn tmpfs_options(&self, pod: &Pod) -> Vec<String> {
         let mut size = self.node.allocatable_memory;
-        if let Some(limit) = crate::resources::pod_memory_limit(pod)
+        if let Some(limit) = kubelet_runtime::resources::pod_memory_limit(pod)
             && limit > 0
             && limit <= size
         {
