@@ -9,7 +9,7 @@
 // (or the cluster one). Without the variable they run, and fail when what they need is
 // not there. `crates/kubelet-rs/build.rs` includes this file.
 
-fn main() {
+pub fn main() {
     for (env, cfg) in [
         ("KRS_SKIP_RUNTIME_TESTS", "krs_skip_runtime"),
         ("KRS_SKIP_CLUSTER_TESTS", "krs_skip_cluster"),
