@@ -98,6 +98,7 @@ pub struct KubeGenericRuntimeManager {
     pub(crate) config: RuntimeManagerConfig,
     pub(crate) recorder: FilteredRecorder,
     pub(crate) runtime_classes: Arc<dyn RuntimeHandlerResolver>,
+    pub(crate) actuated: Arc<crate::resize::ActuatedState>,
 }
 
 /// Maps a CRI error to the runtime-neutral one.
@@ -164,6 +165,7 @@ impl KubeGenericRuntimeManager {
             logs,
             config,
             runtime_classes: Arc::new(NoRuntimeClassManager),
+            actuated: Arc::default(),
         })
     }
 
