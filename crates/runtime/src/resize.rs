@@ -450,34 +450,33 @@ impl KubeGenericRuntimeManager {
     }
 
     /// `updatePodContainerResources`: updates `resource` of each queued container in order,
-    /// keeping the other resource at its actuated values; stops at the first failure.
+    /// keeping the other resource at its most recently applied values (`current`, updated
+    /// after each success, as upstream updates the shared `currentContainerResources`);
+    /// stops at the first failure.
     async fn update_pod_container_resources(
         &self,
         pod: &Pod,
         resource: &str,
         to_update: &[ContainerToUpdate],
+        current: &mut HashMap<String, ContainerResourceValues>,
     ) -> Result<(), String> {
         tracing::trace!(pod = %format_pod(pod), resource, "Updating container resources");
         for info in to_update {
             let mut container = info.container.clone();
-            let (cpu_lim, cpu_req, mem_lim, mem_req) = if resource == RESOURCE_MEMORY {
-                (
-                    info.current.cpu_limit,
-                    info.current.cpu_request,
-                    info.desired.memory_limit,
-                    info.desired.memory_request,
-                )
+            let now = current
+                .entry(container.name.clone())
+                .or_insert(info.current);
+            let mut next = *now;
+            if resource == RESOURCE_MEMORY {
+                next.memory_limit = info.desired.memory_limit;
+                next.memory_request = info.desired.memory_request;
             } else {
-                (
-                    info.desired.cpu_limit,
-                    info.desired.cpu_request,
-                    info.current.memory_limit,
-                    info.current.memory_request,
-                )
-            };
+                next.cpu_limit = info.desired.cpu_limit;
+                next.cpu_request = info.desired.cpu_request;
+            }
             container.resources = Some(ResourceRequirements {
-                limits: Some(resource_list(cpu_lim, mem_lim)),
-                requests: Some(resource_list(cpu_req, mem_req)),
+                limits: Some(resource_list(next.cpu_limit, next.memory_limit)),
+                requests: Some(resource_list(next.cpu_request, next.memory_request)),
                 ..container.resources.clone().unwrap_or_default()
             });
             if let Err(e) = self
@@ -487,6 +486,7 @@ impl KubeGenericRuntimeManager {
                 tracing::error!(container = %container.name, container_id = %info.id, pod = %format_pod(pod), resource, error = %e, "updateContainerResources failed");
                 return Err(e);
             }
+            *now = next;
         }
         Ok(())
     }
@@ -496,6 +496,7 @@ impl KubeGenericRuntimeManager {
     /// (`ResizePodInPlaceError`), reported on the `PodResizeInProgress` condition.
     pub(crate) async fn do_pod_resize_action(&self, pod: &Pod, changes: &PodActions) -> SyncResult {
         let mut result = SyncResult::new(SyncAction::ResizePodInPlace, format_pod(pod));
+        let mut current = HashMap::new();
         for resource in [RESOURCE_MEMORY, RESOURCE_CPU] {
             let Some(list) = changes
                 .containers_to_update
@@ -505,7 +506,7 @@ impl KubeGenericRuntimeManager {
                 continue;
             };
             if let Err(e) = self
-                .update_pod_container_resources(pod, resource, list)
+                .update_pod_container_resources(pod, resource, list, &mut current)
                 .await
             {
                 tracing::error!(pod = %format_pod(pod), resource, error = %e, "updatePodContainerResources failed");

@@ -183,6 +183,7 @@ impl KubeletSyncer {
             }
         }
         if resized {
+            self.pleg.set_pod_watch_condition(uid);
             self.backoff_requeue.enqueue(uid, Duration::ZERO);
         }
     }
