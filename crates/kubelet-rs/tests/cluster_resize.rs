@@ -31,18 +31,9 @@ const NS: &str = "t-resize";
 const TAINT_KEY: &str = "kubelet-rs.test/resize";
 const BUSYBOX: &str = "docker.io/library/busybox:1.36";
 
-fn kubectl(c: &Cluster, args: &[&str]) -> Output {
-    c.kubectl().args(args).output().unwrap()
-}
-
+/// kubectl's stdout; fails the test (with kubectl's output) when it fails.
 fn ok_stdout(c: &Cluster, args: &[&str]) -> String {
-    let out = kubectl(c, args);
-    assert!(
-        out.status.success(),
-        "kubectl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    c.kubectl_output(args).unwrap()
 }
 
 fn kubectl_stdin(c: &Cluster, args: &[&str], input: &str) -> Output {
@@ -64,17 +55,8 @@ fn kubectl_stdin(c: &Cluster, args: &[&str], input: &str) -> Output {
 }
 
 fn delete_namespace(c: &Cluster) {
-    let _ = kubectl(
-        c,
-        &[
-            "delete",
-            "namespace",
-            NS,
-            "--ignore-not-found",
-            "--wait",
-            "--timeout=120s",
-        ],
-    );
+    let args = ["delete", "namespace", NS, "--ignore-not-found", "--wait"];
+    let _ = c.kubectl().args(args).arg("--timeout=120s").output();
 }
 
 struct Cleanup<'a>(&'a Cluster);
@@ -174,6 +156,22 @@ fn resize_patch(ctrs: &[(&str, Res)]) -> String {
         .map(|(n, r)| json!({"name": n, "resources": r.requirements()}))
         .collect();
     json!({"spec": {"containers": containers}}).to_string()
+}
+
+/// `kubectl patch pod <name> --subresource resize` with [`resize_patch`].
+fn patch_resize(c: &Cluster, name: &str, to: &[(&str, Res)]) {
+    let patch = resize_patch(to);
+    let args = [
+        "-n",
+        NS,
+        "patch",
+        "pod",
+        name,
+        "--subresource",
+        "resize",
+        "-p",
+    ];
+    ok_stdout(c, &[&args[..], &[patch.as_str()]].concat());
 }
 
 /// A quantity as a number: milli-units for CPU, bytes for memory (enough for the values
@@ -351,22 +349,7 @@ fn create_running(c: &Cluster, name: &str, ctrs: &[Ctr]) -> Value {
 fn patch_and_verify(c: &Cluster, name: &str, to: &[(&str, Res)], extra_restarts: &[i64]) {
     let names: Vec<&str> = to.iter().map(|(n, _)| *n).collect();
     let before = restart_counts(&get_pod(c, name), &names);
-    ok_stdout(
-        c,
-        &[
-            "-n",
-            NS,
-            "patch",
-            "pod",
-            name,
-            "--subresource",
-            "resize",
-            "--type",
-            "strategic",
-            "-p",
-            &resize_patch(to),
-        ],
-    );
+    patch_resize(c, name, to);
     let p = wait_resized(c, name, to);
     let want: Vec<i64> = before
         .iter()
@@ -487,20 +470,7 @@ fn pods_are_resized_in_place_as_the_conformance_specs_expect() -> TestResult {
 
     // Beyond the node's capacity: pending, infeasible, and the containers keep running with
     // their allocated resources.
-    ok_stdout(
-        &c,
-        &[
-            "-n",
-            NS,
-            "patch",
-            "pod",
-            "replace",
-            "--subresource",
-            "resize",
-            "-p",
-            &resize_patch(&[("c1", Res("1000", "", "25Mi", ""))]),
-        ],
-    );
+    patch_resize(&c, "replace", &[("c1", Res("1000", "", "25Mi", ""))]);
     let deadline = Instant::now() + Duration::from_secs(60);
     let pending = loop {
         let p = get_pod(&c, "replace");
@@ -551,20 +521,7 @@ fn pods_are_resized_in_place_as_the_conformance_specs_expect() -> TestResult {
         );
     }
     // Reverting the pending resize clears the condition.
-    ok_stdout(
-        &c,
-        &[
-            "-n",
-            NS,
-            "patch",
-            "pod",
-            "replace",
-            "--subresource",
-            "resize",
-            "-p",
-            &resize_patch(&[("c1", Res("25m", "", "25Mi", ""))]),
-        ],
-    );
+    patch_resize(&c, "replace", &[("c1", Res("25m", "", "25Mi", ""))]);
     wait_resized(&c, "replace", &[("c1", Res("25m", "", "25Mi", ""))]);
 
     drop(cleanup);
