@@ -81,6 +81,9 @@ pub struct GenericPleg {
     duration: watch::Sender<RelistDuration>,
     /// Bumped by [`GenericPleg::request_relist`].
     relist_requested: watch::Sender<u64>,
+    /// Pods to inspect at the next relist even without events
+    /// ([`GenericPleg::set_pod_watch_condition`]).
+    watched: Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for GenericPleg {
@@ -119,7 +122,18 @@ impl GenericPleg {
             relist_time: Mutex::new(None),
             duration: watch::channel(duration).0,
             relist_requested: watch::channel(0).0,
+            watched: Mutex::default(),
         })
+    }
+
+    /// Makes the next relist inspect the pod and refresh its cached status even when none of
+    /// its containers changed state (upstream `SetPodWatchCondition` with a condition that
+    /// holds at once, as `doPodResizeAction` sets it: resized resources show in the status).
+    pub fn set_pod_watch_condition(&self, uid: &str) {
+        self.watched
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(uid.to_string());
     }
 
     fn relist_time(&self) -> MutexGuard<'_, Option<Instant>> {
@@ -203,10 +217,12 @@ impl GenericPleg {
         };
         *self.relist_time() = Some(timestamp);
         state.records.set_current(pods);
+        let watched =
+            std::mem::take(&mut *self.watched.lock().unwrap_or_else(PoisonError::into_inner));
         let mut needs_reinspection = HashMap::new();
         for uid in state.records.uids() {
             let events = compute_pod_events(state.records.old(&uid), state.records.current(&uid));
-            let reinspect = state.pods_to_reinspect.contains_key(&uid);
+            let reinspect = state.pods_to_reinspect.contains_key(&uid) || watched.contains(&uid);
             if events.is_empty() && !reinspect {
                 continue;
             }

@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, Pod};
+
+use crate::resize::{ActuatedState, compute_pod_resize_action};
 use kubelet_container::{
     ContainerId, ContainerState, PodStatus, ProbeResult, ProbeResults, ProbeType, Status,
     hash_container, is_restartable_init_container, pod_sandbox_changed,
@@ -64,6 +66,11 @@ pub struct PodActions {
     pub containers_to_kill: BTreeMap<ContainerId, ContainerToKill>,
     /// Indexes into `spec.ephemeralContainers` to start.
     pub ephemeral_containers_to_start: Vec<usize>,
+    /// Running containers resized in place, per resource (`cpu`, `memory`), in update order
+    /// (upstream `ContainersToUpdate`).
+    pub containers_to_update: BTreeMap<String, Vec<crate::resize::ContainerToUpdate>>,
+    /// A container is restarted to be resized (upstream `UpdatePodResources`).
+    pub update_pod_resources: bool,
 }
 
 fn restart_policy(pod: &Pod) -> &str {
@@ -132,8 +139,14 @@ fn kill(container: &Container, message: String, reason: KillReason) -> Container
     }
 }
 
-/// `computePodActions`.
-pub fn compute_pod_actions(pod: &Pod, status: &PodStatus, probes: &dyn ProbeResults) -> PodActions {
+/// `computePodActions`; `actuated` holds the resources last applied to running containers
+/// (in-place resize, [`crate::resize::compute_pod_resize_action`]).
+pub fn compute_pod_actions(
+    pod: &Pod,
+    status: &PodStatus,
+    probes: &dyn ProbeResults,
+    actuated: &ActuatedState,
+) -> PodActions {
     let (create_sandbox, attempt, sandbox_id) = pod_sandbox_changed(pod, status);
     let mut changes = PodActions {
         kill_pod: create_sandbox,
@@ -199,8 +212,11 @@ pub fn compute_pod_actions(pod: &Pod, status: &PodStatus, probes: &dyn ProbeResu
                 format!("Container {} failed startup probe", container.name),
                 KillReason::StartupProbe,
             )
-        } else {
+        } else if compute_pod_resize_action(pod, idx, container, cs, actuated, &mut changes) {
             keep_count += 1;
+            continue;
+        } else {
+            // The resize policy restarts this container (queued by computePodResizeAction).
             continue;
         };
         let message = if restart {

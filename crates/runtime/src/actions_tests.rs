@@ -4,6 +4,11 @@ use k8s_openapi::api::core::v1::{EphemeralContainer, PodSpec, Probe};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubelet_container::{FakeProbeResults, NoProbeResults, SandboxState, SandboxStatus};
 
+/// `computePodActions` for pods whose containers have no resources (nothing to resize).
+fn actions(p: &Pod, s: &PodStatus, probes: &dyn ProbeResults) -> PodActions {
+    compute_pod_actions(p, s, probes, &ActuatedState::default())
+}
+
 fn c(name: &str) -> Container {
     Container {
         name: name.into(),
@@ -76,7 +81,7 @@ fn killed(a: &PodActions) -> Vec<String> {
 #[test]
 fn new_pod_creates_sandbox_and_starts_all() {
     let p = pod("Always", vec![], vec![c("a"), c("b")]);
-    let a = compute_pod_actions(&p, &status(vec![], vec![]), &NoProbeResults);
+    let a = actions(&p, &status(vec![], vec![]), &NoProbeResults);
     assert!(a.create_sandbox && a.kill_pod);
     assert_eq!((a.attempt, a.sandbox_id.as_str()), (0, ""));
     assert_eq!(a.containers_to_start, vec![0, 1]);
@@ -93,7 +98,7 @@ fn steady_state_does_nothing() {
             st(&cb, ContainerState::Running, 0),
         ],
     );
-    let a = compute_pod_actions(&p, &s, &NoProbeResults);
+    let a = actions(&p, &s, &NoProbeResults);
     assert_eq!(
         a,
         PodActions {
@@ -121,7 +126,7 @@ fn restart_policies_for_exited_containers() {
             vec![ready_sandbox()],
             vec![st(&ca, ContainerState::Exited, code)],
         );
-        let a = compute_pod_actions(&p, &s, &NoProbeResults);
+        let a = actions(&p, &s, &NoProbeResults);
         assert_eq!(
             !a.containers_to_start.is_empty(),
             start,
@@ -142,7 +147,7 @@ fn changed_spec_and_failed_probes_kill_running_containers() {
         vec![ready_sandbox()],
         vec![st(&ca, ContainerState::Running, 0)],
     );
-    let a = compute_pod_actions(&p, &s, &NoProbeResults);
+    let a = actions(&p, &s, &NoProbeResults);
     assert_eq!(
         (killed(&a), a.containers_to_start.clone()),
         (vec!["a".to_string()], vec![0])
@@ -164,7 +169,7 @@ fn changed_spec_and_failed_probes_kill_running_containers() {
             ContainerId::new("containerd", "id-a"),
             ProbeResult::Failure,
         );
-        let a = compute_pod_actions(&p, &s, &probes);
+        let a = actions(&p, &s, &probes);
         assert_eq!(killed(&a), vec!["a"]);
         assert_eq!(
             a.containers_to_kill.values().next().unwrap().reason,
@@ -183,7 +188,7 @@ fn unknown_containers_are_killed_before_restart() {
         vec![ready_sandbox()],
         vec![st(&ca, ContainerState::Unknown, 0)],
     );
-    let a = compute_pod_actions(&p, &s, &NoProbeResults);
+    let a = actions(&p, &s, &NoProbeResults);
     assert_eq!(
         (killed(&a), a.containers_to_start),
         (vec!["a".to_string()], vec![0])
@@ -200,7 +205,7 @@ fn sandbox_changes() {
         ..ready_sandbox()
     };
     let s = status(vec![dead.clone()], vec![st(&ca, ContainerState::Exited, 0)]);
-    let a = compute_pod_actions(&p, &s, &NoProbeResults);
+    let a = actions(&p, &s, &NoProbeResults);
     assert!(a.create_sandbox && a.kill_pod);
     assert_eq!(
         (
@@ -213,7 +218,7 @@ fn sandbox_changes() {
 
     // Never: everything already ran, so no new sandbox; just make sure it is dead.
     let p = pod("Never", vec![], vec![ca.clone()]);
-    let a = compute_pod_actions(&p, &s, &NoProbeResults);
+    let a = actions(&p, &s, &NoProbeResults);
     assert!(!a.create_sandbox && a.kill_pod);
 
     // A sandbox without an IP is replaced; so is one whose network mode differs.
@@ -248,7 +253,7 @@ fn init_containers_run_in_order() {
     let (i0, i1, ca) = (c("i0"), c("i1"), c("a"));
     let p = pod("Always", vec![i0.clone(), i1.clone()], vec![ca.clone()]);
     // New sandbox: only the first init container.
-    let a = compute_pod_actions(&p, &status(vec![], vec![]), &NoProbeResults);
+    let a = actions(&p, &status(vec![], vec![]), &NoProbeResults);
     assert_eq!(
         (
             a.init_containers_to_start.clone(),
@@ -275,7 +280,7 @@ fn init_containers_run_in_order() {
         (vec![st(&ca, ContainerState::Running, 0)], vec![], vec![]),
     ];
     for (statuses, inits, regular) in cases {
-        let a = compute_pod_actions(&p, &status(sb(), statuses.clone()), &NoProbeResults);
+        let a = actions(&p, &status(sb(), statuses.clone()), &NoProbeResults);
         assert_eq!(a.init_containers_to_start, inits, "{statuses:?}");
         assert_eq!(a.containers_to_start, regular, "{statuses:?}");
         assert!(!a.kill_pod, "{statuses:?}");
@@ -283,7 +288,7 @@ fn init_containers_run_in_order() {
 
     // A failed init container with restartPolicy Never fails the pod.
     let p = pod("Never", vec![i0.clone(), i1], vec![ca]);
-    let a = compute_pod_actions(
+    let a = actions(
         &p,
         &status(sb(), vec![st(&i0, ContainerState::Exited, 1)]),
         &NoProbeResults,
@@ -298,7 +303,7 @@ fn sidecars_start_next_and_are_restarted() {
     let p = pod("Never", vec![side.clone(), i1.clone()], vec![ca.clone()]);
     let sb = || vec![ready_sandbox()];
     // Running sidecar lets the next init container start.
-    let a = compute_pod_actions(
+    let a = actions(
         &p,
         &status(sb(), vec![st(&side, ContainerState::Running, 0)]),
         &NoProbeResults,
@@ -309,7 +314,7 @@ fn sidecars_start_next_and_are_restarted() {
     let mut probed = side.clone();
     probed.startup_probe = Some(Probe::default());
     let p2 = pod("Never", vec![probed.clone(), i1.clone()], vec![ca.clone()]);
-    let a = compute_pod_actions(
+    let a = actions(
         &p2,
         &status(sb(), vec![st(&probed, ContainerState::Running, 0)]),
         &NoProbeResults,
@@ -320,7 +325,7 @@ fn sidecars_start_next_and_are_restarted() {
         ContainerId::new("containerd", "id-side"),
         ProbeResult::Success,
     );
-    let a = compute_pod_actions(
+    let a = actions(
         &p2,
         &status(sb(), vec![st(&probed, ContainerState::Running, 0)]),
         &probes,
@@ -337,7 +342,7 @@ fn sidecars_start_next_and_are_restarted() {
             st(&side, ContainerState::Exited, 1),
         ],
     );
-    let a = compute_pod_actions(&p, &s, &NoProbeResults);
+    let a = actions(&p, &s, &NoProbeResults);
     assert_eq!(
         (
             a.init_containers_to_start.clone(),
@@ -356,7 +361,7 @@ fn sidecars_start_next_and_are_restarted() {
             st(&side, ContainerState::Running, 0),
         ],
     );
-    let a = compute_pod_actions(&p, &s, &NoProbeResults);
+    let a = actions(&p, &s, &NoProbeResults);
     assert!(a.kill_pod);
     assert!(a.init_containers_to_start.is_empty());
 }
@@ -387,7 +392,7 @@ fn ephemeral_containers_start_once() {
         vec![st(&ca, ContainerState::Running, 0), done],
     );
     assert_eq!(
-        compute_pod_actions(&p, &s, &NoProbeResults).ephemeral_containers_to_start,
+        actions(&p, &s, &NoProbeResults).ephemeral_containers_to_start,
         vec![0]
     );
 }

@@ -15,6 +15,7 @@
 //! | [`container`]  | `kuberuntime_container.go` (`generateContainerConfig`, status conversion)|
 //! | [`security`]   | `security_context.go`, `kuberuntime_security_profile.go`                |
 //! | [`resources`]  | `kuberuntime_container_linux.go`, `kuberuntime_sandbox_linux.go`        |
+//! | [`resize`]     | `kuberuntime_manager.go` `computePodResizeAction`, `doPodResizeAction`, `IsPodResizeInProgress`; `allocation/state` (actuated) |
 //! | [`qos`]        | `apis/core/v1/helper/qos`, `kubelet/qos/policy.go`                      |
 //! | [`cgroup`]     | `cm/pod_container_manager_linux.go` (pod cgroup names)                  |
 //! | [`helper`]     | `kubecontainer.RuntimeHelper` as implemented in `kubelet_pods.go`       |
@@ -63,6 +64,7 @@ pub mod os;
 pub mod pod_dirs;
 pub mod qos;
 pub mod quantity;
+pub mod resize;
 pub mod resources;
 pub mod runtimeclass;
 pub mod sandbox;

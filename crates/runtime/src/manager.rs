@@ -99,6 +99,7 @@ pub struct KubeGenericRuntimeManager {
     pub(crate) config: RuntimeManagerConfig,
     pub(crate) recorder: FilteredRecorder,
     pub(crate) runtime_classes: Arc<dyn RuntimeHandlerResolver>,
+    pub(crate) actuated: Arc<crate::resize::ActuatedState>,
     pub(crate) lifecycle_http: Arc<dyn LifecycleHttpClient>,
 }
 
@@ -166,6 +167,7 @@ impl KubeGenericRuntimeManager {
             logs,
             config,
             runtime_classes: Arc::new(NoRuntimeClassManager),
+            actuated: Arc::default(),
             lifecycle_http: Arc::new(NoLifecycleHttpClient),
         })
     }

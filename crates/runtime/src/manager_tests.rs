@@ -802,3 +802,86 @@ async fn pods_sharing_host_users_run_in_the_node_user_namespace() {
         .map(|u| u.mode);
     assert_eq!(ns, Some(kubelet_cri::v1::NamespaceMode::Node as i32));
 }
+
+fn with_resources(mut c: ApiContainer, cpu: &str, memory: &str) -> ApiContainer {
+    let list: std::collections::BTreeMap<
+        String,
+        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+    > = [
+        (
+            "cpu".to_string(),
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity(cpu.into()),
+        ),
+        (
+            "memory".to_string(),
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity(memory.into()),
+        ),
+    ]
+    .into();
+    c.resources = Some(k8s_openapi::api::core::v1::ResourceRequirements {
+        limits: Some(list.clone()),
+        requests: Some(list),
+        ..Default::default()
+    });
+    c
+}
+
+#[tokio::test]
+async fn resized_containers_are_updated_in_place_memory_then_cpu() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let p = pod(
+        vec![with_resources(busybox("app"), "100m", "100Mi")],
+        vec![],
+    );
+    let (result, status) = sync(&env, &m, &p).await;
+    assert_eq!(result.error(), None);
+    let id = running(&status, "app").id;
+    // The runtime reports what it applied; the status converts it back.
+    let r = running(&status, "app").resources.unwrap();
+    assert_eq!(r.cpu_limit.unwrap().0, "100m");
+    assert_eq!(r.memory_limit.unwrap().0, "100Mi");
+    assert_eq!(r.memory_request.unwrap().0, "100Mi");
+
+    env.runtime.clear_calls();
+    let resized = pod(vec![with_resources(busybox("app"), "200m", "50Mi")], vec![]);
+    assert!(crate::resize::is_pod_resize_in_progress(
+        &resized,
+        &status,
+        m.actuated_state()
+    ));
+    let (result, after) = sync(&env, &m, &resized).await;
+    assert_eq!(result.error(), None);
+    assert!(
+        result
+            .sync_results
+            .iter()
+            .any(|r| r.action == kubelet_container::SyncAction::ResizePodInPlace)
+    );
+    // Two updates (memory, then CPU), no restart; the second keeps the new memory.
+    assert_eq!(env.calls("UpdateContainerResources"), 2);
+    assert_eq!(env.calls("StopContainer") + env.calls("CreateContainer"), 0);
+    assert_eq!(running(&after, "app").id, id);
+    let linux = env
+        .runtime
+        .container(&id.id)
+        .unwrap()
+        .status
+        .resources
+        .unwrap()
+        .linux
+        .unwrap();
+    assert_eq!(linux.memory_limit_in_bytes, 50 << 20);
+    assert_eq!(linux.cpu_quota, 20_000);
+    assert_eq!(linux.cpu_shares, 204);
+    assert!(!crate::resize::is_pod_resize_in_progress(
+        &resized,
+        &after,
+        m.actuated_state()
+    ));
+    // Nothing left to do.
+    env.runtime.clear_calls();
+    let (result, _) = sync(&env, &m, &resized).await;
+    assert_eq!(result.error(), None);
+    assert_eq!(env.calls("UpdateContainerResources"), 0);
+}

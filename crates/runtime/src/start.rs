@@ -157,6 +157,7 @@ impl KubeGenericRuntimeManager {
         )
         .await
         .map_err(|e| config_err(e.to_string()))?;
+        self.set_actuated_container_resources(pod, container);
 
         let id = self
             .runtime

@@ -191,11 +191,14 @@ impl KubeGenericRuntimeManager {
             let Some(s) = resp.status else {
                 return Err(RuntimeError::Invalid("container status is nil".into()));
             };
-            statuses.push(to_kube_container_status(
-                self.os.as_ref(),
-                &self.runtime_name,
-                &s,
-            ));
+            let mut status = to_kube_container_status(self.os.as_ref(), &self.runtime_name, &s);
+            status.resources = crate::resize::fill_from_actuated(
+                crate::resize::to_kube_container_resources(s.resources.as_ref()),
+                self.actuated
+                    .get_container_resources(uid, &status.name)
+                    .as_ref(),
+            );
+            statuses.push(status);
         }
         sort_newest_first(&mut statuses);
         Ok(statuses)

@@ -32,7 +32,7 @@ impl KubeGenericRuntimeManager {
         backoff: &Backoff,
     ) -> PodSyncResult {
         let mut result = PodSyncResult::default();
-        let changes = compute_pod_actions(pod, pod_status, self.probes.as_ref());
+        let changes = compute_pod_actions(pod, pod_status, self.probes.as_ref(), &self.actuated);
         tracing::debug!(pod = %format_pod(pod), actions = ?changes, "computePodActions got for pod");
         if changes.create_sandbox && !changes.sandbox_id.is_empty() {
             self.recorder.pod_event(
@@ -204,6 +204,13 @@ impl KubeGenericRuntimeManager {
                 }
                 return result;
             }
+        }
+        // Step 7: resize running containers in place.
+        if crate::resize::in_place_pod_vertical_scaling_disallowed(pod).is_none()
+            && (changes.containers_to_update.values().any(|l| !l.is_empty())
+                || changes.update_pod_resources)
+        {
+            result.add_sync_result(self.do_pod_resize_action(pod, &changes).await);
         }
         let containers = spec.map(|s| s.containers.as_slice()).unwrap_or_default();
         for idx in &changes.containers_to_start {

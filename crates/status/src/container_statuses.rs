@@ -107,39 +107,79 @@ fn convert_one(cs: &Status, old: Option<&ContainerStatus>) -> ContainerStatus {
     }
 }
 
-/// `status.resources` of a running container: runtime-reported cpu/memory
-/// where available, else the spec (ephemeral storage always from the spec).
-fn running_resources(spec: &Container, cs: &Status) -> Option<ResourceRequirements> {
-    let r = spec.resources.as_ref()?;
+/// Below this many milli-CPUs of limit the runtime cannot tell values apart
+/// (upstream `cm.MinMilliCPULimit`).
+const MIN_MILLI_CPU_LIMIT: i64 = 10;
+/// The smallest `cpu.shares` (upstream `cm.MinShares`).
+const MIN_SHARES: i64 = 2;
+
+fn milli(q: Option<&Quantity>) -> i64 {
+    q.and_then(|q| kubelet_apimachinery::Quantity::parse(&q.0).ok())
+        .map_or(0, |q| q.milli_value())
+}
+
+/// `status.resources` of a container (upstream `convertContainerStatusResources`): the
+/// allocated resources, with the CPU and memory values the runtime reports for a running
+/// container (values at or below the runtime's resolution keep the allocated ones), or,
+/// when it reports none, the values reported before for the same running container.
+fn convert_container_status_resources(
+    allocated: &Container,
+    status: &ContainerStatus,
+    cs: &Status,
+    old: Option<&ContainerStatus>,
+) -> ResourceRequirements {
+    let mut resources = allocated.resources.clone().unwrap_or_default();
+    if cs.state != ContainerState::Running {
+        return resources;
+    }
+    let old_resources = old
+        .filter(|o| is_running(o) && o.container_id == status.container_id)
+        .and_then(|o| o.resources.as_ref());
+    let preserve = |name: &str,
+                    old_list: Option<&BTreeMap<String, Quantity>>,
+                    list: &mut BTreeMap<String, Quantity>| {
+        if let Some(q) = old_list.and_then(|l| l.get(name)) {
+            list.insert(name.to_string(), q.clone());
+        }
+    };
     let reported = cs.resources.as_ref();
-    let pick = |list: &Option<BTreeMap<String, Quantity>>,
-                cpu: Option<&Quantity>,
-                mem: Option<&Quantity>| {
-        list.as_ref().map(|l| {
-            let mut out = BTreeMap::new();
-            for (name, runtime_value) in
-                [("cpu", cpu), ("memory", mem), ("ephemeral-storage", None)]
-            {
-                if let Some(q) = runtime_value.or_else(|| l.get(name)) {
-                    out.insert(name.to_string(), q.clone());
+    if let Some(limits) = resources.limits.as_mut() {
+        let old_limits = old_resources.and_then(|r| r.limits.as_ref());
+        match reported.and_then(|r| r.cpu_limit.as_ref()) {
+            Some(q) => {
+                if milli(Some(q)) > MIN_MILLI_CPU_LIMIT
+                    || milli(limits.get("cpu")) > MIN_MILLI_CPU_LIMIT
+                {
+                    limits.insert("cpu".into(), q.clone());
                 }
             }
-            out
-        })
-    };
-    Some(ResourceRequirements {
-        limits: pick(
-            &r.limits,
-            reported.and_then(|x| x.cpu_limit.as_ref()),
-            reported.and_then(|x| x.memory_limit.as_ref()),
-        ),
-        requests: pick(
-            &r.requests,
-            reported.and_then(|x| x.cpu_request.as_ref()),
-            None,
-        ),
-        ..ResourceRequirements::default()
-    })
+            None => preserve("cpu", old_limits, limits),
+        }
+        match reported.and_then(|r| r.memory_limit.as_ref()) {
+            Some(q) => {
+                limits.insert("memory".into(), q.clone());
+            }
+            None => preserve("memory", old_limits, limits),
+        }
+    }
+    if let Some(requests) = resources.requests.as_mut() {
+        let old_requests = old_resources.and_then(|r| r.requests.as_ref());
+        match reported.and_then(|r| r.cpu_request.as_ref()) {
+            Some(q) => {
+                if milli(Some(q)) > MIN_SHARES || milli(requests.get("cpu")) > MIN_SHARES {
+                    requests.insert("cpu".into(), q.clone());
+                }
+            }
+            None => preserve("cpu", old_requests, requests),
+        }
+        match reported.and_then(|r| r.memory_request.as_ref()) {
+            Some(q) => {
+                requests.insert("memory".into(), q.clone());
+            }
+            None => preserve("memory", old_requests, requests),
+        }
+    }
+    resources
 }
 
 /// Default status of every container: waiting, or the old terminated status,
@@ -278,12 +318,17 @@ pub fn convert_to_api_container_statuses(input: &ConvertInput<'_>) -> Vec<Contai
         if *count >= 2 {
             continue;
         }
-        let mut status = convert_one(cs, old.get(cs.name.as_str()).copied());
-        if let (Some(spec), true) = (
-            input.containers.iter().find(|c| c.name == cs.name),
-            is_running(&status),
-        ) {
-            status.resources = running_resources(spec, cs);
+        let old_status = old.get(cs.name.as_str()).copied();
+        let mut status = convert_one(cs, old_status);
+        // The pod is the allocated pod (InPlacePodVerticalScaling, GA).
+        if let Some(allocated) = input.containers.iter().find(|c| c.name == cs.name) {
+            status.resources = Some(convert_container_status_resources(
+                allocated, &status, cs, old_status,
+            ));
+            status.allocated_resources = allocated
+                .resources
+                .as_ref()
+                .and_then(|r| r.requests.clone());
         }
         if *count == 0 {
             statuses.insert(cs.name.clone(), status);

@@ -30,6 +30,9 @@ pub struct GenerateOptions<'a> {
     pub host_ips: &'a [String],
     /// The kubelet decided the pod will not run again (terminating/terminated).
     pub pod_is_terminal: bool,
+    /// The in-place resize conditions to report (upstream `determinePodResizeStatus`,
+    /// [`crate::StatusManager::determine_pod_resize_status`]).
+    pub resize_conditions: &'a [PodCondition],
 }
 
 fn is_ipv6(ip: &str) -> bool {
@@ -127,8 +130,10 @@ fn conditions(
     old: &ApiPodStatus,
     api: &ApiPodStatus,
     s: &ApiPodStatus,
+    resize_conditions: &[PodCondition],
 ) -> Vec<PodCondition> {
     let mut out = not_owned_by_kubelet(api);
+    out.extend(resize_conditions.iter().cloned());
     if let Some(disruption) = old
         .conditions
         .iter()
@@ -222,7 +227,14 @@ pub fn generate_api_pod_status(
         .collect();
     s.phase = Some(get_phase(pod, &all, opts.pod_is_terminal).to_string());
     merge_phase(&mut s, &old, &api);
-    s.conditions = Some(conditions(pod, pod_status, &old, &api, &s));
+    s.conditions = Some(conditions(
+        pod,
+        pod_status,
+        &old,
+        &api,
+        &s,
+        opts.resize_conditions,
+    ));
     set_ips(pod, &mut s, pod_status, opts.host_ips);
     s.observed_generation = pod.metadata.generation;
     s

@@ -29,6 +29,7 @@ pub mod phase;
 pub mod probes;
 pub mod reason_cache;
 pub mod reasons;
+pub mod resize;
 pub mod syncer;
 
 pub use generate::{GenerateOptions, generate_api_pod_status, sort_pod_ips};

@@ -56,9 +56,10 @@ impl std::fmt::Debug for MirrorSource {
 #[derive(Debug, Clone)]
 pub struct StatusManager {
     statuses: Arc<RwLock<HashMap<String, VersionedPodStatus>>>,
-    clock: Arc<dyn Clock>,
+    pub(crate) clock: Arc<dyn Clock>,
     changed: Arc<watch::Sender<u64>>,
     mirror_status: MirrorSource,
+    pub(crate) resize_conditions: crate::resize::ResizeConditionsStore,
 }
 
 impl Default for StatusManager {
@@ -127,6 +128,7 @@ impl StatusManager {
             clock,
             changed: Arc::new(watch::channel(0).0),
             mirror_status: MirrorSource::default(),
+            resize_conditions: crate::resize::ResizeConditionsStore::default(),
         }
     }
 
@@ -241,6 +243,7 @@ impl StatusManager {
     pub fn remove_orphaned_statuses<'a>(&self, keep: impl IntoIterator<Item = &'a str>) {
         let keep: HashSet<&str> = keep.into_iter().collect();
         self.write().retain(|uid, _| keep.contains(uid.as_str()));
+        self.resize_conditions.retain(|uid| keep.contains(uid));
     }
 
     /// Drops the status of a pod the syncer found deleted or recreated

@@ -620,6 +620,7 @@ fn statuses_are_sorted_by_name_and_init_by_spec_order() {
     );
     let status = runtime_status(vec![rt("z-init", "z", ContainerState::Exited, 0)], true);
     let opts = GenerateOptions {
+        resize_conditions: &[],
         old_status: None,
         reason_cache: &ReasonCache::default(),
         probes: &NoProbeResults,
@@ -654,6 +655,7 @@ fn cond<'a>(s: &'a ApiPodStatus, t: &str) -> &'a PodCondition {
 fn generate(p: &ApiPod, status: &PodStatus, terminal: bool) -> ApiPodStatus {
     let host = ["10.0.0.1".to_string()];
     let opts = GenerateOptions {
+        resize_conditions: &[],
         old_status: None,
         reason_cache: &ReasonCache::default(),
         probes: &NoProbeResults,
@@ -729,6 +731,7 @@ fn readiness_probe_without_result_is_not_ready() {
         ProbeResult::Success,
     );
     let opts = GenerateOptions {
+        resize_conditions: &[],
         old_status: None,
         reason_cache: &ReasonCache::default(),
         probes: &ready,
@@ -791,6 +794,7 @@ fn host_network_pod_uses_node_ips() {
     status.sandbox_statuses[0].ip.clear();
     let host = ["10.0.0.1".to_string(), "fd00::1".to_string()];
     let opts = GenerateOptions {
+        resize_conditions: &[],
         old_status: None,
         reason_cache: &ReasonCache::default(),
         probes: &NoProbeResults,

@@ -118,11 +118,14 @@ impl Kubelet {
     pub fn can_admit_pod(&self, pod: &Pod) -> PodAdmitResult {
         let uid = pod_uid(pod);
         let all = self.pod_manager.pods();
-        let others: Vec<&Pod> = all
+        // The other pods count with their allocated resources (`getAllocatedPods`).
+        let allocated: Vec<Pod> = all
             .iter()
             .map(AsRef::as_ref)
             .filter(|p| pod_uid(p) != uid && !self.is_pod_inactive(p))
+            .map(|p| self.allocation.update_pod_from_allocation(p).0)
             .collect();
+        let others: Vec<&Pod> = allocated.iter().collect();
         let result = self.admit_handlers.can_admit_pod(&PodAdmitAttributes {
             pod,
             other_pods: &others,

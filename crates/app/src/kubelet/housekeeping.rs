@@ -69,6 +69,7 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
         .collect();
     kl.status_manager
         .remove_orphaned_statuses(keep.iter().copied());
+    kl.allocation_housekeeping(&keep);
     let running = kill_orphaned_runtime_pods(kl, &keep).await;
     delete_orphaned_mirror_pods(kl).await;
 

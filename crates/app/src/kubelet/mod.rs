@@ -4,6 +4,7 @@
 
 mod active_deadline;
 mod admission;
+mod allocation;
 mod api;
 mod container_logs;
 mod crash_loop;
@@ -130,6 +131,10 @@ pub struct Kubelet {
     pub pod_sync_loop_handlers: Vec<Arc<dyn active_deadline::PodSyncLoopHandler>>,
     /// The probe workers (`CleanupPods` in housekeeping).
     pub probe_manager: kubelet_prober::ProbeManager,
+    /// The resources allocated to admitted pods (in-place resize).
+    pub allocation: Arc<allocation::AllocationManager>,
+    /// The resources the runtime last applied to running containers.
+    pub actuated: Arc<kubelet_runtime::resize::ActuatedState>,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     worker_count: AtomicUsize,
@@ -302,7 +307,14 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         deps.recorder.clone(),
         Arc::new(RealClock),
     ));
+    let allocation = Arc::new(allocation::AllocationManager::new(
+        runtime_setup::pod_resources_state(deps, kubelet_runtime::resize::ALLOCATED_STATE_FILE),
+        admission::node_allocatable(c, &deps.machine, &deps.node_config),
+    ));
+    let actuated = manager.actuated_state().clone();
     let syncer = Arc::new(syncer::KubeletSyncer {
+        allocation: allocation.clone(),
+        actuated: actuated.clone(),
         runtime: runtime.clone(),
         status_manager: status_manager.clone(),
         reason_cache: Arc::new(ReasonCache::new(1000)),
@@ -370,6 +382,8 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         recorder: deps.recorder.clone(),
         pod_sync_loop_handlers: vec![active_deadline],
         probe_manager,
+        allocation,
+        actuated,
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         worker_count: AtomicUsize::new(0),

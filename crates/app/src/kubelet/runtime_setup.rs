@@ -146,14 +146,28 @@ pub async fn build_runtime(
     )
     .await
     .map_err(|e| err("failed to initialize the container runtime manager", e))?;
+    let actuated = pod_resources_state(deps, kubelet_runtime::resize::ACTUATED_STATE_FILE);
     // Upstream's `insecureContainerLifecycleHTTPClient` has the prober's transport.
     let lifecycle_http =
         kubelet_prober::HttpProber::new().map_err(|e| err("failed to create the prober", e))?;
     Ok(Arc::new(
         manager
             .with_runtime_class_manager(runtime_classes)
-            .with_lifecycle_http_client(Arc::new(lifecycle_http)),
+            .with_lifecycle_http_client(Arc::new(lifecycle_http))
+            .with_actuated_state(Arc::new(actuated)),
     ))
+}
+
+/// A pod resources state checkpointed to `<root-dir>/<file>` (upstream
+/// `allocation.NewManager`'s `state.NewStateCheckpoint`).
+pub fn pod_resources_state(
+    deps: &KubeletDeps<'_>,
+    file: &str,
+) -> kubelet_runtime::resize::PodResourcesState {
+    kubelet_runtime::resize::PodResourcesState::with_checkpoint(
+        Arc::new(RealOs),
+        std::path::Path::new(&deps.server.flags.root_directory).join(file),
+    )
 }
 
 /// The probe manager (upstream `prober.NewManager`): workers read the status manager, exec

@@ -123,7 +123,12 @@ fn log_unknown_static_pod(mirror: &Pod) {
 /// static pod; other pods go through admission (a rejected pod is recorded `Failed` and
 /// never started), then to their worker.
 pub fn handle_pod_additions(kl: &Kubelet, pods: Vec<Pod>) {
-    for pod in creation_order(pods) {
+    let mut pending_resizes = Vec::new();
+    let pods = creation_order(pods);
+    for pod in &pods {
+        kl.status_manager.backfill_pod_resize_conditions(pod);
+    }
+    for pod in pods {
         let pod = Arc::new(pod);
         kl.pod_manager.add_or_update(pod.clone());
         let found = kl.pod_manager.get_pod_and_mirror_pod(&pod);
@@ -136,16 +141,29 @@ pub fn handle_pod_additions(kl: &Kubelet, pods: Vec<Pod>) {
         }
         tracing::info!(pod = %full_name(&pod), uid = %pod_uid(&pod), "Pod added");
         if kl.needs_admission(&pod) {
-            let result = kl.can_admit_pod(&pod);
+            // `allocationManager.AddPod`: admitted with its allocation (kept across
+            // restarts), which it keeps; a spec differing from it is a pending resize.
+            let (allocated, resized) = kl.allocation.update_pod_from_allocation(&pod);
+            let result = kl.can_admit_pod(&allocated);
             if !result.admit {
                 kl.reject_pod(&pod, &result);
                 continue;
             }
+            kl.allocation.set_allocated_resources(&allocated);
             kl.preempt_pods(&result.preempt, &pod);
+            if resized {
+                pending_resizes.push(pod_uid(&pod).to_string());
+            }
         }
         let mut opts = UpdatePodOptions::new(SyncPodType::Create, pod);
         opts.mirror_pod = found.mirror_pod;
         kl.pod_workers.update_pod(opts);
+    }
+    for uid in &pending_resizes {
+        kl.allocation.push_pending_resize(uid);
+    }
+    if !pending_resizes.is_empty() {
+        kl.retry_pending_resizes();
     }
 }
 
@@ -154,7 +172,19 @@ pub fn handle_pod_additions(kl: &Kubelet, pods: Vec<Pod>) {
 pub fn handle_pod_updates(kl: &Kubelet, pods: Vec<Pod>) {
     for pod in pods {
         let pod = Arc::new(pod);
+        let old_pod = kl.pod_manager.get(pod_uid(&pod));
         kl.pod_manager.add_or_update(pod.clone());
+        // An in-place resize (upstream `recordResizeOperations`).
+        if old_pod.is_some_and(|old| super::allocation::has_resize_operations(&old, &pod)) {
+            if kl.allocation.update_pod_from_allocation(&pod).1 {
+                kl.allocation.push_pending_resize(pod_uid(&pod));
+                kl.retry_pending_resizes();
+            } else {
+                // A pending resize was reverted.
+                kl.status_manager
+                    .clear_pod_resize_pending_condition(pod_uid(&pod));
+            }
+        }
         let found = kl.pod_manager.get_pod_and_mirror_pod(&pod);
         if found.was_mirror && found.pod.is_none() {
             log_unknown_static_pod(&pod);
@@ -172,8 +202,10 @@ pub fn handle_pod_updates(kl: &Kubelet, pods: Vec<Pod>) {
 /// `HandlePodRemoves`: forget the pod, then kill it with its own grace period; a removed
 /// mirror pod only syncs its static pod (which recreates it).
 pub fn handle_pod_removes(kl: &Kubelet, pods: Vec<Pod>) {
+    let removed = !pods.is_empty();
     for pod in pods {
         kl.pod_manager.remove(&pod);
+        kl.allocation.remove_pod(pod_uid(&pod));
         let pod = Arc::new(pod);
         let found = kl.pod_manager.get_pod_and_mirror_pod(&pod);
         if found.was_mirror {
@@ -193,6 +225,10 @@ pub fn handle_pod_removes(kl: &Kubelet, pods: Vec<Pod>) {
         let mut opts = UpdatePodOptions::new(SyncPodType::Kill, pod);
         opts.kill_pod_options = Some(KillPodOptions::default());
         kl.pod_workers.update_pod(opts);
+    }
+    if removed {
+        // Deferred resizes may fit now.
+        kl.retry_pending_resizes();
     }
 }
 

@@ -20,6 +20,11 @@ use super::pod_manager::pod_uid;
 
 /// What the syncer works with (the parts of upstream's `Kubelet` struct it touches).
 pub struct KubeletSyncer {
+    /// The resources allocated to each pod: pods are synced as allocated (upstream's pod
+    /// workers `UpdatePodFromAllocation`).
+    pub allocation: Arc<super::allocation::AllocationManager>,
+    /// The resources the runtime last applied (for `PodResizeInProgress`).
+    pub actuated: Arc<kubelet_runtime::resize::ActuatedState>,
     /// The container runtime (kuberuntime over CRI).
     pub runtime: Arc<dyn Runtime>,
     /// Latest API status per pod.
@@ -74,6 +79,9 @@ impl KubeletSyncer {
     fn generate(&self, pod: &ApiPod, status: &PodStatus, terminal: bool) -> ApiPodStatus {
         let old = self.status_manager.get_pod_status(pod_uid(pod));
         let probes = self.probe_manager.results();
+        let resize_conditions = self
+            .status_manager
+            .determine_pod_resize_status(pod_uid(pod), terminal);
         let mut api_status = kubelet_status::generate_api_pod_status(
             pod,
             status,
@@ -83,6 +91,7 @@ impl KubeletSyncer {
                 probes: probes.as_ref(),
                 host_ips: &self.host_ips,
                 pod_is_terminal: terminal,
+                resize_conditions: &resize_conditions,
             },
         );
         super::active_deadline::apply_pod_sync_handlers(
@@ -109,6 +118,76 @@ impl KubeletSyncer {
             .unwrap_or(self.backoff.initial())
     }
 
+    /// The `PodResizeInProgress` condition from the runtime's view (upstream `SyncPod`): set
+    /// while some running container's allocated resources are not actuated yet, cleared
+    /// (with a `ResizeCompleted` event) once they all are.
+    fn update_resize_in_progress(&self, pod: &ApiPod, pod_status: &PodStatus) {
+        let uid = pod_uid(pod);
+        if kubelet_runtime::resize::is_pod_resize_in_progress(pod, pod_status, &self.actuated) {
+            self.status_manager.set_pod_resize_in_progress_condition(
+                uid,
+                "",
+                "",
+                pod.metadata.generation,
+            );
+        } else if let Some(generation) = self
+            .status_manager
+            .clear_pod_resize_in_progress_condition(uid)
+        {
+            let msg =
+                super::allocation::pod_resize_message(pod, generation, "", "Pod resize completed");
+            self.recorder.event(
+                &pod_ref(pod),
+                EventType::Normal,
+                super::allocation::reasons::RESIZE_COMPLETED,
+                &msg,
+            );
+        }
+    }
+
+    /// After the runtime's `SyncPod`: a failed in-place resize is reported on the
+    /// `PodResizeInProgress` condition (reason `Error`, with a `ResizeError` event); any
+    /// resize makes the pod resync at once so the condition follows the runtime (upstream's
+    /// `SetPodWatchCondition` in `doPodResizeAction`).
+    fn record_resize_result(&self, pod: &ApiPod, result: &kubelet_container::PodSyncResult) {
+        let uid = pod_uid(pod);
+        let mut resized = false;
+        for r in result
+            .sync_results
+            .iter()
+            .filter(|r| r.action == kubelet_container::SyncAction::ResizePodInPlace)
+        {
+            resized = true;
+            if r.error.is_none() {
+                continue;
+            }
+            let (generation, updated) = self.status_manager.set_pod_resize_in_progress_condition(
+                uid,
+                kubelet_status::resize::REASON_ERROR,
+                &r.message,
+                pod.metadata.generation,
+            );
+            if updated {
+                let msg = super::allocation::pod_resize_message(
+                    pod,
+                    generation,
+                    &r.message,
+                    "Pod resize error",
+                );
+                self.recorder.event(
+                    &pod_ref(pod),
+                    EventType::Warning,
+                    super::allocation::reasons::RESIZE_ERROR,
+                    &msg,
+                );
+            }
+        }
+        if resized {
+            self.pleg.set_pod_watch_condition(uid);
+            self.backoff_requeue.enqueue(uid, Duration::ZERO);
+        }
+    }
+
     async fn fresh_status(&self, pod: &ApiPod) -> Result<PodStatus, PodSyncError> {
         let m = &pod.metadata;
         Ok(self
@@ -132,6 +211,10 @@ impl PodSyncer for KubeletSyncer {
         mirror_pod: Option<&ApiPod>,
         pod_status: &PodStatus,
     ) -> Result<bool, PodSyncError> {
+        // Pods run with their allocated resources (a pending resize is not applied).
+        let (allocated, _) = self.allocation.update_pod_from_allocation(pod);
+        let pod = &allocated;
+        self.update_resize_in_progress(pod, pod_status);
         let api_status = self.generate(pod, pod_status, false);
         let terminal = phase_is_terminal(&api_status);
         let first_sync = super::pod_cgroups::is_first_sync(&api_status);
@@ -191,6 +274,7 @@ impl PodSyncer for KubeletSyncer {
             .sync_pod(pod, pod_status, &pull_secrets, &self.backoff)
             .await;
         self.reason_cache.update(pod_uid(pod), &result);
+        self.record_resize_result(pod, &result);
         if result.started_containers() {
             self.pleg.request_relist();
         }
@@ -221,6 +305,8 @@ impl PodSyncer for KubeletSyncer {
         grace_period: Option<i64>,
         pod_status_fn: Option<&PodStatusFn>,
     ) -> Result<(), PodSyncError> {
+        let (allocated, _) = self.allocation.update_pod_from_allocation(pod);
+        let pod = &allocated;
         let mut api_status = self.generate(pod, pod_status, false);
         if let Some(f) = pod_status_fn {
             f(&mut api_status);
@@ -296,6 +382,8 @@ impl PodSyncer for KubeletSyncer {
         pod: &ApiPod,
         pod_status: &PodStatus,
     ) -> Result<(), PodSyncError> {
+        let (allocated, _) = self.allocation.update_pod_from_allocation(pod);
+        let pod = &allocated;
         let api_status = self.generate(pod, pod_status, true);
         self.status_manager.set_pod_status(pod, api_status);
         // Resources the kubelet owns go before the pod is finished (and may be deleted):
