@@ -186,7 +186,7 @@ mod tests {
         });
         p.status = Some(PodStatus {
             phase: Some(if running { "Running" } else { "Pending" }.into()),
-            start_time: start_time.then(|| Time(created)),
+            start_time: start_time.then_some(Time(created)),
             container_statuses: Some(vec![ContainerStatus {
                 name: "c".into(),
                 state,
