@@ -308,6 +308,37 @@ mod tests {
     }
 
     #[test]
+    fn show_hidden_metrics_serves_the_hidden_ones() {
+        let reg = KubeRegistry::with_meta_metrics().unwrap();
+        let hidden = Stability {
+            level: StabilityLevel::Alpha,
+            deprecated: Some((1, 34)),
+        };
+        let c = counter("krs_test_hidden_total", "A hidden counter.", hidden).unwrap();
+        c.inc();
+        reg.register("krs_test_hidden_total", hidden, Box::new(c))
+            .unwrap();
+        let names = |reg: &KubeRegistry| -> Vec<String> {
+            reg.gather().iter().map(|f| f.name().to_string()).collect()
+        };
+        if !SHOW_HIDDEN.load(Ordering::Relaxed) {
+            assert!(!names(&reg).contains(&"krs_test_hidden_total".to_string()));
+            let text = crate::expfmt::text(&reg.gather());
+            assert!(text.contains("\nhidden_metrics_total 1\n"), "{text}");
+        }
+        // `showHiddenMetricsForVersion: "1.34"`.
+        set_show_hidden();
+        assert!(names(&reg).contains(&"krs_test_hidden_total".to_string()));
+        let text = crate::expfmt::text(&reg.gather());
+        assert!(
+            text.contains(
+                "# HELP krs_test_hidden_total [ALPHA] (Deprecated since 1.34.0) A hidden counter.\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn hiding_follows_the_deprecation_period() {
         let s = |level, minor| Stability {
             level,
