@@ -23,6 +23,7 @@ use crate::events::FilteredRecorder;
 use crate::helper::RuntimeHelper;
 use crate::image::{ImageManager, PullConcurrency};
 use crate::instrumented_services::{InstrumentedImageService, InstrumentedRuntimeService};
+use crate::lifecycle::{LifecycleHttpClient, NoLifecycleHttpClient};
 use crate::logs::ContainerLogManager;
 use crate::os::OsInterface;
 use crate::resources::ResourceSettings;
@@ -99,6 +100,7 @@ pub struct KubeGenericRuntimeManager {
     pub(crate) config: RuntimeManagerConfig,
     pub(crate) recorder: FilteredRecorder,
     pub(crate) runtime_classes: Arc<dyn RuntimeHandlerResolver>,
+    pub(crate) lifecycle_http: Arc<dyn LifecycleHttpClient>,
 }
 
 /// Maps a CRI error to the runtime-neutral one.
@@ -168,6 +170,7 @@ impl KubeGenericRuntimeManager {
             logs,
             config,
             runtime_classes: Arc::new(NoRuntimeClassManager),
+            lifecycle_http: Arc::new(NoLifecycleHttpClient),
         })
     }
 
@@ -176,6 +179,14 @@ impl KubeGenericRuntimeManager {
     #[must_use]
     pub fn with_runtime_class_manager(mut self, manager: Arc<dyn RuntimeHandlerResolver>) -> Self {
         self.runtime_classes = manager;
+        self
+    }
+
+    /// Sends the `httpGet` lifecycle hooks through `client` (upstream's
+    /// `insecureContainerLifecycleHTTPClient`); without it they fail saying so.
+    #[must_use]
+    pub fn with_lifecycle_http_client(mut self, client: Arc<dyn LifecycleHttpClient>) -> Self {
+        self.lifecycle_http = client;
         self
     }
 
