@@ -90,37 +90,23 @@ impl HttpMetrics {
     /// `checkpoint` with the `ContainerCheckpoint` gate's default) or
     /// `InstallDebuggingDisabledHandlers`.
     pub(crate) fn secure(debugging_handlers: bool) -> Self {
-        if debugging_handlers {
-            Self::new(
-                "readwrite",
-                &[
-                    "run",
-                    "exec",
-                    "attach",
-                    "portForward",
-                    "containerLogs",
-                    "configz",
-                    "runningpods",
-                    "checkpoint",
-                    "logs",
-                    "debug",
-                ],
-            )
+        // Both sets install these subtrees (handlers or the 405 "disabled" ones).
+        const BOTH: [&str; 7] = [
+            "run",
+            "exec",
+            "attach",
+            "portForward",
+            "containerLogs",
+            "runningpods",
+            "logs",
+        ];
+        let extra: &[&str] = if debugging_handlers {
+            &["configz", "checkpoint", "debug"]
         } else {
-            Self::new(
-                "readwrite",
-                &[
-                    "run",
-                    "exec",
-                    "attach",
-                    "portForward",
-                    "containerLogs",
-                    "runningpods",
-                    "pprof",
-                    "logs",
-                ],
-            )
-        }
+            &["pprof"]
+        };
+        let all: Vec<&'static str> = BOTH.iter().chain(extra).copied().collect();
+        Self::new("readwrite", &all)
     }
 
     fn new(server_type: &'static str, extra: &[&'static str]) -> Self {
