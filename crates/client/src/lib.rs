@@ -29,6 +29,7 @@
 //! clients in startup step 6 (`kubelet_app::startup::build_clients`).
 
 pub mod flowcontrol;
+pub mod metrics;
 pub mod rotation;
 pub mod settings;
 
@@ -41,6 +42,7 @@ use kube::{Client, Config};
 use kubelet_config::KubeletConfiguration;
 
 pub use flowcontrol::{Clock, FakeClock, RateLimitLayer, RealClock, TokenBucketRateLimiter};
+pub use metrics::RequestMetricsLayer;
 pub use rotation::{CertificateSource, ConnectionTracker};
 pub use settings::{ContentType, KubeletClientSettings, RestClientSettings, default_user_agent};
 
@@ -228,6 +230,12 @@ fn build_client(
         path: path.to_path_buf(),
         source,
     };
+    // `rest_client_requests_total`'s `host`: the server URL's `host:port`.
+    let host = config
+        .cluster_url
+        .authority()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
     let builder = match rotating {
         Some((certs, tracker)) => {
             let ns = config.default_namespace.clone();
@@ -238,6 +246,7 @@ fn build_client(
         }
         None => ClientBuilder::try_from(config).map_err(err)?,
     };
+    let builder = builder.with_layer(&RequestMetricsLayer::new(host));
     let builder = builder.with_layer(&tower::util::option_layer(
         settings.timeout.map(tower::timeout::TimeoutLayer::new),
     ));

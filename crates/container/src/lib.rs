@@ -33,6 +33,7 @@ pub mod fake;
 pub mod hash;
 pub mod helpers;
 pub mod kubetypes;
+pub mod pod_startup_latency_tracker;
 pub mod probe_results;
 pub mod qos;
 pub mod runtime;

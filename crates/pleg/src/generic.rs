@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use kubelet_container::{Cache, Pod, PodStatus, Runtime, RuntimeError, SandboxState};
+use kubelet_container::{
+    Cache, ContainerState, Pod, PodStatus, Runtime, RuntimeError, SandboxState,
+};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -193,6 +195,14 @@ impl GenericPleg {
             return Err(PlegError::NeverSucceeded);
         };
         let elapsed = Instant::now().saturating_duration_since(last);
+        // Exposed so operators can alert on `time() - kubelet_pleg_last_seen_seconds`.
+        let last_seen = std::time::SystemTime::now()
+            .checked_sub(elapsed)
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs() as f64);
+        if let Some(secs) = last_seen {
+            kubelet_metrics::with(|m| m.pleg_last_seen.set(secs));
+        }
         let threshold = self.relist_duration().relist_threshold;
         if elapsed > threshold {
             return Err(PlegError::NotHealthy {
@@ -207,7 +217,12 @@ impl GenericPleg {
     /// cached status (upstream `Relist`).
     pub async fn relist(&self) {
         let mut state = self.state.lock().await;
+        if let Some(last) = *self.relist_time() {
+            let interval = last.elapsed().as_secs_f64();
+            kubelet_metrics::with(|m| m.pleg_relist_interval.observe(interval));
+        }
         let timestamp = Instant::now();
+        let _duration = RelistTimer(timestamp);
         let pods = match self.runtime.get_pods(true).await {
             Ok(pods) => pods,
             Err(e) => {
@@ -216,6 +231,7 @@ impl GenericPleg {
             }
         };
         *self.relist_time() = Some(timestamp);
+        update_running_pod_and_container_metrics(&pods);
         state.records.set_current(pods);
         let watched =
             std::mem::take(&mut *self.watched.lock().unwrap_or_else(PoisonError::into_inner));
@@ -250,6 +266,7 @@ impl GenericPleg {
     fn send(&self, events: impl Iterator<Item = PodLifecycleEvent>) {
         for event in events {
             if self.events.try_send(event).is_err() {
+                kubelet_metrics::with(|m| m.pleg_discard_events.inc());
                 warn!("PLEG event channel is full or closed, discarding this relist cycle's event");
             }
         }
@@ -279,6 +296,45 @@ impl GenericPleg {
 
 /// Keeps the last known pod IPs when the new status has none and no ready
 /// sandbox (a torn-down pod must still report its IP) (upstream `getPodIPs`).
+/// Observes `kubelet_pleg_relist_duration_seconds` when a relist ends, however it ends
+/// (upstream's deferred `PLEGRelistDuration.Observe`).
+struct RelistTimer(Instant);
+
+impl Drop for RelistTimer {
+    fn drop(&mut self) {
+        let secs = self.0.elapsed().as_secs_f64();
+        kubelet_metrics::with(|m| m.pleg_relist_duration.observe(secs));
+    }
+}
+
+/// `updateRunningPodAndContainerMetrics`: `kubelet_running_containers{container_state}`
+/// for the states seen (a state no longer seen keeps its last value, as upstream) and
+/// `kubelet_running_pods` (pods with a running sandbox).
+fn update_running_pod_and_container_metrics(pods: &[Pod]) {
+    let mut states: HashMap<&'static str, usize> = HashMap::new();
+    let mut running_sandboxes = 0;
+    for pod in pods {
+        for c in &pod.containers {
+            *states.entry(c.state.as_str()).or_default() += 1;
+        }
+        if pod
+            .sandboxes
+            .iter()
+            .any(|s| s.state == ContainerState::Running)
+        {
+            running_sandboxes += 1;
+        }
+    }
+    kubelet_metrics::with(|m| {
+        for (state, n) in &states {
+            m.running_container_count
+                .with_label_values(&[state])
+                .set(*n as f64);
+        }
+        m.running_pod_count.set(running_sandboxes as f64);
+    });
+}
+
 pub(crate) fn preserved_pod_ips(cache: &Cache, uid: &str, status: &PodStatus) -> Vec<String> {
     if !status.ips.is_empty() {
         return status.ips.clone();

@@ -326,3 +326,47 @@ async fn evented_pleg_updates_cache_and_falls_back_when_stream_ends() {
     assert!(evented.healthy().is_ok());
     assert!(drain(&mut rx).is_empty());
 }
+
+/// A relist updates upstream's PLEG metrics: the relist duration and interval, the
+/// running pods and containers; a health check sets `kubelet_pleg_last_seen_seconds`.
+#[tokio::test]
+async fn relist_updates_the_pleg_metrics() {
+    let (runtime, _cache, pleg, _rx) = setup();
+    let mut running = pod(
+        "m1",
+        vec![
+            container("a", ContainerState::Running),
+            container("b", ContainerState::Running),
+            container("c", ContainerState::Exited),
+        ],
+    );
+    running.sandboxes = vec![container("s1", ContainerState::Running)];
+    let mut stopped = pod("m2", vec![]);
+    stopped.sandboxes = vec![container("s2", ContainerState::Exited)];
+    runtime.set_pods(vec![running, stopped]);
+    let m = kubelet_metrics::kubelet().unwrap();
+    let durations = m.pleg_relist_duration.get_sample_count();
+    let intervals = m.pleg_relist_interval.get_sample_count();
+    pleg.relist().await;
+    pleg.relist().await;
+    assert!(m.pleg_relist_duration.get_sample_count() >= durations + 2);
+    assert!(m.pleg_relist_interval.get_sample_count() > intervals);
+    // Other tests relist other pods concurrently; these are the gauges' last values of
+    // this test's relists only when no other runs in between, so check the family.
+    let text = String::from_utf8(
+        kubelet_metrics::scrape(kubelet_metrics::legacy_registry().unwrap(), None).body,
+    )
+    .unwrap();
+    assert!(text.contains("kubelet_running_containers{container_state=\"running\"}"));
+    assert!(text.contains("\nkubelet_running_pods "));
+    pleg.healthy().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as f64;
+    assert!(
+        (now - m.pleg_last_seen.get()).abs() <= 2.0,
+        "{}",
+        m.pleg_last_seen.get()
+    );
+}

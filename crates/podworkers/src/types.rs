@@ -79,10 +79,12 @@ pub struct UpdatePodOptions {
 }
 
 impl UpdatePodOptions {
-    /// An update of `update_type` for `pod`.
+    /// An update of `update_type` for `pod`, starting now (the `start` upstream's
+    /// `HandlePod*` handlers pass to `dispatchWork`).
     pub fn new(update_type: SyncPodType, pod: Arc<ApiPod>) -> Self {
         Self {
             update_type,
+            start_time: Some(Instant::now()),
             pod: Some(pod),
             ..Self::default()
         }

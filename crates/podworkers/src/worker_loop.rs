@@ -59,10 +59,12 @@ pub(crate) async fn pod_worker_loop(inner: Arc<Inner>, uid: String, mut rx: mpsc
             }
             (Ok(()), PodWorkerState::Terminated) => {
                 complete_terminated(&inner, &uid);
+                observe_worker_duration("terminated", &work.options);
                 break;
             }
             (Ok(()), PodWorkerState::Terminating) if work.options.running_pod.is_some() => {
                 complete_terminating_runtime_pod(&inner, &uid);
+                observe_worker_duration(work.options.update_type.as_str(), &work.options);
                 break;
             }
             (Ok(()), PodWorkerState::Terminating) => {
@@ -76,8 +78,23 @@ pub(crate) async fn pod_worker_loop(inner: Arc<Inner>, uid: String, mut rx: mpsc
             (Ok(()), PodWorkerState::Sync) => {}
         }
         complete_work(&inner, &uid, phase_transition, result.err());
+        observe_worker_duration(work.options.update_type.as_str(), &work.options);
     }
     debug!(%uid, "pod worker has stopped");
+}
+
+/// `kubelet_pod_worker_duration_seconds{operation_type}` from the update's start time
+/// (upstream observes it after each processed update, and `terminated` once a pod is
+/// done or can never start).
+fn observe_worker_duration(operation_type: &str, options: &UpdatePodOptions) {
+    if let Some(start) = options.start_time {
+        let secs = start.elapsed().as_secs_f64();
+        kubelet_metrics::with(|m| {
+            m.pod_worker_duration
+                .with_label_values(&[operation_type])
+                .observe(secs);
+        });
+    }
 }
 
 /// Consumes the pending update and decides whether the pod may run
@@ -131,6 +148,7 @@ fn start_pod_sync(inner: &Inner, uid: &str) -> Start {
     match allow_pod_start(state, uid, &pod) {
         (_, false) => {
             cleanup_unstarted_pod(state, uid);
+            observe_worker_duration("terminated", &options);
             Start::Never
         }
         (false, true) => {

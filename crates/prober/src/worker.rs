@@ -122,10 +122,61 @@ impl Worker {
             self.results().remove(id);
         }
         self.shared.remove_worker(&self.key, self.id);
+        // The worker's series go with it (upstream deletes its label sets).
+        let (total_labels, duration_labels) = self.metric_labels();
+        kubelet_metrics::with_prober(|m| {
+            for result in ["successful", "failed", "unknown"] {
+                let mut labels = total_labels.clone();
+                labels.insert(1, result);
+                let _ = m.probe_total.remove_label_values(&labels);
+            }
+            let _ = m.probe_duration.remove_label_values(&duration_labels);
+        });
+    }
+
+    /// The `prober_probe_total` labels without `result` (inserted at index 1) and the
+    /// `prober_probe_duration_seconds` labels, in declaration order.
+    fn metric_labels(&self) -> (Vec<&str>, Vec<&str>) {
+        let probe_type = probe_type_name(self.key.probe_type);
+        let name = self.pod.metadata.name.as_deref().unwrap_or_default();
+        let namespace = self.pod.metadata.namespace.as_deref().unwrap_or_default();
+        let container = self.container.name.as_str();
+        (
+            vec![
+                probe_type,
+                container,
+                name,
+                namespace,
+                self.key.pod_uid.as_str(),
+            ],
+            vec![probe_type, container, name, namespace],
+        )
+    }
+
+    /// `ProberResults` and `ProberDuration` for one probe result (a failure's duration
+    /// is not observed, as upstream).
+    fn record_probe(&self, result: ProbeResult, start: std::time::Instant) {
+        let (mut total_labels, duration_labels) = self.metric_labels();
+        let label = match result {
+            ProbeResult::Success => "successful",
+            ProbeResult::Failure => "failed",
+            ProbeResult::Unknown => "unknown",
+        };
+        total_labels.insert(1, label);
+        let secs = start.elapsed().as_secs_f64();
+        kubelet_metrics::with_prober(|m| {
+            m.probe_total.with_label_values(&total_labels).inc();
+            if result != ProbeResult::Failure {
+                m.probe_duration
+                    .with_label_values(&duration_labels)
+                    .observe(secs);
+            }
+        });
     }
 
     /// One probe round; false when the worker should stop (upstream `doProbe`).
     pub(crate) async fn do_probe(&mut self) -> bool {
+        let start = std::time::Instant::now();
         let uid = self.key.pod_uid.as_str();
         let Some(status) = self.shared.status.get_pod_status(uid) else {
             tracing::trace!(pod = uid, "No status for pod");
@@ -237,6 +288,7 @@ impl Worker {
             // Errors are not counted (upstream: "Prober error, throw away the result").
             Err(_) => return true,
         };
+        self.record_probe(result, start);
 
         if self.last_result == Some(result) {
             self.result_run += 1;

@@ -238,7 +238,12 @@ impl ImageManager {
             &format!("Pulling image {requested:?}"),
         );
         let started = Instant::now();
-        match self.pull(&spec, pull_secrets, sandbox_config).await {
+        let tracker = kubelet_container::pod_startup_latency_tracker::global();
+        let pod_uid = pod.metadata.uid.as_deref().unwrap_or_default();
+        tracker.record_image_started_pulling(pod_uid);
+        let pulled = self.pull(&spec, pull_secrets, sandbox_config).await;
+        tracker.record_image_finished_pulling(pod_uid);
+        match pulled {
             Ok(pulled) => {
                 let total = started.elapsed();
                 tracing::info!(image = requested, elapsed = ?total, "Successfully pulled image");

@@ -54,6 +54,7 @@ pub mod helper;
 pub mod hosts;
 pub mod image;
 pub mod image_ref;
+pub mod instrumented_services;
 pub mod keyring;
 pub mod kill;
 pub mod labels;

@@ -22,6 +22,7 @@ use kubelet_cri::{CriError, ImageService, RuntimeService};
 use crate::events::FilteredRecorder;
 use crate::helper::RuntimeHelper;
 use crate::image::{ImageManager, PullConcurrency};
+use crate::instrumented_services::{InstrumentedImageService, InstrumentedRuntimeService};
 use crate::lifecycle::{LifecycleHttpClient, NoLifecycleHttpClient};
 use crate::logs::ContainerLogManager;
 use crate::os::OsInterface;
@@ -131,6 +132,9 @@ impl KubeGenericRuntimeManager {
         config: RuntimeManagerConfig,
         logs: ContainerLogManager,
     ) -> Result<Self, RuntimeError> {
+        let mut deps = deps;
+        deps.runtime = Arc::new(InstrumentedRuntimeService::new(deps.runtime));
+        deps.image = Arc::new(InstrumentedImageService::new(deps.image));
         let version = deps
             .runtime
             .version(KUBE_RUNTIME_API_VERSION)

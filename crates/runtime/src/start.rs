@@ -18,6 +18,9 @@ use crate::sync::{do_backoff, format_pod};
 pub(crate) struct StartSpec<'a> {
     pub(crate) container: &'a Container,
     pub(crate) target_container_name: Option<&'a str>,
+    /// The `container_type` label of `kubelet_started_containers_total`
+    /// (`kubelet_metrics::container_type`).
+    pub(crate) metric_label: &'static str,
 }
 
 /// Inputs shared by the container starts of one sync.
@@ -59,9 +62,21 @@ impl KubeGenericRuntimeManager {
             result.add_sync_result(r);
             return false;
         }
+        kubelet_metrics::with(|m| {
+            m.started_containers_total
+                .with_label_values(&[spec.metric_label])
+                .inc();
+        });
         let ok = match self.start_container(ctx, spec).await {
             Ok(()) => true,
             Err((kind, msg)) => {
+                // The error codes have a bounded cardinality (upstream's comment).
+                let code = kind.to_string();
+                kubelet_metrics::with(|m| {
+                    m.started_containers_errors_total
+                        .with_label_values(&[spec.metric_label, &code])
+                        .inc();
+                });
                 if kind != SyncErrorKind::ImagePullBackOff {
                     tracing::error!(pod = %format_pod(ctx.pod), container = %spec.container.name, reason = %kind, message = %msg, "Container start failed in pod");
                 }

@@ -78,6 +78,7 @@ impl KubeGenericRuntimeManager {
         let mut sandbox_id = changes.sandbox_id.clone();
         if changes.create_sandbox {
             let mut r = SyncResult::new(SyncAction::CreatePodSandbox, format_pod(pod));
+            kubelet_metrics::with(|m| m.started_pods_total.inc());
             match self.create_pod_sandbox(pod, changes.attempt).await {
                 Ok(id) => sandbox_id = id,
                 Err((msg, err)) => {
@@ -87,6 +88,7 @@ impl KubeGenericRuntimeManager {
                         tracing::debug!(pod = %format_pod(pod), "Pod was deleted and sandbox failed to be created");
                         return result;
                     }
+                    kubelet_metrics::with(|m| m.started_pods_errors_total.inc());
                     tracing::error!(pod = %format_pod(pod), error = %err, "CreatePodSandbox for pod failed");
                     self.recorder.pod_event(
                         pod,
@@ -178,6 +180,7 @@ impl KubeGenericRuntimeManager {
                 &StartSpec {
                     container: &as_container,
                     target_container_name: target,
+                    metric_label: kubelet_metrics::container_type::EPHEMERAL_CONTAINER,
                 },
                 &mut result,
             )
@@ -194,6 +197,7 @@ impl KubeGenericRuntimeManager {
                     &StartSpec {
                         container: c,
                         target_container_name: None,
+                        metric_label: kubelet_metrics::container_type::INIT_CONTAINER,
                     },
                     &mut result,
                 )
@@ -220,6 +224,7 @@ impl KubeGenericRuntimeManager {
                     &StartSpec {
                         container: c,
                         target_container_name: None,
+                        metric_label: kubelet_metrics::container_type::CONTAINER,
                     },
                     &mut result,
                 )

@@ -29,6 +29,7 @@ mod filter;
 mod healthz;
 mod listen;
 mod methods;
+mod metrics;
 mod proxy;
 mod readonly;
 mod respond;

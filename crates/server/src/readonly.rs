@@ -11,7 +11,10 @@ use crate::methods::get_only;
 
 /// The read-only port's router: `/healthz` (ping, log, syncloop) and `/pods`.
 pub fn read_only_router(host: Host) -> Router {
-    default_handlers(host)
+    default_handlers(host).layer(axum::middleware::from_fn_with_state(
+        crate::metrics::HttpMetrics::read_only(),
+        crate::metrics::http_metrics,
+    ))
 }
 
 /// `InstallAuthNotRequiredHandlers` as far as implemented: `/healthz` (ping, log,
@@ -29,6 +32,7 @@ pub(crate) fn default_handlers(host: Host) -> Router {
         .route_layer(axum::middleware::from_fn(get_only))
         .with_state(host)
         .merge(healthz_routes(checks))
+        .merge(crate::metrics::metrics_routes())
 }
 
 /// `GET /pods`: a `v1.PodList` of the pods this kubelet runs, as upstream encodes it.

@@ -132,7 +132,12 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
     };
     // `layer` (not `route_layer`) so unknown paths and wrong methods are authenticated
     // and authorized first, as go-restful runs container filters before its 404/405.
-    router.layer(axum::middleware::from_fn_with_state(filter, auth_filter))
+    router
+        .layer(axum::middleware::from_fn_with_state(filter, auth_filter))
+        .layer(axum::middleware::from_fn_with_state(
+            crate::metrics::HttpMetrics::secure(cfg.enable_debugging_handlers),
+            crate::metrics::http_metrics,
+        ))
 }
 
 /// Starts the secure server: sets up TLS (generating the self-signed certificate when

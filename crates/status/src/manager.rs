@@ -234,6 +234,7 @@ impl StatusManager {
 
     /// Forgets a pod (upstream `RemoveOrphanedStatuses` for one UID).
     pub fn delete(&self, uid: &str) {
+        kubelet_container::pod_startup_latency_tracker::global().delete_pod_startup_state(uid);
         if self.write().remove(uid).is_some() {
             self.notify();
         }
@@ -242,7 +243,14 @@ impl StatusManager {
     /// Forgets every pod not in `keep`.
     pub fn remove_orphaned_statuses<'a>(&self, keep: impl IntoIterator<Item = &'a str>) {
         let keep: HashSet<&str> = keep.into_iter().collect();
-        self.write().retain(|uid, _| keep.contains(uid.as_str()));
+        let tracker = kubelet_container::pod_startup_latency_tracker::global();
+        self.write().retain(|uid, _| {
+            let kept = keep.contains(uid.as_str());
+            if !kept {
+                tracker.delete_pod_startup_state(uid);
+            }
+            kept
+        });
         self.resize_conditions.retain(|uid| keep.contains(uid));
     }
 

@@ -211,6 +211,8 @@ impl StatusSyncer {
             match self.api.patch_pod_status(ns, name, &patch).await {
                 Ok(updated) => {
                     debug!(pod = %key(&status), version = status.version, "Status for pod updated successfully");
+                    kubelet_container::pod_startup_latency_tracker::global()
+                        .record_status_updated(&updated);
                     updated
                 }
                 Err(e) => {

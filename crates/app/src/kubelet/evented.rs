@@ -44,7 +44,10 @@ pub async fn run_evented_pleg(
 ) {
     loop {
         let mut stream = match cri.get_container_events().await {
-            Ok(s) => s,
+            Ok(s) => {
+                kubelet_metrics::with(|m| m.evented_pleg_conn.inc());
+                s
+            }
             Err(e) if e.is_unimplemented() => {
                 tracing::info!(
                     "Runtime does not support GetContainerEvents; using the generic PLEG only"
@@ -52,6 +55,7 @@ pub async fn run_evented_pleg(
                 return;
             }
             Err(e) => {
+                kubelet_metrics::with(|m| m.evented_pleg_conn_err.inc());
                 tracing::info!(err = %e, "GetContainerEvents failed; retrying");
                 tokio::select! {
                     () = shutdown.cancelled() => return,
@@ -65,6 +69,10 @@ pub async fn run_evented_pleg(
             while let Some(item) = stream.next().await {
                 match item {
                     Ok(e) => {
+                        // `updateLatencyMetric`: from the runtime's event time to now.
+                        let now = jiff::Timestamp::now().as_nanosecond();
+                        let secs = (now - i128::from(e.created_at)) as f64 / 1e9;
+                        kubelet_metrics::with(|m| m.evented_pleg_conn_latency.observe(secs));
                         if let Some(ev) = convert(e)
                             && tx.send(ev).await.is_err()
                         {
@@ -72,6 +80,7 @@ pub async fn run_evented_pleg(
                         }
                     }
                     Err(e) => {
+                        kubelet_metrics::with(|m| m.evented_pleg_conn_err.inc());
                         tracing::info!(err = %e, "Container event stream failed");
                         return;
                     }

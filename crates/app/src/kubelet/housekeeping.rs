@@ -43,6 +43,7 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
         .map(|(uid, _)| uid.clone())
         .collect();
 
+    let (mut restarted_static, mut restarted) = (0.0, 0.0);
     for uid in &desired {
         if workers.contains_key(uid) {
             continue;
@@ -50,6 +51,11 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
         // Only admitted, active pods are restarted (a rejected pod stays rejected).
         if let Some(pod) = kl.pod_manager.get(uid).filter(|p| !kl.is_pod_inactive(p)) {
             tracing::info!(uid = %uid, "Pod worker is gone for a desired pod, restarting it");
+            if kubelet_container::kubetypes::is_static_pod(&pod) {
+                restarted_static += 1.0;
+            } else {
+                restarted += 1.0;
+            }
             kl.pod_workers.update_pod(super::sync_loop::update_options(
                 kl,
                 SyncPodType::Create,
@@ -58,6 +64,16 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
             possibly_running.insert(uid.clone());
         }
     }
+
+    // Both series exist from the first housekeeping on, as upstream adds 0 each time.
+    kubelet_metrics::with(|m| {
+        m.restarted_pod_total
+            .with_label_values(&["true"])
+            .inc_by(restarted_static);
+        m.restarted_pod_total
+            .with_label_values(&[""])
+            .inc_by(restarted);
+    });
 
     // Stop probing pods that are not running (upstream `probeManager.CleanupPods`).
     kl.probe_manager.cleanup_pods(&possibly_running);

@@ -11,6 +11,7 @@ mod crash_loop;
 mod evented;
 mod host;
 mod housekeeping;
+mod metrics;
 mod node_setup;
 mod pod_cgroups;
 mod pod_manager;
@@ -497,6 +498,7 @@ const CGROUP_V1_DEPRECATED_WARNING: &str = "cgroup v1 detected. cgroup v1 suppor
 /// `RunKubelet` + `startKubelet`: builds the kubelet, starts its loops, the pod sources and
 /// the servers, and returns the running tasks.
 pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
+    metrics::register(deps.server, &deps.node_name).map_err(RunError::Kubelet)?;
     let qos = start_container_manager(&deps)?;
     let b = new_main_kubelet(&deps).await?;
     // `BirthCry`: an event that the kubelet (re)started.

@@ -71,6 +71,18 @@ pub fn sync_pod_slots(cpus: usize) -> usize {
     cpus.max(1).saturating_mul(12)
 }
 
+/// Seconds since `kubernetes.io/config.seen` (upstream `ConvertToTimestamp`), if set.
+fn first_seen_seconds_ago(pod: &ApiPod) -> Option<f64> {
+    let seen = pod
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(kubelet_container::kubetypes::CONFIG_FIRST_SEEN_ANNOTATION_KEY)?;
+    let seen: jiff::Timestamp = seen.parse().ok()?;
+    let ago = jiff::Timestamp::now().duration_since(seen);
+    Some(ago.as_secs_f64().max(0.0))
+}
+
 fn phase_is_terminal(s: &ApiPodStatus) -> bool {
     matches!(s.phase.as_deref(), Some("Succeeded" | "Failed"))
 }
@@ -215,7 +227,24 @@ impl PodSyncer for KubeletSyncer {
         let (allocated, _) = self.allocation.update_pod_from_allocation(pod);
         let pod = &allocated;
         self.update_resize_in_progress(pod, pod_status);
+        // Latencies are relative to the first time the kubelet saw the pod.
+        let first_seen = first_seen_seconds_ago(pod);
+        if update_type == SyncPodType::Create
+            && let Some(secs) = first_seen
+        {
+            kubelet_metrics::with(|m| m.pod_worker_start_duration.observe(secs));
+        }
         let api_status = self.generate(pod, pod_status, false);
+        // The time the pod took to run since first seen (upstream also observes the first
+        // sync, when the status manager has no status yet).
+        let existing = self.status_manager.get_pod_status(pod_uid(pod));
+        let became_running = existing.as_ref().is_none_or(|old| {
+            old.phase.as_deref() == Some("Pending")
+                && api_status.phase.as_deref() == Some("Running")
+        });
+        if became_running && let Some(secs) = first_seen {
+            kubelet_metrics::with(|m| m.pod_start_duration.observe(secs));
+        }
         let terminal = phase_is_terminal(&api_status);
         let first_sync = super::pod_cgroups::is_first_sync(&api_status);
         // The rest of upstream's `probeManager.UpdatePodStatus`: a started container whose

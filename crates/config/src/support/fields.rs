@@ -801,7 +801,7 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "showHiddenMetricsForVersion",
         None,
-        ignored("serves the metrics hidden since that version on /metrics"),
+        done(&["crates/metrics/src/registry.rs::show_hidden_metrics_serves_the_hidden_ones"]),
     ),
     f(
         "systemReservedCgroup",

@@ -90,6 +90,10 @@ impl Node {
                 self.config.to_str().unwrap(),
                 "--root-dir",
                 root.to_str().unwrap(),
+                // The self-signed serving certificate under the node's directory, not
+                // the default /var/lib/kubelet/pki.
+                "--cert-dir",
+                root.join("pki").to_str().unwrap(),
                 "--hostname-override",
                 &self.name,
                 "--v=2",

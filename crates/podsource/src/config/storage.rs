@@ -95,6 +95,11 @@ impl PodStorage {
         for mut pod in filter_invalid_pods(update.pods, source) {
             annotations_mut(&mut pod)
                 .insert(CONFIG_SOURCE_ANNOTATION_KEY.to_string(), source.to_string());
+            // The pod startup SLI follows API pods only.
+            if !kubelet_container::kubetypes::is_static_pod(&pod) {
+                kubelet_container::pod_startup_latency_tracker::global()
+                    .observed_pod_on_watch(&pod, std::time::SystemTime::now());
+            }
             let uid = pod.metadata.uid.clone().unwrap_or_default();
             if pods.contains_key(&uid) {
                 tracing::warn!(pod = %pod_full_name(&pod), uid, source, "Pod has the same UID as another pod from the source, ignoring");

@@ -1,0 +1,57 @@
+//! Scrape checks for tests (feature `testing`): a Prometheus text-format parser
+//! (`openmetrics-parser`) plus the checks every kubelet scrape must pass.
+
+use std::collections::HashMap;
+
+use openmetrics_parser::prometheus::parse_prometheus;
+use openmetrics_parser::{MetricFamily, PrometheusType, PrometheusValue};
+
+/// A parsed family: its type, help text and samples.
+pub type Family = MetricFamily<PrometheusType, PrometheusValue>;
+
+/// Parses a 0.0.4 text exposition; besides the grammar, checks that every family has a
+/// `# HELP` and `# TYPE` line and that no family is split (a name appearing twice).
+pub fn parse(text: &str) -> Result<HashMap<String, Family>, String> {
+    let parsed = parse_prometheus(text).map_err(|e| format!("{e:?}"))?;
+    let mut seen = std::collections::HashSet::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let name = rest.split(' ').next().unwrap_or("");
+            if !seen.insert(name.to_string()) {
+                return Err(format!("family {name} declared twice"));
+            }
+        }
+    }
+    for (name, f) in &parsed.families {
+        if f.help.is_empty() {
+            return Err(format!("family {name} has no help"));
+        }
+    }
+    Ok(parsed.families)
+}
+
+/// The first sample's value of a counter or gauge family with these label values
+/// (label values in the family's label-name order).
+pub fn value(family: &Family, label_values: &[&str]) -> Option<f64> {
+    let values: Vec<String> = label_values.iter().map(|s| s.to_string()).collect();
+    let s = family.get_sample_by_label_values(&values)?;
+    match &s.value {
+        PrometheusValue::Counter(c) => Some(c.value.as_f64()),
+        PrometheusValue::Gauge(g) | PrometheusValue::Unknown(g) => Some(g.as_f64()),
+        PrometheusValue::Histogram(h) => h.count.map(|c| c as f64),
+        PrometheusValue::Summary(s) => s.count.map(|c| c as f64),
+    }
+}
+
+/// The sum of a family's samples (counts for histograms).
+pub fn total(family: &Family) -> f64 {
+    family
+        .iter_samples()
+        .map(|s| match &s.value {
+            PrometheusValue::Counter(c) => c.value.as_f64(),
+            PrometheusValue::Gauge(g) | PrometheusValue::Unknown(g) => g.as_f64(),
+            PrometheusValue::Histogram(h) => h.count.unwrap_or(0) as f64,
+            PrometheusValue::Summary(s) => s.count.unwrap_or(0) as f64,
+        })
+        .sum()
+}
