@@ -6,7 +6,8 @@
 //! * `/healthz` (ping, log, syncloop) and `/pods` — GET only, other methods 405;
 //! * with `enableDebuggingHandlers`: `/configz` (GET only), and `InstallAuthRequiredHandlers`'
 //!   `/run`, `/exec`, `/attach`, `/portForward`, `/containerLogs`, `/runningpods/` (see
-//!   `crate::debugging`);
+//!   `crate::debugging`), and `/logs/`, `/debug/pprof/`, `/debug/flags/v` as their own
+//!   settings say (`crate::debug`, `crate::logs`);
 //! * without: `/run/`, `/exec/`, `/attach/`, `/portForward/`, `/containerLogs/`,
 //!   `/runningpods/`, `/debug/pprof/`, `/logs/` answer 405 `Debug endpoints are disabled.`
 //!   (`InstallDebuggingDisabledHandlers`), and `/configz` is not installed;
@@ -65,6 +66,8 @@ pub struct SecureServerConfig {
     pub enable_debugging_handlers: bool,
     /// The `PodLogsQuerySplitStreams` feature gate (`/containerLogs?stream=`).
     pub split_log_streams: bool,
+    /// `/logs/`, `/debug/pprof/`, `/debug/flags/v` (with `enableDebuggingHandlers` only).
+    pub debug: crate::DebugHandlers,
 }
 
 /// A started secure server.
@@ -117,7 +120,8 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
                     .route_layer(axum::middleware::from_fn(get_only))
                     .with_state(Arc::new(configz)),
             )
-            .merge(debugging_handlers(host, cfg.split_log_streams));
+            .merge(debugging_handlers(host, cfg.split_log_streams))
+            .merge(crate::debug::debug_handlers(&cfg.debug));
     } else {
         router = router.merge(debugging_disabled_handlers());
     }
@@ -193,6 +197,7 @@ mod tests {
             fine_grained_authz: true,
             enable_debugging_handlers: debugging,
             split_log_streams: false,
+            debug: crate::DebugHandlers::default(),
         }
     }
 

@@ -332,8 +332,8 @@ pub static FIELDS: &[FieldSupport] = &[
         "enableDebuggingHandlers",
         Some("enable-debugging-handlers"),
         Support::Partial {
-            works: "`false` serves \"Debug endpoints are disabled.\" on the debugging paths; `true` serves `/configz`, `/containerLogs`, `/exec`, `/attach`, `/portForward`, `/run` and `/runningpods/`",
-            upstream: "`true` (the default) also serves /logs/, /debug/pprof/ and /debug/flags/v on the secure port",
+            works: "`false` serves \"Debug endpoints are disabled.\" on the debugging paths; `true` serves `/configz`, `/containerLogs`, `/exec`, `/attach`, `/portForward`, `/run`, `/runningpods/`, `/logs/`, `/debug/flags/v` and `/debug/pprof/` (see enableProfilingHandler)",
+            upstream: "`true` (the default) also serves Go's runtime profiles under /debug/pprof/",
             proof: &[
                 SECURE_SETTINGS,
                 "crates/server/tests/secure_auth.rs::debugging_handlers_disabled",
@@ -897,14 +897,18 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "enableSystemLogHandler",
         None,
-        ignored(
-            "with enableDebuggingHandlers, `false` removes /logs/ (which kubelet-rs does not serve)",
-        ),
+        done(&[
+            "crates/server/src/logs_tests.rs::serves_files_and_lists_directories_as_go_file_server",
+            "crates/server/src/debug.rs::disabled_handlers_answer_405_as_upstream",
+        ]),
     ),
     f(
         "enableSystemLogQuery",
         None,
-        ignored("with the NodeLogQuery gate, answers journal queries on /logs/?query="),
+        refused(
+            "`true` (journal queries on /logs/?query=, with the NodeLogQuery gate) is not implemented; `false` works",
+            &["crates/app/src/kubelet/support_proofs.rs::enable_system_log_query_is_refused"],
+        ),
     ),
     f(
         "shutdownGracePeriod",
@@ -939,16 +943,23 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "enableProfilingHandler",
         None,
-        ignored(
-            "with enableDebuggingHandlers, `false` removes /debug/pprof/ (which kubelet-rs does not serve)",
-        ),
+        Support::Partial {
+            works: "`false` answers 405 \"profiling endpoint is disabled.\" on /debug/pprof/; `true` serves the /debug/pprof/ index and /debug/pprof/cmdline",
+            upstream: "`true` (the default) also serves Go's runtime profiles (profile, heap, goroutine, allocs, block, mutex, threadcreate, trace, symbol), which kubelet-rs answers with 501",
+            proof: &[
+                "crates/server/src/debug.rs::pprof_serves_index_and_cmdline_and_says_what_it_cannot",
+                "crates/server/src/debug.rs::disabled_handlers_answer_405_as_upstream",
+            ],
+            unsupported: is_true,
+        },
     ),
     f(
         "enableDebugFlagsHandler",
         None,
-        ignored(
-            "with enableDebuggingHandlers, `false` removes /debug/flags/v (which kubelet-rs does not serve)",
-        ),
+        done(&[
+            "crates/server/src/debug.rs::debug_flags_v_sets_the_verbosity",
+            "crates/server/src/debug.rs::disabled_handlers_answer_405_as_upstream",
+        ]),
     ),
     f(
         "seccompDefault",
