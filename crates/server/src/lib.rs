@@ -27,6 +27,7 @@ mod container_logs;
 mod debug;
 mod debugging;
 mod filter;
+pub mod fuzzing;
 mod healthz;
 mod listen;
 mod logs;

@@ -207,6 +207,8 @@ pub struct PreparedTls {
     paths: CertKeyPaths,
     /// The default pair does not exist yet: the start generates it.
     generate: bool,
+    /// `tlsCertFile` and `tlsPrivateKeyFile` were both given (not the `--cert-dir` pair).
+    explicit_files: bool,
     /// `serverTLSBootstrap`: no pair here, the certificate manager's.
     bootstrap: bool,
     /// The certificate manager's certificates (`serverTLSBootstrap`).
@@ -245,6 +247,7 @@ pub fn prepare_tls(
         versions,
         paths,
         generate,
+        explicit_files: !defaulted && !bootstrap,
         bootstrap,
         serving: None,
         client_verifier,
@@ -273,6 +276,52 @@ impl PreparedTls {
     pub fn with_serving_certificates(mut self, certs: ServingCertificates) -> Self {
         self.serving = Some(certs);
         self
+    }
+
+    /// `ReloadKubeletServerCertificateFile` (`NewKubeletServerCertificateDynamicFileManager`):
+    /// when `tlsCertFile` and `tlsPrivateKeyFile` were given (and not `serverTLSBootstrap`),
+    /// serve the pair through a [`ServingCertificates`] channel that a task refreshes when
+    /// either file changes — every `period` it reads both files and reloads when their
+    /// contents differ (upstream: fsnotify plus a one-minute resync).
+    /// A pair that does not load or match is logged and the last good one kept, as upstream.
+    /// The task ends with `cancel`. Returns `self` unchanged otherwise.
+    pub fn reload_serving_files(
+        self,
+        period: std::time::Duration,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<Self, TlsError> {
+        if !self.explicit_files || self.serving.is_some() {
+            return Ok(self);
+        }
+        let mut seen = file_contents(&self.paths);
+        let first = certified_key(&self.paths, &self.provider)?;
+        let (tx, rx) = watch::channel(Some(first));
+        let paths = self.paths.clone();
+        let provider = self.provider.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            loop {
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let now = file_contents(&paths);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                match certified_key(&paths, &provider) {
+                    Ok(k) => {
+                        tracing::info!(cert_file = %paths.cert.display(), key_file = %paths.key.display(), "loaded certificate and key pair in kubelet server certificate manager");
+                        tx.send_replace(Some(k));
+                    }
+                    Err(e) => {
+                        tracing::error!(err = %e, cert_file = %paths.cert.display(), key_file = %paths.key.display(), "invalid certificate and key pair from file");
+                    }
+                }
+            }
+        });
+        Ok(self.with_serving_certificates(rx))
     }
 
     fn builder(
@@ -339,6 +388,36 @@ impl PreparedTls {
         }
         self.load_pair()
     }
+}
+
+/// Both files' contents (`None` for one that cannot be read): a few kilobytes, compared
+/// as they are (a rewrite within one timestamp tick still counts).
+fn file_contents(paths: &CertKeyPaths) -> [Option<Vec<u8>>; 2] {
+    [
+        std::fs::read(&paths.cert).ok(),
+        std::fs::read(&paths.key).ok(),
+    ]
+}
+
+/// The pair as a rustls [`CertifiedKey`], checked to match (`tls.X509KeyPair`).
+fn certified_key(
+    paths: &CertKeyPaths,
+    provider: &CryptoProvider,
+) -> Result<Arc<CertifiedKey>, TlsError> {
+    let chain = load_certs(&paths.cert)?;
+    let key = load_key(&paths.key)?;
+    let pair_error = |reason: String| TlsError::Pair {
+        cert: paths.cert.clone(),
+        key: paths.key.clone(),
+        reason,
+    };
+    let key = provider
+        .key_provider
+        .load_private_key(key)
+        .map_err(|e| pair_error(e.to_string()))?;
+    let ck = CertifiedKey::new(chain, key);
+    ck.keys_match().map_err(|e| pair_error(e.to_string()))?;
+    Ok(Arc::new(ck))
 }
 
 /// `InitializeTLS` + the server's `tls.Config`: [`prepare_tls`], then
@@ -456,5 +535,65 @@ mod tests {
         };
         let err = prepare_tls(&missing, None).unwrap_err().to_string();
         assert!(err.contains("none.crt"), "{err}");
+    }
+
+    /// `ReloadKubeletServerCertificateFile`: a new pair written over the files is served
+    /// without a restart; a broken one is ignored (the last good pair stays).
+    #[tokio::test]
+    async fn explicit_files_are_reloaded_when_they_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = CertKeyPaths {
+            cert: dir.path().join("serving.crt"),
+            key: dir.path().join("serving.key"),
+        };
+        write_self_signed(&paths, "first", &[]).unwrap();
+        let s = TlsSettings {
+            cert_file: Some(paths.cert.clone()),
+            key_file: Some(paths.key.clone()),
+            ..Default::default()
+        };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let period = std::time::Duration::from_millis(20);
+        let prepared = prepare_tls(&s, None)
+            .unwrap()
+            .reload_serving_files(period, cancel.clone())
+            .unwrap();
+        let mut rx = prepared.serving.clone().unwrap();
+        let current = |rx: &ServingCertificates| rx.borrow().as_ref().unwrap().cert[0].clone();
+        let first = current(&rx);
+        assert_eq!(first.as_ref(), load_certs(&paths.cert).unwrap()[0].as_ref());
+        prepared.server_config("ignored", &[]).unwrap();
+
+        write_self_signed(&paths, "second", &[]).unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(10), rx.changed())
+            .await
+            .unwrap()
+            .unwrap();
+        let second = current(&rx);
+        assert_ne!(second, first);
+        assert_eq!(
+            second.as_ref(),
+            load_certs(&paths.cert).unwrap()[0].as_ref()
+        );
+
+        // A key that does not match: logged, the second pair stays.
+        let other = crate::certs::generate_self_signed("third", &[]).unwrap();
+        std::fs::write(&paths.key, other.key_pem).unwrap();
+        tokio::time::sleep(period * 10).await;
+        assert_eq!(current(&rx), second);
+        cancel.cancel();
+
+        // The default `--cert-dir` pair is not watched (upstream: tlsCertFile and
+        // tlsPrivateKeyFile must both be set).
+        let d = TlsSettings {
+            cert_dir: dir.path().join("certdir"),
+            ..Default::default()
+        };
+        std::fs::create_dir_all(&d.cert_dir).unwrap();
+        let p = prepare_tls(&d, None)
+            .unwrap()
+            .reload_serving_files(period, tokio_util::sync::CancellationToken::new())
+            .unwrap();
+        assert!(p.serving.is_none());
     }
 }

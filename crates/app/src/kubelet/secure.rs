@@ -15,6 +15,10 @@ use super::KubeletDeps;
 use crate::auth::{Reviewers, build_auth, build_auth_components};
 use crate::startup::RunError;
 
+/// How often the serving certificate files are checked for a change
+/// (`ReloadKubeletServerCertificateFile`).
+const SERVING_FILES_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The secure server's settings from flags, configuration and the node IPs
 /// `check_startable` parsed (the TLS not yet checked: `prepared_tls` is `None`; no token
 /// authenticator and `AlwaysAllow` until [`start_secure_server`] builds `BuildAuth`'s).
@@ -110,6 +114,18 @@ pub async fn start_secure_server(
     cfg.authorizer = auth.authorizer;
     if let Some(certs) = super::api::certificates::start_server_certificate_manager(deps, tasks)? {
         cfg.prepared_tls = cfg.prepared_tls.map(|p| p.with_serving_certificates(certs));
+    } else if deps
+        .server
+        .feature_gates
+        .enabled(kubelet_features::gates::RELOAD_KUBELET_SERVER_CERTIFICATE_FILE)
+    {
+        // `NewKubeletServerCertificateDynamicFileManager`: tlsCertFile/tlsPrivateKeyFile
+        // are served as they change (the default --cert-dir pair is not watched).
+        cfg.prepared_tls = cfg
+            .prepared_tls
+            .map(|p| p.reload_serving_files(SERVING_FILES_POLL, cancel.clone()))
+            .transpose()
+            .map_err(kubelet_server::ServerError::from)?;
     }
     let srv =
         kubelet_server::start_secure_server(cfg, host.clone(), configz, cancel.clone()).await?;
