@@ -22,19 +22,21 @@ secs=${1:-60}
 artifacts=${KRS_FUZZ_ARTIFACTS:-/tmp/krs-fuzz-artifacts}
 target_dir=${CARGO_TARGET_DIR:-$PWD/target}/fuzz
 mkdir -p "$artifacts"
+# An explicit --target keeps RUSTFLAGS off build scripts and proc macros (as cargo-fuzz does).
+triple=$(rustc -vV | sed -n 's/^host: //p')
 
 RUSTFLAGS="--cfg fuzzing -Cdebug-assertions -Coverflow-checks \
 -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
 -Cllvm-args=-sanitizer-coverage-trace-compares" \
-  cargo build --release --manifest-path fuzz/Cargo.toml --target-dir "$target_dir" \
+  cargo build --release --manifest-path fuzz/Cargo.toml --target-dir "$target_dir" --target "$triple" \
   --bin server_request --bin server_query >&2
 
 for t in server_request server_query; do
   work=$(mktemp -d)
   cp fuzz/corpus/$t/* "$work/"
   echo ">>> fuzzing $t for ${secs}s" >&2
-  "$target_dir/release/$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
+  "$target_dir/$triple/release/$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts/$t-" -print_final_stats=1 "$work" 2>&1 | tail -n 12 >&2
   rm -rf "$work"
 done

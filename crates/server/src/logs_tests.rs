@@ -239,3 +239,85 @@ fn resolve_refuses_symlink_escapes() {
     assert_eq!(percent_decode("%00"), None);
     assert_eq!(percent_decode("%c0%ae"), None);
 }
+
+/// `/containerLogs/` takes no path from the request: the traversal corpus, rewritten onto
+/// it, only ever asks the host for pods by name, never finds one, and serves nothing.
+#[tokio::test]
+async fn container_logs_traversal_corpus_serves_nothing() {
+    use crate::{HostInterface, LogSink, LogStreamer, PodLogOptions};
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Host {
+        asked: Mutex<Vec<String>>,
+    }
+    impl HostInterface for Host {
+        fn get_pods(&self) -> Vec<k8s_openapi::api::core::v1::Pod> {
+            let mut p = k8s_openapi::api::core::v1::Pod::default();
+            p.metadata.name = Some("p".into());
+            p.metadata.namespace = Some("ns".into());
+            vec![p]
+        }
+        fn sync_loop_health(&self) -> Result<(), String> {
+            Ok(())
+        }
+        fn get_kubelet_container_logs<'a>(
+            &'a self,
+            pod_full_name: &'a str,
+            container: &'a str,
+            _opts: &'a PodLogOptions,
+            _sink: LogSink,
+        ) -> crate::HostFuture<'a, Result<LogStreamer, String>> {
+            self.asked
+                .lock()
+                .unwrap()
+                .push(format!("{pod_full_name}/{container}"));
+            Box::pin(async { Err(SECRET.to_string()) })
+        }
+    }
+    let host = Arc::new(Host::default());
+    let cfg = crate::SecureServerConfig {
+        address: String::new(),
+        port: 0,
+        node_name: "n".into(),
+        tls: crate::TlsSettings::default(),
+        prepared_tls: None,
+        client_ca_file: None,
+        anonymous: true,
+        token_authenticator: None,
+        authorizer: Arc::new(crate::AlwaysAllow),
+        fine_grained_authz: true,
+        enable_debugging_handlers: true,
+        split_log_streams: false,
+        debug: crate::DebugHandlers::default(),
+    };
+    let r = crate::secure_router(&cfg, host.clone(), serde_json::json!({}));
+    let mut tried = 0;
+    for uri in traversal_corpus() {
+        let rest = uri.trim_start_matches("/logs/");
+        for target in [
+            format!("/containerLogs/{rest}"),
+            format!("/containerLogs/ns/{rest}/c"),
+            format!("/containerLogs/ns/p/{rest}"),
+            format!("/containerLogs/{rest}/p/c"),
+        ] {
+            let Ok(req) = Request::get(target.as_str()).body(Body::empty()) else {
+                continue;
+            };
+            tried += 1;
+            let resp = r.clone().oneshot(req).await.unwrap();
+            let status = resp.status().as_u16();
+            let body = resp.into_body().collect().await.unwrap().to_bytes();
+            let body = String::from_utf8_lossy(&body);
+            assert!(!body.contains(SECRET), "{target}: {status} {body}");
+            assert!([400, 404].contains(&status), "{target}: {status} {body}");
+        }
+    }
+    assert!(tried > 100, "only {tried} URIs were valid");
+    // Only the exact pod ever reaches the host (here: never, the container name differs).
+    assert!(
+        host.asked.lock().unwrap().iter().all(|a| a == "p_ns/c"),
+        "{:?}",
+        host.asked.lock().unwrap()
+    );
+}
