@@ -148,17 +148,7 @@ async fn pprof(subpath: Option<Path<String>>) -> Response {
         }
         "cmdline" => {
             let args: Vec<String> = std::env::args().collect();
-            let mut resp = (StatusCode::OK, args.join("\x00")).into_response();
-            let h = resp.headers_mut();
-            h.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; charset=utf-8"),
-            );
-            h.insert(
-                header::X_CONTENT_TYPE_OPTIONS,
-                HeaderValue::from_static("nosniff"),
-            );
-            resp
+            text(StatusCode::OK, args.join("\x00"))
         }
         n if GO_PROFILES.contains(&n) => text(
             StatusCode::NOT_IMPLEMENTED,

@@ -120,25 +120,11 @@ fn fixture() -> Option<&'static Fixture> {
             .enable_all()
             .build()
             .ok()?;
-        let cfg = SecureServerConfig {
-            address: String::new(),
-            port: 0,
-            node_name: "fuzz".into(),
-            tls: crate::TlsSettings::default(),
-            prepared_tls: None,
-            client_ca_file: None,
-            anonymous: true,
-            token_authenticator: None,
-            authorizer: Arc::new(crate::AlwaysAllow),
-            fine_grained_authz: true,
-            enable_debugging_handlers: true,
-            split_log_streams: true,
-            debug: crate::DebugHandlers {
-                node_log_dir: log_tree().ok()?,
-                set_verbosity: Some(Arc::new(|_| Ok(()))),
-                ..crate::DebugHandlers::default()
-            },
-        };
+        let mut cfg = SecureServerConfig::new("fuzz", Arc::new(crate::AlwaysAllow));
+        cfg.anonymous = true;
+        cfg.split_log_streams = true;
+        cfg.debug.node_log_dir = log_tree().ok()?;
+        cfg.debug.set_verbosity = Some(Arc::new(|_| Ok(())));
         let router = secure_router(&cfg, Arc::new(FuzzHost), serde_json::json!({}));
         Some(Fixture { runtime, router })
     })

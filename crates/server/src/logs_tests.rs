@@ -277,19 +277,8 @@ async fn container_logs_traversal_corpus_serves_nothing() {
     }
     let host = Arc::new(Host::default());
     let cfg = crate::SecureServerConfig {
-        address: String::new(),
-        port: 0,
-        node_name: "n".into(),
-        tls: crate::TlsSettings::default(),
-        prepared_tls: None,
-        client_ca_file: None,
         anonymous: true,
-        token_authenticator: None,
-        authorizer: Arc::new(crate::AlwaysAllow),
-        fine_grained_authz: true,
-        enable_debugging_handlers: true,
-        split_log_streams: false,
-        debug: crate::DebugHandlers::default(),
+        ..crate::SecureServerConfig::new("n", Arc::new(crate::AlwaysAllow))
     };
     let r = crate::secure_router(&cfg, host.clone(), serde_json::json!({}));
     let mut tried = 0;

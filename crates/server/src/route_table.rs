@@ -251,25 +251,9 @@ fn with_fallback(r: Router) -> Router {
 }
 
 fn config(authz: Arc<Recording>) -> SecureServerConfig {
-    let debug = crate::DebugHandlers {
-        node_log_dir: std::env::temp_dir(),
-        ..crate::DebugHandlers::default()
-    };
-    SecureServerConfig {
-        address: String::new(),
-        port: 0,
-        node_name: "node1".into(),
-        tls: crate::TlsSettings::default(),
-        prepared_tls: None,
-        client_ca_file: None,
-        anonymous: false,
-        token_authenticator: None,
-        authorizer: authz,
-        fine_grained_authz: true,
-        enable_debugging_handlers: true,
-        split_log_streams: false,
-        debug,
-    }
+    let mut cfg = SecureServerConfig::new("node1", authz);
+    cfg.debug.node_log_dir = std::env::temp_dir();
+    cfg
 }
 
 async fn status(r: &Router, method: &str, path: &str, user: &str) -> u16 {

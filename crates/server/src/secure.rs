@@ -70,6 +70,29 @@ pub struct SecureServerConfig {
     pub debug: crate::DebugHandlers,
 }
 
+impl SecureServerConfig {
+    /// Upstream's defaults for `node_name` with `authorizer`: port 0 on all addresses, the
+    /// default TLS settings (a self-signed pair), no client CA, anonymous off, no token
+    /// authenticator, `KubeletFineGrainedAuthz` on, every debugging handler on.
+    pub fn new(node_name: &str, authorizer: Arc<dyn Authorizer>) -> Self {
+        SecureServerConfig {
+            address: String::new(),
+            port: 0,
+            node_name: node_name.to_string(),
+            tls: TlsSettings::default(),
+            prepared_tls: None,
+            client_ca_file: None,
+            anonymous: false,
+            token_authenticator: None,
+            authorizer,
+            fine_grained_authz: true,
+            enable_debugging_handlers: true,
+            split_log_streams: false,
+            debug: crate::DebugHandlers::default(),
+        }
+    }
+}
+
 /// A started secure server.
 #[derive(Debug)]
 pub struct SecureServer {
@@ -185,19 +208,8 @@ mod tests {
 
     fn cfg(debugging: bool) -> SecureServerConfig {
         SecureServerConfig {
-            address: String::new(),
-            port: 0,
-            node_name: "node1".into(),
-            tls: TlsSettings::default(),
-            prepared_tls: None,
-            client_ca_file: None,
-            anonymous: false,
-            token_authenticator: None,
-            authorizer: Arc::new(crate::AlwaysAllow),
-            fine_grained_authz: true,
             enable_debugging_handlers: debugging,
-            split_log_streams: false,
-            debug: crate::DebugHandlers::default(),
+            ..SecureServerConfig::new("node1", Arc::new(crate::AlwaysAllow))
         }
     }
 
