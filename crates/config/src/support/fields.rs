@@ -331,17 +331,13 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "enableDebuggingHandlers",
         Some("enable-debugging-handlers"),
-        Support::Partial {
-            works: "`false` serves \"Debug endpoints are disabled.\" on the debugging paths; `true` serves `/configz`, `/containerLogs`, `/exec`, `/attach`, `/portForward`, `/run`, `/runningpods/`, `/logs/`, `/debug/flags/v` and `/debug/pprof/` (see enableProfilingHandler)",
-            upstream: "`true` (the default) also serves Go's runtime profiles under /debug/pprof/",
-            proof: &[
-                SECURE_SETTINGS,
-                "crates/server/tests/secure_auth.rs::debugging_handlers_disabled",
-                "crates/server/src/secure.rs::debugging_handlers_follow_the_setting",
-                "crates/kubelet-rs/tests/cluster_streaming.rs::kubectl_logs_exec_and_port_forward_through_a_kubelet_rs_node",
-            ],
-            unsupported: is_true,
-        },
+        done(&[
+            SECURE_SETTINGS,
+            "crates/server/tests/secure_auth.rs::debugging_handlers_disabled",
+            "crates/server/src/secure.rs::debugging_handlers_follow_the_setting",
+            "crates/server/src/route_table.rs::every_case_is_routed_and_authorized_as_listed",
+            "crates/kubelet-rs/tests/cluster_streaming.rs::kubectl_logs_exec_and_port_forward_through_a_kubelet_rs_node",
+        ]),
     ),
     f(
         "enableContentionProfiling",
