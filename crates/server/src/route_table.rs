@@ -294,16 +294,20 @@ async fn every_case_is_routed_and_authorized_as_listed() {
         let got = status(&r, "GET", c.example, "allowed").await;
         assert_ne!(got, FALLBACK, "{} ({}) is not routed", c.route, c.example);
     }
-    // Unknown paths are authorized (as `proxy`) before the 404.
+    // Paths the mux hands over but no route serves are authorized (as `proxy`) before
+    // their 404; paths the mux does not hand over are 404 with no authorization at all.
     let r = secure_router(
         &config(authz.clone()),
         Arc::new(NoPods),
         serde_json::json!({}),
     );
     authz.seen.lock().unwrap().clear();
-    assert_eq!(status(&r, "GET", "/nothing/here", "denied").await, 403);
-    assert_eq!(*authz.seen.lock().unwrap(), ["proxy"]);
-    assert_eq!(status(&r, "GET", "/nothing/here", "allowed").await, 404);
+    assert_eq!(status(&r, "GET", "/pods/x/y", "denied").await, 403);
+    assert_eq!(*authz.seen.lock().unwrap(), ["pods", "proxy"]);
+    assert_eq!(status(&r, "GET", "/pods/x/y", "allowed").await, 404);
+    authz.seen.lock().unwrap().clear();
+    assert_eq!(status(&r, "GET", "/nothing/here", "denied").await, 404);
+    assert!(authz.seen.lock().unwrap().is_empty());
 }
 
 #[tokio::test]

@@ -131,6 +131,18 @@ fn debugging_disabled_handlers() -> Router {
     })
 }
 
+/// The x509 authenticator's verifier: the prepared TLS's, else one from `clientCAFile`
+/// (a file that does not load makes the TLS set-up fail anyway).
+fn x509_verifier(
+    cfg: &SecureServerConfig,
+) -> Option<Arc<dyn rustls::server::danger::ClientCertVerifier>> {
+    if let Some(p) = &cfg.prepared_tls {
+        return p.x509_verifier();
+    }
+    let ca = cfg.client_ca_file.as_deref()?;
+    crate::tls::client_verifier(ca, Arc::new(rustls::crypto::ring::default_provider())).ok()
+}
+
 /// The secure port's router, auth filter included. `configz` is the whole `/configz`
 /// body, i.e. `{"kubeletconfig": {...}}`.
 pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::Value) -> Router {
@@ -152,6 +164,7 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
         authenticator: Authenticator {
             anonymous: cfg.anonymous,
             token: cfg.token_authenticator.clone(),
+            x509: x509_verifier(cfg),
         },
         authorizer: cfg.authorizer.clone(),
         node_name: cfg.node_name.clone(),
@@ -159,7 +172,9 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
     };
     // `layer` (not `route_layer`) so unknown paths and wrong methods are authenticated
     // and authorized first, as go-restful runs container filters before its 404/405.
-    router.layer(axum::middleware::from_fn_with_state(filter, auth_filter))
+    router
+        .layer(axum::middleware::from_fn_with_state(filter, auth_filter))
+        .layer(axum::middleware::from_fn(crate::filter::serve_mux))
 }
 
 /// Starts the secure server: sets up TLS (generating the self-signed certificate when
@@ -248,7 +263,6 @@ mod tests {
             "/runningpods/",
             "/debug/pprof/heap",
             "/logs/",
-            "/nothing",
         ];
         for debugging in [true, false] {
             let router = secure_router(&cfg(debugging), Arc::new(NoPods), serde_json::json!({}));
@@ -263,6 +277,10 @@ mod tests {
             }
             let user = UserInfo::new("u", vec![]);
             assert_eq!(status(&router, "GET", "/pods", Some(user)).await, 200);
+            // Paths upstream's mux does not hand to the container: 404 before any
+            // authentication; unclean paths: 307 to the cleaned one.
+            assert_eq!(status(&router, "GET", "/nothing", None).await, 404);
+            assert_eq!(status(&router, "GET", "/logs/../etc", None).await, 307);
         }
     }
 

@@ -172,10 +172,58 @@ fn provider_and_versions(
     ))
 }
 
-/// Verifier for client certificates signed by `clientCAFile`: requested, checked when
-/// given, never required (Go's `tls.RequestClientCert` plus the x509 authenticator), so
-/// anonymous requests and the 401 decision happen at the HTTP layer.
-fn client_verifier(
+/// Go's `tls.RequestClientCert`: a client certificate is asked for (with the client CA's
+/// names as hints), never required, and not checked against the CA during the handshake —
+/// only the client's proof that it holds the key (the CertificateVerify signature) is. The
+/// chain is checked by the x509 authenticator (`crate::authn::verify_chain`) per request,
+/// so a certificate from another CA gets 401 Unauthorized, as upstream, not a failed
+/// handshake.
+#[derive(Debug)]
+struct RequestClientCert(Arc<dyn ClientCertVerifier>);
+
+impl ClientCertVerifier for RequestClientCert {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        self.0.root_hint_subjects()
+    }
+    fn verify_client_cert(
+        &self,
+        _end_entity: &rustls_pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls_pki_types::CertificateDer<'_>],
+        _now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Ok(rustls::server::danger::ClientCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls_pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls_pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// The x509 authenticator's verifier for client certificates signed by `clientCAFile`
+/// (checked when given, never required; the TLS layer uses it through
+/// [`RequestClientCert`]).
+pub(crate) fn client_verifier(
     ca_file: &Path,
     provider: Arc<CryptoProvider>,
 ) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
@@ -270,6 +318,11 @@ impl PreparedTls {
         self.bootstrap
     }
 
+    /// The client CA's verifier for the x509 authenticator (`None` without `clientCAFile`).
+    pub(crate) fn x509_verifier(&self) -> Option<Arc<dyn ClientCertVerifier>> {
+        self.client_verifier.clone()
+    }
+
     /// Serve the certificate manager's certificates (`GetCertificate`) instead of a pair
     /// on disk: [`PreparedTls::server_config`] then uses
     /// [`PreparedTls::server_config_with_certificates`].
@@ -332,7 +385,7 @@ impl PreparedTls {
             .with_protocol_versions(&self.versions)
             .map_err(|e| TlsError::Flag(TlsFlagError::UnknownVersion(e.to_string())))?;
         Ok(match &self.client_verifier {
-            Some(v) => builder.with_client_cert_verifier(v.clone()),
+            Some(v) => builder.with_client_cert_verifier(Arc::new(RequestClientCert(v.clone()))),
             None => builder.with_no_client_auth(),
         })
     }

@@ -220,7 +220,7 @@ pub static FIELDS: &[FieldSupport] = &[
         Some("client-ca-file"),
         done(&[
             SECURE_SETTINGS,
-            "crates/server/tests/secure_tls.rs::client_cert_from_another_ca_is_refused",
+            "crates/server/tests/secure_tls.rs::client_cert_from_another_ca_is_unauthorized",
         ]),
     ),
     f(
@@ -940,7 +940,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "enableProfilingHandler",
         None,
         Support::Partial {
-            works: "`false` answers 405 \"profiling endpoint is disabled.\" on /debug/pprof/; `true` serves the /debug/pprof/ index and /debug/pprof/cmdline",
+            works: "`false` answers 405 \"profiling endpoint is disabled.\" on /debug/pprof/; `true` serves /debug/pprof/cmdline",
             upstream: "`true` (the default) also serves Go's runtime profiles (profile, heap, goroutine, allocs, block, mutex, threadcreate, trace, symbol), which kubelet-rs answers with 501",
             proof: &[
                 "crates/server/src/debug.rs::pprof_serves_index_and_cmdline_and_says_what_it_cannot",
