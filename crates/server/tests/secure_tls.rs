@@ -226,3 +226,59 @@ async fn server_tls_bootstrap_serves_the_managers_certificate_once_there_is_one(
     );
     cancel.cancel();
 }
+
+/// A self-signed pair for 127.0.0.1 written to `crt`/`key`; the roots trusting it.
+fn write_pair(cn: &str, crt: &std::path::Path, key: &std::path::Path) -> rustls::RootCertStore {
+    let k = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
+    let cert = params.self_signed(&k).unwrap();
+    std::fs::write(crt, cert.pem()).unwrap();
+    std::fs::write(key, k.serialize_pem()).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.der().clone()).unwrap();
+    roots
+}
+
+/// `ReloadKubeletServerCertificateFile`: a new pair written over `tlsCertFile` /
+/// `tlsPrivateKeyFile` is what the running server presents to new connections.
+#[tokio::test]
+async fn serving_certificate_files_are_reloaded_without_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (crt, key) = (
+        tmp.path().join("serving.crt"),
+        tmp.path().join("serving.key"),
+    );
+    let first = write_pair("first", &crt, &key);
+    let mut cfg = config(tmp.path());
+    cfg.tls.cert_file = Some(crt.clone());
+    cfg.tls.key_file = Some(key.clone());
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cfg.prepared_tls = Some(
+        kubelet_server::prepare_tls(&cfg.tls, None)
+            .unwrap()
+            .reload_serving_files(std::time::Duration::from_millis(50), cancel.clone())
+            .unwrap(),
+    );
+    let (server, stop) = start(cfg).await;
+    let get = |roots: rustls::RootCertStore| {
+        let c = client(roots, None, &[&rustls::version::TLS13]);
+        request(server.local_addr, c, "GET", "/healthz")
+    };
+    assert_eq!(get(first.clone()).await.unwrap().0, 200);
+
+    let second = write_pair("second", &crt, &key);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while get(second.clone()).await.is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new pair was never served"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(get(first).await.is_err(), "the old pair is still served");
+    cancel.cancel();
+    stop.cancel();
+}
