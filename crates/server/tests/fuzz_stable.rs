@@ -3,7 +3,7 @@
 //! insertions from a dictionary of traversal, encoding and upgrade tokens, truncations,
 //! splices) go through `kubelet_server::fuzzing::{request, query}`, whose invariants panic
 //! (no panic anywhere; nothing from outside `/logs/`'s directory served; parsers' results
-//! consistent). Bounded by `KRS_FUZZ_SECONDS` (default 5) per target and an iteration cap,
+//! consistent). Bounded by `KRS_FUZZ_STABLE_SECONDS` (default 5) per target and an iteration cap,
 //! so it finishes whatever the machine's speed; the coverage-guided run is `hack/fuzz.sh`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -104,7 +104,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
 }
 
 fn budget() -> Duration {
-    let secs = std::env::var("KRS_FUZZ_SECONDS")
+    let secs = std::env::var("KRS_FUZZ_STABLE_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
