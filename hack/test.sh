@@ -5,8 +5,9 @@
 #    - hack/runtime-up.sh: a private containerd + runc + CNI with locally built images;
 #    - hack/cluster-up.sh (through hack/lib/cluster-session.sh): etcd, kube-apiserver,
 #      controller-manager and scheduler built from Go modules;
-# 2. runs every Rust test of the workspace (unit, in-process, process-level tests of the
-#    binary, and tests against the real runtime and control plane);
+# 2. fuzzes the kubelet API for a bounded time (hack/fuzz.sh, KRS_FUZZ_SECONDS), then runs
+#    every Rust test of the workspace (unit, in-process, process-level tests of the binary,
+#    and tests against the real runtime and control plane);
 # 3. tears the control plane and the runtime down again (KRS_KEEP_CLUSTER=1 or
 #    KRS_KEEP_RUNTIME=1 keep them).
 # KRS_SKIP_RUNTIME_TESTS=1 / KRS_SKIP_CLUSTER_TESTS=1 run without the runtime / the control
@@ -26,6 +27,13 @@ if [[ "${KRS_SKIP_RUNTIME_TESTS:-0}" == 1 ]]; then
 else
   log "bringing up the private containerd (hack/runtime-up.sh)"
   hack/runtime-up.sh >/dev/null
+fi
+
+# Coverage-guided fuzzing of the kubelet API on stable Rust, bounded in time
+# (KRS_FUZZ_SECONDS per target, default 30; 0 skips it): see hack/fuzz.sh.
+if [[ "${KRS_FUZZ_SECONDS:-30}" != 0 ]]; then
+  log "fuzzing the kubelet API for ${KRS_FUZZ_SECONDS:-30}s per target (hack/fuzz.sh)"
+  hack/fuzz.sh "${KRS_FUZZ_SECONDS:-30}"
 fi
 
 if [[ "${KRS_SKIP_CLUSTER_TESTS:-0}" == 1 ]]; then

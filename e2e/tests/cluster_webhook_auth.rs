@@ -257,6 +257,7 @@ async fn the_secure_port_authenticates_and_authorizes_through_the_api_server() -
         fine_grained_authz: true,
         enable_debugging_handlers: true,
         split_log_streams: false,
+        debug: kubelet_server::DebugHandlers::default(),
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let srv = kubelet_server::start_secure_server(

@@ -102,14 +102,31 @@ pub fn enabled_in_file(
         .is_some_and(|v| level_filter(v) >= *level)
 }
 
+/// The `-v` in effect for the subscriber [`init`] installed; [`set_verbosity`] changes it.
+static VERBOSITY: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Changes `-v` at run time (upstream `logs.GlogSetter`, behind `PUT /debug/flags/v`):
+/// later events are filtered with `verbosity`.
+pub fn set_verbosity(verbosity: u32) {
+    VERBOSITY.store(verbosity, std::sync::atomic::Ordering::Relaxed);
+    // The filter's per-callsite answers were cached for the old level.
+    tracing::callsite::rebuild_interest_cache();
+}
+
+/// The `-v` in effect.
+pub fn verbosity() -> u32 {
+    VERBOSITY.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Installs the global subscriber writing to stderr, as klog does.
 pub fn init(format: Format, verbosity: u32, vmodule: VModule) -> Result<(), LogError> {
+    VERBOSITY.store(verbosity, std::sync::atomic::Ordering::Relaxed);
     init_filtered(format, move |meta| {
         enabled_in_file(
             meta.target(),
             meta.file(),
             meta.level(),
-            verbosity,
+            self::verbosity(),
             &vmodule,
         )
     })

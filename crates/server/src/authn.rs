@@ -90,15 +90,46 @@ pub enum PeerIdentity {
     None,
     /// A verified client certificate named this user (CN, O; no groups added yet).
     Cert(UserInfo),
+    /// The chain the client presented, not verified yet: the TLS layer requests a client
+    /// certificate without checking it (Go's `tls.RequestClientCert`); the x509
+    /// authenticator checks it against `clientCAFile` per request, so a certificate from
+    /// another CA is a 401, not a failed handshake, as upstream.
+    Chain(Vec<CertificateDer<'static>>),
 }
 
 impl PeerIdentity {
-    /// From the verified chain rustls reports (`peer_certificates()`).
+    /// From the chain rustls reports (`peer_certificates()`).
     pub fn from_chain(chain: Option<&[CertificateDer<'_>]>) -> Self {
-        match chain.and_then(|c| c.first()).and_then(user_from_cert) {
-            Some(user) => PeerIdentity::Cert(user),
-            None => PeerIdentity::None,
+        match chain {
+            Some(c) if !c.is_empty() => {
+                PeerIdentity::Chain(c.iter().map(|d| d.clone().into_owned()).collect())
+            }
+            _ => PeerIdentity::None,
         }
+    }
+}
+
+/// The x509 authenticator (`x509.New(verifyOptions, CommonNameUserConversion)`): the chain
+/// must verify against the client CA, for client authentication, now; then CN → user and
+/// O → groups (`None`: no CN, no identity).
+pub fn verify_chain(
+    verifier: &dyn rustls::server::danger::ClientCertVerifier,
+    chain: &[CertificateDer<'static>],
+) -> Result<Option<UserInfo>, String> {
+    let Some((end_entity, intermediates)) = chain.split_first() else {
+        return Ok(None);
+    };
+    verifier
+        .verify_client_cert(end_entity, intermediates, rustls_pki_types::UnixTime::now())
+        .map_err(|e| format!("verifying certificate {}: {e}", describe(end_entity)))?;
+    Ok(user_from_cert(end_entity))
+}
+
+/// `SN=…, CN=…` as upstream's x509 errors name a certificate.
+fn describe(der: &CertificateDer<'_>) -> String {
+    match x509_parser::parse_x509_certificate(der) {
+        Ok((_, c)) => format!("SN={}, {}", c.raw_serial_as_string(), c.subject()),
+        Err(_) => "(unparsable)".into(),
     }
 }
 
@@ -219,6 +250,8 @@ pub struct Authenticator {
     pub anonymous: bool,
     /// The cached TokenReview webhook (`authentication.webhook.enabled`), else `None`.
     pub token: Option<Arc<dyn TokenAuthenticator>>,
+    /// The client CA's verifier (`authentication.x509.clientCAFile`), else `None`.
+    pub x509: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -226,6 +259,7 @@ impl std::fmt::Debug for Authenticator {
         f.debug_struct("Authenticator")
             .field("anonymous", &self.anonymous)
             .field("token", &self.token.is_some())
+            .field("x509", &self.x509.is_some())
             .finish()
     }
 }
@@ -238,11 +272,22 @@ impl Authenticator {
         peer: &PeerIdentity,
         headers: &mut HeaderMap,
     ) -> Result<Option<UserInfo>, AuthnError> {
-        // x509 first.
-        if let PeerIdentity::Cert(user) = peer {
-            return Ok(Some(add_authenticated_group(user.clone())));
-        }
+        // x509 first; a certificate that does not verify is an error (the union then tries
+        // tokens; anonymous is not tried after an error: `union.NewFailOnError`).
         let mut errs = Vec::new();
+        match (peer, &self.x509) {
+            (PeerIdentity::Cert(user), _) => {
+                return Ok(Some(add_authenticated_group(user.clone())));
+            }
+            (PeerIdentity::Chain(chain), Some(verifier)) => {
+                match verify_chain(verifier.as_ref(), chain) {
+                    Ok(Some(user)) => return Ok(Some(add_authenticated_group(user))),
+                    Ok(None) => {}
+                    Err(e) => errs.push(e),
+                }
+            }
+            _ => {}
+        }
         if let Some(tokens) = &self.token {
             if let Some(token) = bearer_token(headers) {
                 match tokens.authenticate_token(&token).await {
@@ -322,6 +367,7 @@ mod tests {
         let authn = Authenticator {
             anonymous,
             token: Some(tokens.clone()),
+            x509: None,
         };
         (authn, tokens)
     }
@@ -335,7 +381,7 @@ mod tests {
     #[tokio::test]
     async fn cn_is_user_and_o_are_groups() {
         let c = cert(Some("system:kube-apiserver"), &["system:masters"]);
-        let peer = PeerIdentity::from_chain(Some(std::slice::from_ref(&c)));
+        let peer = PeerIdentity::Cert(user_from_cert(&c).unwrap());
         assert_eq!(
             peer,
             PeerIdentity::Cert(UserInfo::new(
@@ -355,10 +401,8 @@ mod tests {
     #[test]
     fn empty_cn_is_no_identity() {
         let c = cert(None, &["org"]);
-        assert_eq!(
-            PeerIdentity::from_chain(Some(std::slice::from_ref(&c))),
-            PeerIdentity::None
-        );
+        assert_eq!(user_from_cert(&c), None);
+        assert_eq!(PeerIdentity::from_chain(Some(&[])), PeerIdentity::None);
     }
 
     #[tokio::test]
@@ -366,6 +410,7 @@ mod tests {
         let on = Authenticator {
             anonymous: true,
             token: None,
+            x509: None,
         };
         let mut h = bearer("Bearer whatever");
         assert_eq!(

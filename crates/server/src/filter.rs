@@ -110,6 +110,94 @@ pub async fn auth_filter(
     )
 }
 
+/// The paths upstream's `http.ServeMux` hands to the go-restful container (each web
+/// service's root, with and without its slash, and the `Handle`d paths): exact matches,
+/// and subtrees for those ending in `/`. Every other path is the mux's own 404, answered
+/// before the auth filter (an unknown path needs no credentials upstream either).
+const SERVE_MUX_PATTERNS: &[&str] = &[
+    "/healthz",
+    "/healthz/",
+    "/pods",
+    "/pods/",
+    "/stats",
+    "/stats/",
+    "/metrics",
+    "/metrics/cadvisor",
+    "/metrics/resource",
+    "/metrics/probes",
+    "/configz",
+    "/run",
+    "/run/",
+    "/exec",
+    "/exec/",
+    "/attach",
+    "/attach/",
+    "/portForward",
+    "/portForward/",
+    "/containerLogs",
+    "/containerLogs/",
+    "/runningpods/",
+    "/checkpoint",
+    "/checkpoint/",
+    "/logs/",
+    "/debug/pprof/",
+    "/debug/flags/v",
+];
+
+/// Whether upstream's mux routes `path` to the container (and so to the auth filter).
+pub fn serve_mux_routes(path: &str) -> bool {
+    SERVE_MUX_PATTERNS.iter().any(|p| {
+        if p.ends_with('/') {
+            path.starts_with(p)
+        } else {
+            path == *p
+        }
+    })
+}
+
+/// `path.Clean` keeping a trailing slash (`http.ServeMux`'s `cleanPath`).
+pub fn clean_path(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    let mut out = format!("/{}", parts.join("/"));
+    if p.ends_with('/') && out != "/" {
+        out.push('/');
+    }
+    out
+}
+
+/// `http.ServeMux` in front of everything: a request path that is not clean (`..`, `.`,
+/// `//` segments, as sent, before percent-decoding) is redirected (307) to its cleaned
+/// form; a path no pattern covers is 404 `404 page not found`. Both before authentication,
+/// as upstream.
+pub async fn serve_mux(req: Request<Body>, next: Next) -> Response {
+    let path = req.uri().path();
+    let cleaned = clean_path(path);
+    if cleaned != path && req.method() != axum::http::Method::CONNECT {
+        let location = match req.uri().query() {
+            Some(q) => format!("{cleaned}?{q}"),
+            None => cleaned,
+        };
+        let mut resp = StatusCode::TEMPORARY_REDIRECT.into_response();
+        if let Ok(v) = HeaderValue::from_str(&location) {
+            resp.headers_mut().insert(header::LOCATION, v);
+        }
+        return resp;
+    }
+    if !serve_mux_routes(path) {
+        return crate::respond::text(StatusCode::NOT_FOUND, "404 page not found\n");
+    }
+    next.run(req).await
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -159,6 +247,7 @@ mod tests {
             authenticator: Authenticator {
                 anonymous,
                 token: Some(Arc::new(Tokens)),
+                x509: None,
             },
             authorizer: authz,
             node_name: "node1".into(),
@@ -243,5 +332,20 @@ mod tests {
                     .into()
             )
         );
+    }
+
+    #[test]
+    fn serve_mux_cleaning_and_patterns() {
+        assert_eq!(clean_path("/logs/../etc/passwd"), "/etc/passwd");
+        assert_eq!(clean_path("/logs//a/./b/"), "/logs/a/b/");
+        assert_eq!(clean_path("/logs/%2e%2e/x"), "/logs/%2e%2e/x");
+        assert_eq!(clean_path("/"), "/");
+        assert!(serve_mux_routes("/stats/summary"));
+        assert!(serve_mux_routes("/metrics"));
+        assert!(!serve_mux_routes("/metrics/other"));
+        assert!(!serve_mux_routes("/nothing-here"));
+        assert!(!serve_mux_routes("/runningpods"));
+        assert!(serve_mux_routes("/debug/flags/v"));
+        assert!(!serve_mux_routes("/debug/flags/vv"));
     }
 }

@@ -24,15 +24,20 @@ pub mod authz;
 mod certs;
 mod ciphers;
 mod container_logs;
+mod debug;
 mod debugging;
 mod filter;
+pub mod fuzzing;
 mod healthz;
 mod listen;
+mod logs;
 mod methods;
 mod metrics;
 mod proxy;
 mod readonly;
 mod respond;
+#[cfg(test)]
+mod route_table;
 pub mod secure;
 mod tls;
 
@@ -47,11 +52,13 @@ pub use authz::{AlwaysAllow, Attributes, AuthorizeFuture, Authorizer, Authorizer
 pub use certs::CertKeyPaths;
 pub use ciphers::TlsFlagError;
 pub use container_logs::{LogSink, LogStreamer, PodLogOptions};
+pub use debug::{DebugHandlers, VerbositySetter};
 pub use debugging::{StreamOptions, StreamingError, StreamingErrorKind};
 pub use healthz::{HealthCheck, healthz_router};
 pub use listen::{
     HEADER_READ_TIMEOUT, MAX_CONNECTIONS, ServeLimits, ServerError, bind, serve, serve_with_limits,
 };
+pub use logs::NODE_LOG_DIR;
 pub use readonly::read_only_router;
 pub use secure::{SecureServer, SecureServerConfig, secure_router, start_secure_server};
 pub use tls::{

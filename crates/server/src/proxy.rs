@@ -43,7 +43,7 @@ fn proxy_error(msg: impl std::fmt::Display) -> Response {
 }
 
 /// Where to dial and what to ask for, from the runtime's URL.
-fn backend(location: &str) -> Result<(String, String), String> {
+pub(crate) fn backend(location: &str) -> Result<(String, String), String> {
     let uri: Uri = location
         .parse()
         .map_err(|e| format!("invalid streaming URL {location:?}: {e}"))?;

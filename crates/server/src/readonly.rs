@@ -9,12 +9,16 @@ use crate::Host;
 use crate::healthz::{HealthCheck, healthz_routes};
 use crate::methods::get_only;
 
-/// The read-only port's router: `/healthz` (ping, log, syncloop) and `/pods`.
+/// The read-only port's router: `/healthz` (ping, log, syncloop) and `/pods`, behind
+/// upstream's `ServeMux` behaviour (unclean paths redirected, see `crate::filter::serve_mux`).
 pub fn read_only_router(host: Host) -> Router {
-    default_handlers(host).layer(axum::middleware::from_fn_with_state(
-        crate::metrics::HttpMetrics::read_only(),
-        crate::metrics::http_metrics,
-    ))
+    default_handlers(host)
+        .layer(axum::middleware::from_fn_with_state(
+            crate::metrics::HttpMetrics::read_only(),
+            crate::metrics::http_metrics,
+        ))
+        // Outermost, as Go's ServeMux answers before the restful container's filters.
+        .layer(axum::middleware::from_fn(crate::filter::serve_mux))
 }
 
 /// `InstallAuthNotRequiredHandlers` as far as implemented: `/healthz` (ping, log,
@@ -128,5 +132,9 @@ mod tests {
         ] {
             assert_eq!(call(true, path).await.0, StatusCode::NOT_FOUND, "{path}");
         }
+        assert_eq!(
+            call(true, "/pods/../configz").await.0,
+            StatusCode::TEMPORARY_REDIRECT
+        );
     }
 }

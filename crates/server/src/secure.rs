@@ -6,7 +6,8 @@
 //! * `/healthz` (ping, log, syncloop) and `/pods` — GET only, other methods 405;
 //! * with `enableDebuggingHandlers`: `/configz` (GET only), and `InstallAuthRequiredHandlers`'
 //!   `/run`, `/exec`, `/attach`, `/portForward`, `/containerLogs`, `/runningpods/` (see
-//!   `crate::debugging`);
+//!   `crate::debugging`), and `/logs/`, `/debug/pprof/`, `/debug/flags/v` as their own
+//!   settings say (`crate::debug`, `crate::logs`);
 //! * without: `/run/`, `/exec/`, `/attach/`, `/portForward/`, `/containerLogs/`,
 //!   `/runningpods/`, `/debug/pprof/`, `/logs/` answer 405 `Debug endpoints are disabled.`
 //!   (`InstallDebuggingDisabledHandlers`), and `/configz` is not installed;
@@ -65,6 +66,31 @@ pub struct SecureServerConfig {
     pub enable_debugging_handlers: bool,
     /// The `PodLogsQuerySplitStreams` feature gate (`/containerLogs?stream=`).
     pub split_log_streams: bool,
+    /// `/logs/`, `/debug/pprof/`, `/debug/flags/v` (with `enableDebuggingHandlers` only).
+    pub debug: crate::DebugHandlers,
+}
+
+impl SecureServerConfig {
+    /// Upstream's defaults for `node_name` with `authorizer`: port 0 on all addresses, the
+    /// default TLS settings (a self-signed pair), no client CA, anonymous off, no token
+    /// authenticator, `KubeletFineGrainedAuthz` on, every debugging handler on.
+    pub fn new(node_name: &str, authorizer: Arc<dyn Authorizer>) -> Self {
+        SecureServerConfig {
+            address: String::new(),
+            port: 0,
+            node_name: node_name.to_string(),
+            tls: TlsSettings::default(),
+            prepared_tls: None,
+            client_ca_file: None,
+            anonymous: false,
+            token_authenticator: None,
+            authorizer,
+            fine_grained_authz: true,
+            enable_debugging_handlers: true,
+            split_log_streams: false,
+            debug: crate::DebugHandlers::default(),
+        }
+    }
 }
 
 /// A started secure server.
@@ -105,6 +131,18 @@ fn debugging_disabled_handlers() -> Router {
     })
 }
 
+/// The x509 authenticator's verifier: the prepared TLS's, else one from `clientCAFile`
+/// (a file that does not load makes the TLS set-up fail anyway).
+fn x509_verifier(
+    cfg: &SecureServerConfig,
+) -> Option<Arc<dyn rustls::server::danger::ClientCertVerifier>> {
+    if let Some(p) = &cfg.prepared_tls {
+        return p.x509_verifier();
+    }
+    let ca = cfg.client_ca_file.as_deref()?;
+    crate::tls::client_verifier(ca, Arc::new(rustls::crypto::ring::default_provider())).ok()
+}
+
 /// The secure port's router, auth filter included. `configz` is the whole `/configz`
 /// body, i.e. `{"kubeletconfig": {...}}`.
 pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::Value) -> Router {
@@ -117,7 +155,8 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
                     .route_layer(axum::middleware::from_fn(get_only))
                     .with_state(Arc::new(configz)),
             )
-            .merge(debugging_handlers(host, cfg.split_log_streams));
+            .merge(debugging_handlers(host, cfg.split_log_streams))
+            .merge(crate::debug::debug_handlers(&cfg.debug));
     } else {
         router = router.merge(debugging_disabled_handlers());
     }
@@ -125,6 +164,7 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
         authenticator: Authenticator {
             anonymous: cfg.anonymous,
             token: cfg.token_authenticator.clone(),
+            x509: x509_verifier(cfg),
         },
         authorizer: cfg.authorizer.clone(),
         node_name: cfg.node_name.clone(),
@@ -138,6 +178,7 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
             crate::metrics::HttpMetrics::secure(cfg.enable_debugging_handlers),
             crate::metrics::http_metrics,
         ))
+        .layer(axum::middleware::from_fn(crate::filter::serve_mux))
 }
 
 /// Starts the secure server: sets up TLS (generating the self-signed certificate when
@@ -186,18 +227,8 @@ mod tests {
 
     fn cfg(debugging: bool) -> SecureServerConfig {
         SecureServerConfig {
-            address: String::new(),
-            port: 0,
-            node_name: "node1".into(),
-            tls: TlsSettings::default(),
-            prepared_tls: None,
-            client_ca_file: None,
-            anonymous: false,
-            token_authenticator: None,
-            authorizer: Arc::new(crate::AlwaysAllow),
-            fine_grained_authz: true,
             enable_debugging_handlers: debugging,
-            split_log_streams: false,
+            ..SecureServerConfig::new("node1", Arc::new(crate::AlwaysAllow))
         }
     }
 
@@ -236,7 +267,6 @@ mod tests {
             "/runningpods/",
             "/debug/pprof/heap",
             "/logs/",
-            "/nothing",
         ];
         for debugging in [true, false] {
             let router = secure_router(&cfg(debugging), Arc::new(NoPods), serde_json::json!({}));
@@ -251,6 +281,10 @@ mod tests {
             }
             let user = UserInfo::new("u", vec![]);
             assert_eq!(status(&router, "GET", "/pods", Some(user)).await, 200);
+            // Paths upstream's mux does not hand to the container: 404 before any
+            // authentication; unclean paths: 307 to the cleaned one.
+            assert_eq!(status(&router, "GET", "/nothing", None).await, 404);
+            assert_eq!(status(&router, "GET", "/logs/../etc", None).await, 307);
         }
     }
 

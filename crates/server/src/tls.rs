@@ -172,10 +172,58 @@ fn provider_and_versions(
     ))
 }
 
-/// Verifier for client certificates signed by `clientCAFile`: requested, checked when
-/// given, never required (Go's `tls.RequestClientCert` plus the x509 authenticator), so
-/// anonymous requests and the 401 decision happen at the HTTP layer.
-fn client_verifier(
+/// Go's `tls.RequestClientCert`: a client certificate is asked for (with the client CA's
+/// names as hints), never required, and not checked against the CA during the handshake —
+/// only the client's proof that it holds the key (the CertificateVerify signature) is. The
+/// chain is checked by the x509 authenticator (`crate::authn::verify_chain`) per request,
+/// so a certificate from another CA gets 401 Unauthorized, as upstream, not a failed
+/// handshake.
+#[derive(Debug)]
+struct RequestClientCert(Arc<dyn ClientCertVerifier>);
+
+impl ClientCertVerifier for RequestClientCert {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        self.0.root_hint_subjects()
+    }
+    fn verify_client_cert(
+        &self,
+        _end_entity: &rustls_pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls_pki_types::CertificateDer<'_>],
+        _now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Ok(rustls::server::danger::ClientCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls_pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls_pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// The x509 authenticator's verifier for client certificates signed by `clientCAFile`
+/// (checked when given, never required; the TLS layer uses it through
+/// [`RequestClientCert`]).
+pub(crate) fn client_verifier(
     ca_file: &Path,
     provider: Arc<CryptoProvider>,
 ) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
@@ -207,6 +255,8 @@ pub struct PreparedTls {
     paths: CertKeyPaths,
     /// The default pair does not exist yet: the start generates it.
     generate: bool,
+    /// `tlsCertFile` and `tlsPrivateKeyFile` were both given (not the `--cert-dir` pair).
+    explicit_files: bool,
     /// `serverTLSBootstrap`: no pair here, the certificate manager's.
     bootstrap: bool,
     /// The certificate manager's certificates (`serverTLSBootstrap`).
@@ -245,6 +295,7 @@ pub fn prepare_tls(
         versions,
         paths,
         generate,
+        explicit_files: !defaulted && !bootstrap,
         bootstrap,
         serving: None,
         client_verifier,
@@ -267,12 +318,63 @@ impl PreparedTls {
         self.bootstrap
     }
 
+    /// The client CA's verifier for the x509 authenticator (`None` without `clientCAFile`).
+    pub(crate) fn x509_verifier(&self) -> Option<Arc<dyn ClientCertVerifier>> {
+        self.client_verifier.clone()
+    }
+
     /// Serve the certificate manager's certificates (`GetCertificate`) instead of a pair
     /// on disk: [`PreparedTls::server_config`] then uses
     /// [`PreparedTls::server_config_with_certificates`].
     pub fn with_serving_certificates(mut self, certs: ServingCertificates) -> Self {
         self.serving = Some(certs);
         self
+    }
+
+    /// `ReloadKubeletServerCertificateFile` (`NewKubeletServerCertificateDynamicFileManager`):
+    /// when `tlsCertFile` and `tlsPrivateKeyFile` were given (and not `serverTLSBootstrap`),
+    /// serve the pair through a [`ServingCertificates`] channel that a task refreshes when
+    /// either file changes — every `period` it reads both files and reloads when their
+    /// contents differ (upstream: fsnotify plus a one-minute resync).
+    /// A pair that does not load or match is logged and the last good one kept, as upstream.
+    /// The task ends with `cancel`. Returns `self` unchanged otherwise.
+    pub fn reload_serving_files(
+        self,
+        period: std::time::Duration,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<Self, TlsError> {
+        if !self.explicit_files || self.serving.is_some() {
+            return Ok(self);
+        }
+        let mut seen = file_contents(&self.paths);
+        let first = certified_key(&self.paths, &self.provider)?;
+        let (tx, rx) = watch::channel(Some(first));
+        let paths = self.paths.clone();
+        let provider = self.provider.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            loop {
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let now = file_contents(&paths);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                match certified_key(&paths, &provider) {
+                    Ok(k) => {
+                        tracing::info!(cert_file = %paths.cert.display(), key_file = %paths.key.display(), "loaded certificate and key pair in kubelet server certificate manager");
+                        tx.send_replace(Some(k));
+                    }
+                    Err(e) => {
+                        tracing::error!(err = %e, cert_file = %paths.cert.display(), key_file = %paths.key.display(), "invalid certificate and key pair from file");
+                    }
+                }
+            }
+        });
+        Ok(self.with_serving_certificates(rx))
     }
 
     fn builder(
@@ -283,7 +385,7 @@ impl PreparedTls {
             .with_protocol_versions(&self.versions)
             .map_err(|e| TlsError::Flag(TlsFlagError::UnknownVersion(e.to_string())))?;
         Ok(match &self.client_verifier {
-            Some(v) => builder.with_client_cert_verifier(v.clone()),
+            Some(v) => builder.with_client_cert_verifier(Arc::new(RequestClientCert(v.clone()))),
             None => builder.with_no_client_auth(),
         })
     }
@@ -339,6 +441,36 @@ impl PreparedTls {
         }
         self.load_pair()
     }
+}
+
+/// Both files' contents (`None` for one that cannot be read): a few kilobytes, compared
+/// as they are (a rewrite within one timestamp tick still counts).
+fn file_contents(paths: &CertKeyPaths) -> [Option<Vec<u8>>; 2] {
+    [
+        std::fs::read(&paths.cert).ok(),
+        std::fs::read(&paths.key).ok(),
+    ]
+}
+
+/// The pair as a rustls [`CertifiedKey`], checked to match (`tls.X509KeyPair`).
+fn certified_key(
+    paths: &CertKeyPaths,
+    provider: &CryptoProvider,
+) -> Result<Arc<CertifiedKey>, TlsError> {
+    let chain = load_certs(&paths.cert)?;
+    let key = load_key(&paths.key)?;
+    let pair_error = |reason: String| TlsError::Pair {
+        cert: paths.cert.clone(),
+        key: paths.key.clone(),
+        reason,
+    };
+    let key = provider
+        .key_provider
+        .load_private_key(key)
+        .map_err(|e| pair_error(e.to_string()))?;
+    let ck = CertifiedKey::new(chain, key);
+    ck.keys_match().map_err(|e| pair_error(e.to_string()))?;
+    Ok(Arc::new(ck))
 }
 
 /// `InitializeTLS` + the server's `tls.Config`: [`prepare_tls`], then
@@ -456,5 +588,65 @@ mod tests {
         };
         let err = prepare_tls(&missing, None).unwrap_err().to_string();
         assert!(err.contains("none.crt"), "{err}");
+    }
+
+    /// `ReloadKubeletServerCertificateFile`: a new pair written over the files is served
+    /// without a restart; a broken one is ignored (the last good pair stays).
+    #[tokio::test]
+    async fn explicit_files_are_reloaded_when_they_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = CertKeyPaths {
+            cert: dir.path().join("serving.crt"),
+            key: dir.path().join("serving.key"),
+        };
+        write_self_signed(&paths, "first", &[]).unwrap();
+        let s = TlsSettings {
+            cert_file: Some(paths.cert.clone()),
+            key_file: Some(paths.key.clone()),
+            ..Default::default()
+        };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let period = std::time::Duration::from_millis(20);
+        let prepared = prepare_tls(&s, None)
+            .unwrap()
+            .reload_serving_files(period, cancel.clone())
+            .unwrap();
+        let mut rx = prepared.serving.clone().unwrap();
+        let current = |rx: &ServingCertificates| rx.borrow().as_ref().unwrap().cert[0].clone();
+        let first = current(&rx);
+        assert_eq!(first.as_ref(), load_certs(&paths.cert).unwrap()[0].as_ref());
+        prepared.server_config("ignored", &[]).unwrap();
+
+        write_self_signed(&paths, "second", &[]).unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(10), rx.changed())
+            .await
+            .unwrap()
+            .unwrap();
+        let second = current(&rx);
+        assert_ne!(second, first);
+        assert_eq!(
+            second.as_ref(),
+            load_certs(&paths.cert).unwrap()[0].as_ref()
+        );
+
+        // A key that does not match: logged, the second pair stays.
+        let other = crate::certs::generate_self_signed("third", &[]).unwrap();
+        std::fs::write(&paths.key, other.key_pem).unwrap();
+        tokio::time::sleep(period * 10).await;
+        assert_eq!(current(&rx), second);
+        cancel.cancel();
+
+        // The default `--cert-dir` pair is not watched (upstream: tlsCertFile and
+        // tlsPrivateKeyFile must both be set).
+        let d = TlsSettings {
+            cert_dir: dir.path().join("certdir"),
+            ..Default::default()
+        };
+        std::fs::create_dir_all(&d.cert_dir).unwrap();
+        let p = prepare_tls(&d, None)
+            .unwrap()
+            .reload_serving_files(period, tokio_util::sync::CancellationToken::new())
+            .unwrap();
+        assert!(p.serving.is_none());
     }
 }

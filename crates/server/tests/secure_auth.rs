@@ -74,12 +74,21 @@ async fn anonymous_disabled_and_no_cert_is_401_even_for_unknown_paths() {
     let (mut cfg, _, authz) = authz_config(tmp.path(), "unused", &[], Ok(Decision::Allow));
     cfg.anonymous = false;
     let (server, cancel) = start(cfg).await;
-    for path in ["/configz", "/healthz", "/no/such/path"] {
+    // An unknown path under a prefix upstream's mux hands to the container; one outside
+    // every prefix is the mux's 404 before authentication, as upstream.
+    for path in ["/configz", "/healthz", "/pods/no/such/path"] {
         let got = request13(&server, tmp.path(), None, "GET", path)
             .await
             .unwrap();
         assert_eq!(got, (401, "Unauthorized".to_string()), "{path}");
     }
+    assert_eq!(
+        request13(&server, tmp.path(), None, "GET", "/no/such/path")
+            .await
+            .unwrap()
+            .0,
+        404
+    );
     assert!(
         authz.seen().is_empty(),
         "authz must not run for unauthenticated requests"

@@ -15,6 +15,10 @@ use super::KubeletDeps;
 use crate::auth::{Reviewers, build_auth, build_auth_components};
 use crate::startup::RunError;
 
+/// How often the serving certificate files are checked for a change
+/// (`ReloadKubeletServerCertificateFile`).
+const SERVING_FILES_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The secure server's settings from flags, configuration and the node IPs
 /// `check_startable` parsed (the TLS not yet checked: `prepared_tls` is `None`; no token
 /// authenticator and `AlwaysAllow` until [`start_secure_server`] builds `BuildAuth`'s).
@@ -44,6 +48,16 @@ pub fn secure_server_config(
         split_log_streams: server
             .feature_gates
             .enabled(kubelet_features::gates::POD_LOGS_QUERY_SPLIT_STREAMS),
+        debug: kubelet_server::DebugHandlers {
+            enable_system_log_handler: c.enable_system_log_handler.unwrap_or(true),
+            node_log_dir: kubelet_server::NODE_LOG_DIR.into(),
+            enable_profiling_handler: c.enable_profiling_handler.unwrap_or(true),
+            enable_debug_flags_handler: c.enable_debug_flags_handler.unwrap_or(true),
+            set_verbosity: Some(std::sync::Arc::new(|v| {
+                kubelet_klog::set_verbosity(v);
+                Ok(())
+            })),
+        },
     })
 }
 
@@ -53,6 +67,15 @@ pub fn secure_server_config(
 pub fn secure_server_wanted(server: &KubeletServer) -> Result<bool, RunError> {
     if !server.config.enable_server.unwrap_or(true) {
         return Ok(false);
+    }
+    let c = &server.config;
+    if c.enable_system_log_query.unwrap_or(false)
+        && c.enable_system_log_handler.unwrap_or(true)
+        && c.enable_debugging_handlers.unwrap_or(true)
+    {
+        return Err(RunError::Kubelet(
+            "enableSystemLogQuery: true is not implemented by kubelet-rs (upstream answers /logs/?query= by running journalctl); set it to false".into(),
+        ));
     }
     if server.config.server_tls_bootstrap
         && !server
@@ -91,6 +114,18 @@ pub async fn start_secure_server(
     cfg.authorizer = auth.authorizer;
     if let Some(certs) = super::api::certificates::start_server_certificate_manager(deps, tasks)? {
         cfg.prepared_tls = cfg.prepared_tls.map(|p| p.with_serving_certificates(certs));
+    } else if deps
+        .server
+        .feature_gates
+        .enabled(kubelet_features::gates::RELOAD_KUBELET_SERVER_CERTIFICATE_FILE)
+    {
+        // `NewKubeletServerCertificateDynamicFileManager`: tlsCertFile/tlsPrivateKeyFile
+        // are served as they change (the default --cert-dir pair is not watched).
+        cfg.prepared_tls = cfg
+            .prepared_tls
+            .map(|p| p.reload_serving_files(SERVING_FILES_POLL, cancel.clone()))
+            .transpose()
+            .map_err(kubelet_server::ServerError::from)?;
     }
     let srv =
         kubelet_server::start_secure_server(cfg, host.clone(), configz, cancel.clone()).await?;

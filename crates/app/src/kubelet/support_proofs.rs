@@ -282,3 +282,33 @@ fn admission_allocatable_follows_reserved_and_eviction_settings() {
         8 * GIB
     );
 }
+
+#[test]
+fn enable_system_log_query_is_refused() {
+    let on = "enableSystemLogQuery: true\nenableSystemLogHandler: true\nfeatureGates:\n  NodeLogQuery: true\n";
+    let err = secure::secure_server_wanted(&server(&[], on)).unwrap_err();
+    assert!(err.to_string().contains("enableSystemLogQuery"), "{err}");
+    // Without the server, or without the handlers, upstream serves no /logs/ either.
+    let no_server = format!("{on}enableServer: false\n");
+    assert!(!secure::secure_server_wanted(&server(&[], &no_server)).unwrap());
+    let no_debugging = format!("{on}enableDebuggingHandlers: false\n");
+    assert!(secure::secure_server_wanted(&server(&[], &no_debugging)).unwrap());
+    assert!(secure::secure_server_wanted(&server(&[], "enableSystemLogQuery: false\n")).unwrap());
+}
+
+#[test]
+fn debug_handler_settings_reach_the_secure_server() {
+    let node_ips = [std::net::IpAddr::from([127, 0, 0, 1])];
+    let s = server(
+        &[],
+        "enableSystemLogHandler: false\nenableProfilingHandler: false\nenableDebugFlagsHandler: false\n",
+    );
+    let cfg = secure::secure_server_config(&s, "node", &node_ips).unwrap();
+    assert!(!cfg.debug.enable_system_log_handler);
+    assert!(!cfg.debug.enable_profiling_handler);
+    assert!(!cfg.debug.enable_debug_flags_handler);
+    let d = secure::secure_server_config(&server(&[], ""), "node", &node_ips).unwrap();
+    assert!(d.debug.enable_system_log_handler && d.debug.enable_profiling_handler);
+    assert_eq!(d.debug.node_log_dir, PathBuf::from("/var/log/"));
+    assert!(d.debug.set_verbosity.is_some());
+}

@@ -220,7 +220,7 @@ pub static FIELDS: &[FieldSupport] = &[
         Some("client-ca-file"),
         done(&[
             SECURE_SETTINGS,
-            "crates/server/tests/secure_tls.rs::client_cert_from_another_ca_is_refused",
+            "crates/server/tests/secure_tls.rs::client_cert_from_another_ca_is_unauthorized",
         ]),
     ),
     f(
@@ -331,17 +331,13 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "enableDebuggingHandlers",
         Some("enable-debugging-handlers"),
-        Support::Partial {
-            works: "`false` serves \"Debug endpoints are disabled.\" on the debugging paths; `true` serves `/configz`, `/containerLogs`, `/exec`, `/attach`, `/portForward`, `/run` and `/runningpods/`",
-            upstream: "`true` (the default) also serves /logs/, /debug/pprof/ and /debug/flags/v on the secure port",
-            proof: &[
-                SECURE_SETTINGS,
-                "crates/server/tests/secure_auth.rs::debugging_handlers_disabled",
-                "crates/server/src/secure.rs::debugging_handlers_follow_the_setting",
-                "crates/kubelet-rs/tests/cluster_streaming.rs::kubectl_logs_exec_and_port_forward_through_a_kubelet_rs_node",
-            ],
-            unsupported: is_true,
-        },
+        done(&[
+            SECURE_SETTINGS,
+            "crates/server/tests/secure_auth.rs::debugging_handlers_disabled",
+            "crates/server/src/secure.rs::debugging_handlers_follow_the_setting",
+            "crates/server/src/route_table.rs::every_case_is_routed_and_authorized_as_listed",
+            "crates/kubelet-rs/tests/cluster_streaming.rs::kubectl_logs_exec_and_port_forward_through_a_kubelet_rs_node",
+        ]),
     ),
     f(
         "enableContentionProfiling",
@@ -897,14 +893,18 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "enableSystemLogHandler",
         None,
-        ignored(
-            "with enableDebuggingHandlers, `false` removes /logs/ (which kubelet-rs does not serve)",
-        ),
+        done(&[
+            "crates/server/src/logs_tests.rs::serves_files_and_lists_directories_as_go_file_server",
+            "crates/server/src/debug.rs::disabled_handlers_answer_405_as_upstream",
+        ]),
     ),
     f(
         "enableSystemLogQuery",
         None,
-        ignored("with the NodeLogQuery gate, answers journal queries on /logs/?query="),
+        refused(
+            "`true` (journal queries on /logs/?query=, with the NodeLogQuery gate) is not implemented; `false` works",
+            &["crates/app/src/kubelet/support_proofs.rs::enable_system_log_query_is_refused"],
+        ),
     ),
     f(
         "shutdownGracePeriod",
@@ -939,16 +939,23 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "enableProfilingHandler",
         None,
-        ignored(
-            "with enableDebuggingHandlers, `false` removes /debug/pprof/ (which kubelet-rs does not serve)",
-        ),
+        Support::Partial {
+            works: "`false` answers 405 \"profiling endpoint is disabled.\" on /debug/pprof/; `true` serves /debug/pprof/cmdline",
+            upstream: "`true` (the default) also serves Go's runtime profiles (profile, heap, goroutine, allocs, block, mutex, threadcreate, trace, symbol), which kubelet-rs answers with 501",
+            proof: &[
+                "crates/server/src/debug.rs::pprof_serves_index_and_cmdline_and_says_what_it_cannot",
+                "crates/server/src/debug.rs::disabled_handlers_answer_405_as_upstream",
+            ],
+            unsupported: is_true,
+        },
     ),
     f(
         "enableDebugFlagsHandler",
         None,
-        ignored(
-            "with enableDebuggingHandlers, `false` removes /debug/flags/v (which kubelet-rs does not serve)",
-        ),
+        done(&[
+            "crates/server/src/debug.rs::debug_flags_v_sets_the_verbosity",
+            "crates/server/src/debug.rs::disabled_handlers_answer_405_as_upstream",
+        ]),
     ),
     f(
         "seccompDefault",

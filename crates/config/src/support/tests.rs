@@ -272,7 +272,7 @@ fn defaults_upstream_acts_on_are_warned_once_each() {
         "imageGCHighThresholdPercent",
         "makeIPTablesUtilChains",
         "localStorageCapacityIsolation",
-        "enableDebuggingHandlers",
+        "enableProfilingHandler",
     ] {
         assert!(
             by.contains_key(field),
@@ -338,10 +338,15 @@ fn partly_supported_values_are_warned_only_beyond_the_supported_part() {
     );
     assert!(!warned(&["--kube-reserved=cpu=1,memory=1Gi"]).contains_key("kubeReserved"));
     assert!(warned(&["--kube-reserved=pid=100"]).contains_key("kubeReserved"));
-    assert!(warned(&["--enable-debugging-handlers=true"]).contains_key("enableDebuggingHandlers"));
-    assert!(
-        !warned(&["--enable-debugging-handlers=false"]).contains_key("enableDebuggingHandlers")
-    );
+    let in_file = |yaml: &str| {
+        let file = format!("{HEADER}{yaml}");
+        warned_fields(&warnings(&server(
+            &["--config=/k.yaml"],
+            &[("/k.yaml", &file)],
+        )))
+    };
+    assert!(in_file("enableProfilingHandler: true\n").contains_key("enableProfilingHandler"));
+    assert!(!in_file("enableProfilingHandler: false\n").contains_key("enableProfilingHandler"));
 }
 
 #[test]

@@ -135,6 +135,7 @@ pub fn config(dir: &Path) -> SecureServerConfig {
         fine_grained_authz: true,
         enable_debugging_handlers: true,
         split_log_streams: false,
+        debug: kubelet_server::DebugHandlers::default(),
     }
 }
 
