@@ -231,6 +231,10 @@ mod tests {
             "/runningpods/",
             "/debug/pprof/heap",
             "/logs/",
+            "/stats/summary",
+            "/stats/summary?only_cpu_and_memory=true",
+            "/metrics/resource",
+            "/metrics/cadvisor",
             "/nothing",
         ];
         for debugging in [true, false] {
