@@ -69,13 +69,7 @@ mod desc {
         labels: &'static [&'static str],
         kind: Kind,
     ) -> Desc {
-        Desc {
-            name,
-            help,
-            labels,
-            stability: Stability::Raw,
-            kind,
-        }
+        Desc::new(name, help, labels, Stability::Raw, kind)
     }
     pub const CPU: Desc = d(
         "container_cpu_usage_seconds_total",

@@ -39,6 +39,25 @@ pub struct Desc {
     pub kind: Kind,
 }
 
+impl Desc {
+    /// A description.
+    pub const fn new(
+        name: &'static str,
+        help: &'static str,
+        labels: &'static [&'static str],
+        stability: Stability,
+        kind: Kind,
+    ) -> Desc {
+        Desc {
+            name,
+            help,
+            labels,
+            stability,
+            kind,
+        }
+    }
+}
+
 /// One sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {

@@ -42,6 +42,9 @@ use crate::fs::FsInfo;
 use crate::network::{network_stats, parse_net_dev};
 use crate::types::*;
 
+/// CPU, memory and swap of one cgroup reading.
+type CgroupFigures = (Option<CpuStats>, Option<MemoryStats>, Option<SwapStats>);
+
 /// The clock the provider stamps its readings with.
 pub type Clock = Arc<dyn Fn() -> jiff::Timestamp + Send + Sync>;
 
@@ -181,14 +184,19 @@ impl SummaryProvider {
         Time((self.src.clock)())
     }
 
-    /// `Get`: the full summary.
-    pub async fn get(&self) -> Result<Summary, StatsError> {
-        let now = self.now();
+    /// The root cgroup's CPU, memory and swap (`GetCgroupStats("/")`).
+    fn root_stats(&self, now: Time) -> Result<CgroupFigures, StatsError> {
         let root =
             self.src.cgroups.sample("/").map_err(|e| {
                 StatsError::Summary(format!("failed to get root cgroup stats: {e}"))
             })?;
-        let (cpu, memory, swap) = self.cgroup_stats("/", &root, now);
+        Ok(self.cgroup_stats("/", &root, now))
+    }
+
+    /// `Get`: the full summary.
+    pub async fn get(&self) -> Result<Summary, StatsError> {
+        let now = self.now();
+        let (cpu, memory, swap) = self.root_stats(now)?;
         let fs = self
             .root_fs_stats(now)
             .map_err(|e| StatsError::Summary(format!("failed to get rootFs stats: {e}")))?;
@@ -232,11 +240,7 @@ impl SummaryProvider {
     /// `GetCPUAndMemoryStats`: node, system containers and pods, CPU and memory only.
     pub async fn get_cpu_and_memory_stats(&self) -> Result<Summary, StatsError> {
         let now = self.now();
-        let root =
-            self.src.cgroups.sample("/").map_err(|e| {
-                StatsError::Summary(format!("failed to get root cgroup stats: {e}"))
-            })?;
-        let (cpu, memory, swap) = self.cgroup_stats("/", &root, now);
+        let (cpu, memory, swap) = self.root_stats(now)?;
         let view = self
             .runtime_view()
             .await
@@ -319,12 +323,7 @@ impl SummaryProvider {
 
     /// CPU, memory and swap of a cgroup reading (cAdvisor's `cadvisorInfoToCPUandMemoryStats`
     /// and `cadvisorInfoToSwapStats`), the CPU rate from [`CpuUsageCache`] under `key`.
-    fn cgroup_stats(
-        &self,
-        key: &str,
-        s: &CgroupSample,
-        now: Time,
-    ) -> (Option<CpuStats>, Option<MemoryStats>, Option<SwapStats>) {
+    fn cgroup_stats(&self, key: &str, s: &CgroupSample, now: Time) -> CgroupFigures {
         let cpu = s.cpu_usage_ns.map(|usage| CpuStats {
             time: now,
             usage_nano_cores: self.cpu.nano_cores(key, now, usage),

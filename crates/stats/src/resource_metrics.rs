@@ -10,103 +10,87 @@ use crate::types::{ContainerStats, PodStats, Summary};
 const CONTAINER: &[&str] = &["container", "pod", "namespace"];
 const POD: &[&str] = &["pod", "namespace"];
 
-const fn desc(
-    name: &'static str,
-    help: &'static str,
-    labels: &'static [&'static str],
-    stability: Stability,
-    kind: Kind,
-) -> Desc {
-    Desc {
-        name,
-        help,
-        labels,
-        stability,
-        kind,
-    }
-}
-
 use Kind::{Counter, Gauge};
 use Stability::{Alpha, Stable};
 
-const NODE_CPU: Desc = desc(
+const NODE_CPU: Desc = Desc::new(
     "node_cpu_usage_seconds_total",
     "Cumulative cpu time consumed by the node in core-seconds",
     &[],
     Stable,
     Counter,
 );
-const NODE_MEMORY: Desc = desc(
+const NODE_MEMORY: Desc = Desc::new(
     "node_memory_working_set_bytes",
     "Current working set of the node in bytes",
     &[],
     Stable,
     Gauge,
 );
-const NODE_SWAP: Desc = desc(
+const NODE_SWAP: Desc = Desc::new(
     "node_swap_usage_bytes",
     "Current swap usage of the node in bytes. Reported only on non-windows systems",
     &[],
     Alpha,
     Gauge,
 );
-const CONTAINER_CPU: Desc = desc(
+const CONTAINER_CPU: Desc = Desc::new(
     "container_cpu_usage_seconds_total",
     "Cumulative cpu time consumed by the container in core-seconds",
     CONTAINER,
     Stable,
     Counter,
 );
-const CONTAINER_MEMORY: Desc = desc(
+const CONTAINER_MEMORY: Desc = Desc::new(
     "container_memory_working_set_bytes",
     "Current working set of the container in bytes",
     CONTAINER,
     Stable,
     Gauge,
 );
-const CONTAINER_SWAP: Desc = desc(
+const CONTAINER_SWAP: Desc = Desc::new(
     "container_swap_usage_bytes",
     "Current amount of the container swap usage in bytes. Reported only on non-windows systems",
     CONTAINER,
     Alpha,
     Gauge,
 );
-const CONTAINER_SWAP_LIMIT: Desc = desc(
+const CONTAINER_SWAP_LIMIT: Desc = Desc::new(
     "container_swap_limit_bytes",
     "Current amount of the container swap limit in bytes. Reported only on non-windows systems",
     CONTAINER,
     Alpha,
     Gauge,
 );
-const POD_CPU: Desc = desc(
+const POD_CPU: Desc = Desc::new(
     "pod_cpu_usage_seconds_total",
     "Cumulative cpu time consumed by the pod in core-seconds",
     POD,
     Stable,
     Counter,
 );
-const POD_MEMORY: Desc = desc(
+const POD_MEMORY: Desc = Desc::new(
     "pod_memory_working_set_bytes",
     "Current working set of the pod in bytes",
     POD,
     Stable,
     Gauge,
 );
-const POD_SWAP: Desc = desc(
+const POD_SWAP: Desc = Desc::new(
     "pod_swap_usage_bytes",
     "Current amount of the pod swap usage in bytes. Reported only on non-windows systems",
     POD,
     Alpha,
     Gauge,
 );
-const SCRAPE_ERROR: Desc = desc(
+const SCRAPE_ERROR: Desc = Desc::new(
     "resource_scrape_error",
     "1 if there was an error while getting container metrics, 0 otherwise",
     &[],
     Stable,
     Gauge,
 );
-const CONTAINER_START: Desc = desc(
+const CONTAINER_START: Desc = Desc::new(
     "container_start_time_seconds",
     "Start time of the container since unix epoch in seconds",
     CONTAINER,
