@@ -88,6 +88,30 @@ fn top_pod(c: &Cluster, name: &str) -> Option<(f64, f64)> {
     ))
 }
 
+/// Every object key path of a JSON value (array elements as `[]`).
+fn key_paths(v: &Value) -> std::collections::BTreeSet<String> {
+    fn walk(v: &Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    let p = format!("{prefix}.{k}");
+                    out.insert(p.clone());
+                    walk(v, &p, out);
+                }
+            }
+            Value::Array(a) => {
+                for v in a {
+                    walk(v, &format!("{prefix}[]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(v, "", &mut out);
+    out
+}
+
 struct Teardown<'a> {
     c: &'a Cluster,
 }
@@ -196,6 +220,32 @@ fn kubectl_top_and_the_summary_through_the_api_server() -> TestResult {
         busy["memory"]["workingSetBytes"].as_u64().unwrap_or(0) > 1 << 20,
         "{busy:#}"
     );
+    // The upstream node's summary of its copy of the pod, for the record: the fields one
+    // reports and the other does not.
+    if let Some(raw) = kubectl(
+        &c,
+        &[
+            "get",
+            "--raw",
+            &format!("/api/v1/nodes/{UP_NODE}/proxy/stats/summary"),
+        ],
+    ) {
+        let up: Value = serde_json::from_str(&raw)?;
+        let up_busy = up["pods"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["podRef"]["name"] == "busy-up"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        for (what, ours, theirs) in [
+            ("node", key_paths(&summary["node"]), key_paths(&up["node"])),
+            ("pod", key_paths(busy), key_paths(&up_busy)),
+        ] {
+            let only_up: Vec<_> = theirs.difference(&ours).collect();
+            let only_rs: Vec<_> = ours.difference(&theirs).collect();
+            eprintln!("{what} fields only upstream has: {only_up:?}");
+            eprintln!("{what} fields only kubelet-rs has: {only_rs:?}");
+        }
+    }
 
     // kubectl top: metrics-server needs two scrapes of each node for CPU rates.
     let (rs_cpu, rs_mem) = wait_for("kubectl top pod busy-rs", 180, || top_pod(&c, "busy-rs"))?;
