@@ -216,6 +216,8 @@ pub mod reasons {
     // Lifecycle hook event reasons.
     pub const FAILED_POST_START_HOOK: &str = "FailedPostStartHook";
     pub const FAILED_PRE_STOP_HOOK: &str = "FailedPreStopHook";
+    /// An HTTPS lifecycle hook answered in plain HTTP was sent again over HTTP.
+    pub const LIFECYCLE_HTTP_FALLBACK: &str = "LifecycleHTTPFallback";
 }
 
 #[cfg(test)]

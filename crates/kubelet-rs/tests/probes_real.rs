@@ -239,3 +239,51 @@ async fn http_and_tcp_probes_against_busybox_httpd() {
     assert_eq!(main_status(&p)["ready"], true, "{p}");
     node.cleanup().await;
 }
+
+/// Upstream's `runHTTPHandler` ignores the status code of an `httpGet` hook's response: a
+/// postStart hook answered 404 succeeds, and the container keeps running.
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
+#[tokio::test(flavor = "multi_thread")]
+async fn http_lifecycle_hook_answered_404_succeeds_as_upstream() {
+    let _g = runtime_lock().await;
+    let mut node = Node::new("rt-httphook").await;
+    node.start().await;
+    // The hook's server: a host-network pod, reachable from the kubelet at 127.0.0.1.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let serve = format!("mkdir -p /www && exec httpd -f -p 127.0.0.1:{port} -h /www");
+    let server = busybox_pod("hookserver", &node.busybox, "Always", &serve)
+        .replace("spec:\n", "spec:\n  hostNetwork: true\n");
+    node.write_manifest("server.yaml", &server);
+    node.wait_for("hook server listening", T, || async {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    })
+    .await;
+    let hook = format!(
+        "    lifecycle:
+      postStart:
+        httpGet:
+          host: 127.0.0.1
+          path: /missing
+          port: {port}
+"
+    );
+    node.write_manifest(
+        "hooked.yaml",
+        &probed_pod("hooked", &node.busybox, "sleep 3600", &hook),
+    );
+    node.wait_for("hooked running", T, || async {
+        let p = node.pod("hooked")?;
+        (main_status(&p)["state"]["running"].is_object()).then_some(())
+    })
+    .await;
+    // A failed hook would kill the container and start it again.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let p = node.pod("hooked").unwrap();
+    assert_eq!(main_status(&p)["restartCount"], 0, "{p}");
+    assert!(main_status(&p)["state"]["running"].is_object(), "{p}");
+    assert!(!node.log().contains("PostStartHook"), "{}", node.log());
+    node.cleanup().await;
+}

@@ -1,77 +1,57 @@
 //! Container lifecycle hooks: `exec`, `httpGet` and `sleep` handlers for postStart and
 //! preStop (upstream `pkg/kubelet/lifecycle/handlers.go` `HandlerRunner.Run`).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Container, LifecycleHandler, Pod};
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kubelet_container::ContainerId;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use k8s_openapi::api::core::v1::{Container, HTTPGetAction, LifecycleHandler, Pod};
+use kubelet_container::events::{EventType, reasons};
+use kubelet_container::{ContainerId, Runtime};
 
 use crate::manager::KubeGenericRuntimeManager;
 
 /// Longest hook output kept in error messages.
 const MAX_HOOK_OUTPUT: usize = 10 * 1024;
 
-fn resolve_port(port: &IntOrString, container: &Container) -> Result<u16, String> {
-    match port {
-        IntOrString::Int(p) => u16::try_from(*p).map_err(|_| format!("invalid port {p}")),
-        IntOrString::String(name) => container
-            .ports
-            .iter()
-            .flatten()
-            .find(|p| p.name.as_deref() == Some(name.as_str()))
-            .and_then(|p| u16::try_from(p.container_port).ok())
-            .ok_or_else(|| format!("couldn't find port: {name} in {:?}", container.name)),
-    }
+/// A boxed future of a lifecycle HTTP request.
+pub type HttpHookFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<HttpHookOutcome, String>> + Send + 'a>>;
+
+/// What a lifecycle hook's GET did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HttpHookOutcome {
+    /// A response came back (any status).
+    Sent,
+    /// HTTPS got a plain HTTP answer, and the request sent again over HTTP to this
+    /// `host:port` got a response (upstream then records a `LifecycleHTTPFallback` event).
+    FellBackToHttp(String),
 }
 
-/// One HTTP/1.1 GET; success is a 2xx/3xx status.
-async fn http_get(
-    host: &str,
-    port: u16,
-    path: &str,
-    headers: &[(String, String)],
-    timeout: Duration,
-) -> Result<(), String> {
-    let work = async {
-        let addr = if host.contains(':') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
-        };
-        let mut stream = tokio::net::TcpStream::connect(&addr)
-            .await
-            .map_err(|e| e.to_string())?;
-        let path = if path.is_empty() { "/" } else { path };
-        let mut req = format!(
-            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: kube-lifecycle/1.35\r\nConnection: close\r\n"
-        );
-        for (k, v) in headers {
-            req.push_str(&format!("{k}: {v}\r\n"));
-        }
-        req.push_str("\r\n");
-        stream
-            .write_all(req.as_bytes())
-            .await
-            .map_err(|e| e.to_string())?;
-        let mut buf = vec![0_u8; 1024];
-        let n = stream.read(&mut buf).await.map_err(|e| e.to_string())?;
-        let head = String::from_utf8_lossy(&buf[..n]);
-        let code: u16 = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .ok_or("malformed HTTP response")?;
-        if (200..400).contains(&code) {
-            Ok(())
-        } else {
-            Err(format!("HTTP lifecycle hook returned status {code}"))
-        }
-    };
-    tokio::time::timeout(timeout, work)
-        .await
-        .map_err(|_| "HTTP lifecycle hook timed out".to_string())?
+/// The client of `httpGet` hooks (upstream `types.HTTPDoer`, the kubelet's
+/// `insecureContainerLifecycleHTTPClient`: no certificate verification, no credentials,
+/// redirects only to the same host). The kubelet gives the prober's HTTP client.
+pub trait LifecycleHttpClient: Send + Sync {
+    /// Sends the GET of `action` (`httpprobe.NewRequestForHTTPGetAction(handler.HTTPGet,
+    /// container, podIP, "lifecycle")`) and discards the response: any response is a success,
+    /// whatever its status code, as upstream's `runHTTPHandler`; an HTTPS request answered
+    /// in plain HTTP is retried over HTTP.
+    fn get<'a>(
+        &'a self,
+        action: &'a HTTPGetAction,
+        container: &'a Container,
+        pod_ip: &'a str,
+    ) -> HttpHookFuture<'a>;
+}
+
+/// No HTTP client: every `httpGet` hook fails saying so (unit tests without one).
+#[derive(Debug, Default)]
+pub struct NoLifecycleHttpClient;
+
+impl LifecycleHttpClient for NoLifecycleHttpClient {
+    fn get<'a>(&'a self, _: &'a HTTPGetAction, _: &'a Container, _: &'a str) -> HttpHookFuture<'a> {
+        Box::pin(async { Err("no HTTP client for lifecycle hooks".to_string()) })
+    }
 }
 
 impl KubeGenericRuntimeManager {
@@ -95,7 +75,11 @@ impl KubeGenericRuntimeManager {
             if resp.exit_code != 0 {
                 let mut out = String::from_utf8_lossy(&resp.stdout).into_owned();
                 out.push_str(&String::from_utf8_lossy(&resp.stderr));
-                out.truncate(MAX_HOOK_OUTPUT);
+                let mut end = out.len().min(MAX_HOOK_OUTPUT);
+                while !out.is_char_boundary(end) {
+                    end -= 1;
+                }
+                out.truncate(end);
                 return Err(format!(
                     "Exec lifecycle hook ({cmd:?}) for Container {:?} in Pod {:?} failed - error: command exited with {}, message: {out:?}",
                     container.name,
@@ -106,27 +90,32 @@ impl KubeGenericRuntimeManager {
             return Ok(());
         }
         if let Some(get) = &handler.http_get {
-            let host = get
-                .host
-                .clone()
-                .filter(|h| !h.is_empty())
-                .or_else(|| pod_ips.first().cloned())
-                .unwrap_or_else(|| "127.0.0.1".into());
-            let port = resolve_port(&get.port, container)?;
-            let headers: Vec<(String, String)> = get
-                .http_headers
-                .iter()
-                .flatten()
-                .map(|h| (h.name.clone(), h.value.clone()))
-                .collect();
-            return http_get(
-                &host,
-                port,
-                get.path.as_deref().unwrap_or("/"),
-                &headers,
-                timeout.unwrap_or(Duration::from_secs(30)),
-            )
-            .await;
+            let host = match get.host.as_deref().filter(|h| !h.is_empty()) {
+                Some(host) => host.to_string(),
+                // Upstream asks the runtime for the pod's IPs when the hook names no host.
+                None => match pod_ips.first() {
+                    Some(ip) => ip.clone(),
+                    None => self.pod_ip(pod).await?,
+                },
+            };
+            let run = self.lifecycle_http.get(get, container, &host);
+            let outcome = match timeout {
+                Some(t) => tokio::time::timeout(t, run)
+                    .await
+                    .map_err(|_| "HTTP lifecycle hook timed out".to_string())?,
+                None => run.await,
+            }?;
+            if let HttpHookOutcome::FellBackToHttp(url_host) = outcome {
+                self.recorder.pod_event(
+                    pod,
+                    EventType::Warning,
+                    reasons::LIFECYCLE_HTTP_FALLBACK,
+                    &format!(
+                        "request to HTTPS lifecycle hook {url_host} got HTTP response, retry with HTTP succeeded"
+                    ),
+                );
+            }
+            return Ok(());
         }
         if let Some(sleep) = &handler.sleep {
             let d = Duration::from_secs(u64::try_from(sleep.seconds).unwrap_or(0));
@@ -137,5 +126,21 @@ impl KubeGenericRuntimeManager {
             return Err("tcpSocket lifecycle handlers are not supported".to_string());
         }
         Err("invalid lifecycle handler: no action set".to_string())
+    }
+
+    /// The pod's first IP from the runtime (`GetPodStatus` in upstream's `runHTTPHandler`).
+    async fn pod_ip(&self, pod: &Pod) -> Result<String, String> {
+        let uid = pod.metadata.uid.as_deref().unwrap_or_default();
+        let name = pod.metadata.name.as_deref().unwrap_or_default();
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+        let status = self
+            .get_pod_status(uid, name, namespace)
+            .await
+            .map_err(|e| e.to_string())?;
+        status
+            .ips
+            .first()
+            .cloned()
+            .ok_or_else(|| format!("failed to find networking container: {status:?}"))
     }
 }

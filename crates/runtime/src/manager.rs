@@ -22,6 +22,7 @@ use kubelet_cri::{CriError, ImageService, RuntimeService};
 use crate::events::FilteredRecorder;
 use crate::helper::RuntimeHelper;
 use crate::image::{ImageManager, PullConcurrency};
+use crate::lifecycle::{LifecycleHttpClient, NoLifecycleHttpClient};
 use crate::logs::ContainerLogManager;
 use crate::os::OsInterface;
 use crate::resources::ResourceSettings;
@@ -98,6 +99,7 @@ pub struct KubeGenericRuntimeManager {
     pub(crate) config: RuntimeManagerConfig,
     pub(crate) recorder: FilteredRecorder,
     pub(crate) runtime_classes: Arc<dyn RuntimeHandlerResolver>,
+    pub(crate) lifecycle_http: Arc<dyn LifecycleHttpClient>,
 }
 
 /// Maps a CRI error to the runtime-neutral one.
@@ -164,6 +166,7 @@ impl KubeGenericRuntimeManager {
             logs,
             config,
             runtime_classes: Arc::new(NoRuntimeClassManager),
+            lifecycle_http: Arc::new(NoLifecycleHttpClient),
         })
     }
 
@@ -172,6 +175,14 @@ impl KubeGenericRuntimeManager {
     #[must_use]
     pub fn with_runtime_class_manager(mut self, manager: Arc<dyn RuntimeHandlerResolver>) -> Self {
         self.runtime_classes = manager;
+        self
+    }
+
+    /// Sends the `httpGet` lifecycle hooks through `client` (upstream's
+    /// `insecureContainerLifecycleHTTPClient`); without it they fail saying so.
+    #[must_use]
+    pub fn with_lifecycle_http_client(mut self, client: Arc<dyn LifecycleHttpClient>) -> Self {
+        self.lifecycle_http = client;
         self
     }
 

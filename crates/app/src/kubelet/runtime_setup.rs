@@ -146,8 +146,13 @@ pub async fn build_runtime(
     )
     .await
     .map_err(|e| err("failed to initialize the container runtime manager", e))?;
+    // Upstream's `insecureContainerLifecycleHTTPClient` has the prober's transport.
+    let lifecycle_http =
+        kubelet_prober::HttpProber::new().map_err(|e| err("failed to create the prober", e))?;
     Ok(Arc::new(
-        manager.with_runtime_class_manager(runtime_classes),
+        manager
+            .with_runtime_class_manager(runtime_classes)
+            .with_lifecycle_http_client(Arc::new(lifecycle_http)),
     ))
 }
 

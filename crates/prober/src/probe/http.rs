@@ -19,6 +19,8 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
+use kubelet_runtime::lifecycle::{HttpHookFuture, HttpHookOutcome, LifecycleHttpClient};
+
 use super::{
     Outcome, ProbeError, ProbeOutput, Probed, join_host_port, probe_connect, resolve_container_port,
 };
@@ -247,18 +249,25 @@ impl HttpProber {
     }
 
     async fn follow(&self, first: &ProbeRequest) -> ProbeOutput {
+        match self.follow_response(first).await {
+            Ok(resp) => evaluate(resp).await,
+            Err(message) => Ok(Probed::new(Outcome::Failure, message)),
+        }
+    }
+
+    /// Sends `first` and follows same-host redirects (upstream `RedirectChecker(false)`);
+    /// `Err` is the failure message.
+    async fn follow_response(
+        &self,
+        first: &ProbeRequest,
+    ) -> Result<Response<hyper::body::Incoming>, String> {
         let mut current = first.clone();
         let mut sent = 0;
         loop {
-            let resp = match self.send(&current).await {
-                Ok(resp) => resp,
-                Err(e) => {
-                    return Ok(Probed::new(
-                        Outcome::Failure,
-                        format!("Get {:?}: {e}", current.url()),
-                    ));
-                }
-            };
+            let resp = self
+                .send(&current)
+                .await
+                .map_err(|e| format!("Get {:?}: {e}", current.url()))?;
             sent += 1;
             let location = is_redirect(resp.status())
                 .then(|| resp.headers().get(hyper::header::LOCATION))
@@ -266,26 +275,53 @@ impl HttpProber {
                 .and_then(|l| l.to_str().ok())
                 .map(str::to_string);
             let Some(location) = location else {
-                return evaluate(resp).await;
+                return Ok(resp);
             };
-            let next = match resolve_redirect(&current, &location) {
-                Ok(next) => next,
-                Err(e) => return Ok(Probed::new(Outcome::Failure, e)),
-            };
+            let next = resolve_redirect(&current, &location)?;
             if next.host != first.host {
                 // `http.ErrUseLastResponse`: the redirect response is the answer.
-                return evaluate(resp).await;
+                return Ok(resp);
             }
             if sent >= MAX_REDIRECTS {
-                return Ok(Probed::new(
-                    Outcome::Failure,
-                    format!(
-                        "Get {:?}: stopped after {MAX_REDIRECTS} redirects",
-                        next.url()
-                    ),
+                return Err(format!(
+                    "Get {:?}: stopped after {MAX_REDIRECTS} redirects",
+                    next.url()
                 ));
             }
             current = next;
+        }
+    }
+
+    /// A lifecycle hook's GET (upstream `runHTTPHandler` with the kubelet's
+    /// `insecureContainerLifecycleHTTPClient`, which has this prober's transport): any
+    /// response is a success, its status code ignored and at most 10 KiB of its body read
+    /// (`discardHTTPRespBody`); an HTTPS request that got a plain HTTP answer is sent again
+    /// over HTTP without its `Authorization` header.
+    pub async fn lifecycle_get(&self, req: &ProbeRequest) -> Result<HttpHookOutcome, String> {
+        match self.follow_response(req).await {
+            Ok(resp) => {
+                discard_body(resp).await;
+                Ok(HttpHookOutcome::Sent)
+            }
+            Err(e) if req.scheme == Scheme::Https && e.contains(HTTP_RESPONSE_TO_HTTPS) => {
+                let mut plain = req.clone();
+                plain.scheme = Scheme::Http;
+                plain
+                    .headers
+                    .retain(|(k, _)| !k.eq_ignore_ascii_case("Authorization"));
+                match self.follow_response(&plain).await {
+                    Ok(resp) => {
+                        discard_body(resp).await;
+                        Ok(HttpHookOutcome::FellBackToHttp(join_host_port(
+                            &plain.host,
+                            plain.port,
+                        )))
+                    }
+                    // Upstream keeps the first error when the fallback fails too.
+                    Err(_) => Err(e),
+                }
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -312,11 +348,7 @@ impl HttpProber {
             Scheme::Http => send_on(TokioIo::new(tcp), request).await,
             Scheme::Https => {
                 let name = ServerName::try_from(req.host.clone()).map_err(|e| e.to_string())?;
-                let tls = self
-                    .tls
-                    .connect(name, tcp)
-                    .await
-                    .map_err(|e| format!("remote error: tls: {e}"))?;
+                let tls = self.tls.connect(name, tcp).await.map_err(tls_error)?;
                 send_on(TokioIo::new(tls), request).await
             }
         }
@@ -341,6 +373,55 @@ where
         .send_request(request)
         .await
         .map_err(|e| e.to_string())
+}
+
+impl LifecycleHttpClient for HttpProber {
+    fn get<'a>(
+        &'a self,
+        action: &'a HTTPGetAction,
+        container: &'a Container,
+        pod_ip: &'a str,
+    ) -> HttpHookFuture<'a> {
+        Box::pin(async move {
+            let req = new_request_for_http_get_action(action, container, pod_ip, "lifecycle")
+                .map_err(|e| e.0)?;
+            self.lifecycle_get(&req).await
+        })
+    }
+}
+
+/// Go's `tls` error when the first record the server sends is not TLS but HTTP.
+const HTTP_RESPONSE_TO_HTTPS: &str = "server gave HTTP response to HTTPS client";
+
+/// A failed TLS handshake as Go words it: a server answering in plain text (a record of
+/// no TLS content type, as `HTTP/1.1 ...` is) gets Go's `RecordHeaderError` message.
+fn tls_error(e: std::io::Error) -> String {
+    let plain_text = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|tls| {
+            matches!(
+                tls,
+                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+            )
+        });
+    if plain_text {
+        format!("http: {HTTP_RESPONSE_TO_HTTPS}")
+    } else {
+        format!("remote error: tls: {e}")
+    }
+}
+
+/// Reads (at most [`MAX_RESP_BODY_LENGTH`] of) the body and drops the response.
+async fn discard_body(resp: Response<hyper::body::Incoming>) {
+    let mut body = resp.into_body();
+    let mut read = 0;
+    while read < MAX_RESP_BODY_LENGTH {
+        match body.frame().await {
+            Some(Ok(frame)) => read += frame.data_ref().map_or(0, |c| c.len()),
+            Some(Err(_)) | None => break,
+        }
+    }
 }
 
 fn is_redirect(status: StatusCode) -> bool {

@@ -218,3 +218,82 @@ fn redirect_locations_resolve_like_urls() {
     assert_eq!(r("http://h"), "http://h:80/");
     assert_eq!(r("//[fd00::1]:7/z"), "http://[fd00::1]:7/z");
 }
+
+#[tokio::test]
+async fn lifecycle_get_ignores_the_status_code_as_upstream() {
+    let (port, seen) = serve(|_, _| Some(response(500, "", "broken"))).await;
+    let get = HTTPGetAction {
+        path: Some("/hook".into()),
+        port: IntOrString::Int(i32::from(port)),
+        ..HTTPGetAction::default()
+    };
+    let p = HttpProber::new().unwrap();
+    let out = LifecycleHttpClient::get(&p, &get, &Container::default(), "127.0.0.1").await;
+    assert_eq!(out, Ok(HttpHookOutcome::Sent));
+    let head = seen.lock().unwrap()[0].to_ascii_lowercase();
+    assert!(head.contains("get /hook http/1.1"), "{head}");
+    assert!(head.contains("user-agent: kube-lifecycle/1.35"), "{head}");
+}
+
+#[tokio::test]
+async fn lifecycle_get_fails_without_a_response() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let p = HttpProber::new().unwrap();
+    let err = p.lifecycle_get(&request(port, "/hook")).await.unwrap_err();
+    assert!(err.contains("Get \"http://127.0.0.1:"), "{err}");
+}
+
+#[tokio::test]
+async fn lifecycle_https_answered_in_http_falls_back_to_http_without_authorization() {
+    // A plain HTTP server as Go's answers a TLS ClientHello: with a 400 in plain text.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen2 = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0_u8; 4096];
+            let n = s.read(&mut buf).await.unwrap();
+            let answer = if buf.first() == Some(&0x16) {
+                "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+                    .to_string()
+            } else {
+                seen2
+                    .lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&buf[..n]).into_owned());
+                response(200, "", "plain")
+            };
+            let _ = s.write_all(answer.as_bytes()).await;
+        }
+    });
+    let get = HTTPGetAction {
+        path: Some("/hook".into()),
+        port: IntOrString::Int(i32::from(port)),
+        scheme: Some("HTTPS".into()),
+        http_headers: Some(vec![HTTPHeader {
+            name: "Authorization".into(),
+            value: "Bearer secret".into(),
+        }]),
+        ..HTTPGetAction::default()
+    };
+    let req =
+        new_request_for_http_get_action(&get, &Container::default(), "127.0.0.1", "lifecycle")
+            .unwrap();
+    let p = HttpProber::new().unwrap();
+    let out = p.lifecycle_get(&req).await;
+    assert_eq!(
+        out,
+        Ok(HttpHookOutcome::FellBackToHttp(format!("127.0.0.1:{port}")))
+    );
+    let heads = seen.lock().unwrap().clone();
+    assert_eq!(heads.len(), 1, "{heads:?}");
+    assert!(heads[0].starts_with("GET /hook HTTP/1.1"), "{heads:?}");
+    assert!(
+        !heads[0].to_ascii_lowercase().contains("authorization"),
+        "{heads:?}"
+    );
+}
