@@ -8,8 +8,8 @@
 //! metrics-server and its APIService are cluster-wide: the test takes them down again at the
 //! end (a registered but unavailable APIService breaks discovery for every client).
 //!
-//! Nodes `krs-t-stats-rs` (198.18.255.71) and `krs-t-stats-up` (198.18.255.72), namespace
-//! `t-stats-top`. Built as ignored with `KRS_SKIP_CLUSTER_TESTS=1`.
+//! Nodes `krs-t-stats-rs` (198.18.255.71) and the harness's upstream reference node
+//! (`krs-upstream`), namespace `t-stats-top`. Built as ignored with `KRS_SKIP_CLUSTER_TESTS=1`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -25,8 +25,6 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const RS_NODE: &str = "krs-t-stats-rs";
 const RS_IP: &str = "198.18.255.71";
-const UP_NODE: &str = "krs-t-stats-up";
-const UP_IP: &str = "198.18.255.72";
 const NS: &str = "t-stats-top";
 const TAINT_KEY: &str = "kubelet-rs.test/stats";
 const BUSYBOX: &str = "docker.io/library/busybox:1.36";
@@ -151,11 +149,11 @@ fn kubectl_top_and_the_summary_through_the_api_server() -> TestResult {
         RS_NODE,
         RS_IP,
     );
-    rs.taints = taint.clone();
-    let mut up = NodeSpec::new(NodeKubelet::Upstream, UP_NODE, UP_IP);
-    up.taints = taint;
+    rs.taints = taint;
     let rs_node = c.start_node(rs)?;
-    let up_node = c.start_node(up)?;
+    // The harness's upstream reference node (`krs-upstream`): node pod subnets are few.
+    let up_node = c.start_upstream_kubelet()?;
+    let up_name = up_node.name.clone();
     let _teardown = Teardown { c: &c };
     let ms = Command::new(repo_root().join("hack/metrics-server-up.sh")).output()?;
     assert!(
@@ -164,7 +162,7 @@ fn kubectl_top_and_the_summary_through_the_api_server() -> TestResult {
         String::from_utf8_lossy(&ms.stderr)
     );
     kubectl(&c, &["create", "namespace", NS]);
-    for (name, node) in [("busy-rs", RS_NODE), ("busy-up", UP_NODE)] {
+    for (name, node) in [("busy-rs", RS_NODE), ("busy-up", up_name.as_str())] {
         let out = c
             .kubectl()
             .args(["apply", "-f", "-"])
@@ -227,7 +225,7 @@ fn kubectl_top_and_the_summary_through_the_api_server() -> TestResult {
         &[
             "get",
             "--raw",
-            &format!("/api/v1/nodes/{UP_NODE}/proxy/stats/summary"),
+            &format!("/api/v1/nodes/{up_name}/proxy/stats/summary"),
         ],
     ) {
         let up: Value = serde_json::from_str(&raw)?;
@@ -275,7 +273,7 @@ fn kubectl_top_and_the_summary_through_the_api_server() -> TestResult {
     let node_cpu: f64 = f[1].trim_end_matches('m').parse()?;
     let node_mem: f64 = f[3].trim_end_matches("Mi").parse()?;
     assert!(node_cpu > 0.0 && node_mem > 0.0, "{node_line}");
-    let up_line = kubectl(&c, &["top", "node", UP_NODE, "--no-headers"]).unwrap_or_default();
+    let up_line = kubectl(&c, &["top", "node", &up_name, "--no-headers"]).unwrap_or_default();
     eprintln!("kubectl top node:\n{node_line}{up_line}");
 
     drop(_teardown);
