@@ -13,9 +13,20 @@ use kubelet_stats::{
 
 use super::KubeletDeps;
 
-/// The provider `/stats/summary`, `/metrics/resource` and `/metrics/cadvisor` read.
+/// The provider `/stats/summary`, `/metrics/resource` and `/metrics/cadvisor` read. What
+/// upstream would report and kubelet-rs does not is said once, here, at start.
 pub fn summary_provider(deps: &KubeletDeps<'_>, root_dir: PathBuf) -> Arc<SummaryProvider> {
     let s = deps.server;
+    if s.feature_gates
+        .enabled(kubelet_features::gates::KUBELET_PSI)
+    {
+        tracing::warn!(
+            "KubeletPSI is enabled: upstream would report PSI (cpu, memory, io) and io stats in /stats/summary; kubelet-rs does not report them"
+        );
+    }
+    tracing::warn!(
+        "/stats/summary reports no pod volume stats (upstream reports each volume's usage); /metrics/cadvisor serves the cpu, memory, process and spec families only"
+    );
     let c = &s.config;
     let pods_cgroup = c
         .cgroups_per_qos
