@@ -10,7 +10,8 @@
 //!   `total_rss` / `anon`; page faults `total_pgfault`/`pgfault`,
 //!   `total_pgmajfault`/`pgmajfault`; limit `memory.limit_in_bytes` / `memory.max` (the
 //!   root: the machine's memory);
-//! * swap: v1 `memory.memsw.usage_in_bytes − usage`, v2 `memory.swap.current` / `memory.swap.max`;
+//! * swap: v1 `memory.memsw.usage_in_bytes − usage` / `memory.memsw.limit_in_bytes`, v2
+//!   `memory.swap.current` / `memory.swap.max` (the root's limit: `SwapTotal`);
 //! * processes: `pids.current`.
 
 use std::collections::BTreeMap;
@@ -183,7 +184,11 @@ impl CgroupReader {
             .zip(memory.as_ref())
             .map(|(memsw, m)| SwapSample {
                 usage: memsw.saturating_sub(m.usage),
-                limit: None,
+                limit: if root {
+                    self.machine_swap()
+                } else {
+                    self.read_u64(&mem.join("memory.memsw.limit_in_bytes"))
+                },
             });
         let pids = self.read_u64(&self.dir("pids", cgroup).join("pids.current"));
         CgroupSample {
@@ -221,7 +226,11 @@ impl CgroupReader {
             .read_u64(&dir.join("memory.swap.current"))
             .map(|usage| SwapSample {
                 usage,
-                limit: self.read_u64(&dir.join("memory.swap.max")),
+                limit: if root {
+                    self.machine_swap()
+                } else {
+                    self.read_u64(&dir.join("memory.swap.max"))
+                },
             });
         let pids = self.read_u64(&dir.join("pids.current"));
         CgroupSample {
@@ -241,6 +250,11 @@ impl CgroupReader {
     /// `MemTotal` in bytes (cAdvisor's machine memory capacity).
     pub fn machine_memory(&self) -> Option<u64> {
         self.meminfo().get("MemTotal").copied()
+    }
+
+    /// `SwapTotal` in bytes (cAdvisor's machine swap capacity, the root's swap limit).
+    pub fn machine_swap(&self) -> Option<u64> {
+        self.meminfo().get("SwapTotal").copied()
     }
 
     fn meminfo_usage(&self) -> Option<u64> {
@@ -352,6 +366,8 @@ mod tests {
             format!("{pod}/memory.limit_in_bytes"),
             "9223372036854771712\n",
         );
+        fs.add_file(format!("{pod}/memory.memsw.usage_in_bytes"), "10500\n");
+        fs.add_file(format!("{pod}/memory.memsw.limit_in_bytes"), "20000\n");
         fs.add_file(
             "/sys/fs/cgroup/cpuacct/kubepods/burstable/podabc/cpuacct.usage",
             "123456789\n",
@@ -373,6 +389,13 @@ mod tests {
         assert_eq!((m.page_faults, m.major_page_faults), (7, 1));
         assert_eq!(m.available(), None, "unlimited");
         assert_eq!(s.pids, Some(3));
+        assert_eq!(
+            s.swap,
+            Some(SwapSample {
+                usage: 500,
+                limit: Some(20_000)
+            })
+        );
         assert!(matches!(
             r.sample("/kubepods/podnone"),
             Err(StatsError::CgroupNotFound(_))
