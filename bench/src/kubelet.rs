@@ -22,6 +22,7 @@ use crate::manifest::{
     KubeletSettings, kubelet_config, pod_name, static_pod_full_name, static_pod_manifest,
 };
 use crate::process::KubeletProcess;
+use crate::scrape::{ScrapeConfig, ScrapeOutcome};
 use crate::stats::LatencySummary;
 use crate::tracker::{RunningTracker, startup_timeout_message};
 
@@ -52,6 +53,8 @@ pub struct KubeletRunConfig {
     pub gone_timeout: Duration,
     /// Keep the run directory (config, kubelet log) even on success.
     pub keep: bool,
+    /// Stats scrapes once the pods run (`port` is set to the read-only port chosen here).
+    pub scrape: Option<ScrapeConfig>,
 }
 
 /// What one kubelet batch measured.
@@ -65,6 +68,8 @@ pub struct KubeletOutcome {
     pub teardown_gone: Option<Duration>,
     /// exec → `/healthz` ok.
     pub healthy_after: Duration,
+    /// The stats scrapes, when asked for.
+    pub scrape: Option<ScrapeOutcome>,
 }
 
 /// Files of one run: `config.json`, `kubelet.log`, `manifests/`, `logs/`, `root/`, `plugins/`.
@@ -100,6 +105,10 @@ pub async fn run_kubelet_variant(
     let dir = RunDir::create(&cfg.work_dir)?;
     let healthz_port = crate::env::free_port()?;
     let port = crate::env::free_port()?;
+    let read_only_port = match cfg.scrape {
+        Some(_) => crate::env::free_port()?,
+        None => 0,
+    };
     let config_path = dir.path("config.json");
     let config = kubelet_config(&KubeletSettings {
         runtime_endpoint: &cfg.endpoint,
@@ -108,6 +117,7 @@ pub async fn run_kubelet_variant(
         volume_plugin_dir: &dir.path("plugins"),
         healthz_port,
         port,
+        read_only_port,
     });
     std::fs::write(&config_path, config).map_err(BenchError::io("write", &config_path))?;
     let mut proc = KubeletProcess::spawn(
@@ -117,7 +127,8 @@ pub async fn run_kubelet_variant(
         &dir.path("kubelet.log"),
     )?;
     let mut uids = BTreeSet::new();
-    let result = measure(&rt, cfg, &dir, &mut proc, healthz_port, &mut uids).await;
+    let ports = (healthz_port, read_only_port);
+    let result = measure(&rt, cfg, &dir, &mut proc, ports, &mut uids).await;
     let stopped = proc.stop(Duration::from_secs(15)).await;
     for (m, e) in crate::env::unmount_under(dir.dir.path()) {
         eprintln!("[bench] WARNING: cannot unmount {}: {e}", m.display());
@@ -151,7 +162,7 @@ async fn measure(
     cfg: &KubeletRunConfig,
     dir: &RunDir,
     proc: &mut KubeletProcess,
-    healthz_port: u16,
+    (healthz_port, read_only_port): (u16, u16),
     uids: &mut BTreeSet<String>,
 ) -> BenchResult<KubeletOutcome> {
     let healthy_after = proc.wait_healthy(healthz_port, cfg.healthz_timeout).await?;
@@ -184,12 +195,25 @@ async fn measure(
     for sb in bench_sandboxes(rt).await? {
         uids.extend(sandbox_uid(&sb));
     }
+    let scrape = match (&cfg.scrape, proc.pid()) {
+        (Some(s), Some(pid)) => {
+            let s = ScrapeConfig {
+                port: read_only_port,
+                ..s.clone()
+            };
+            let outcome = crate::scrape::measure(pid, &s).await?;
+            proc.check_alive()?;
+            Some(outcome)
+        }
+        _ => None,
+    };
     let (teardown_stopped, teardown_gone) = teardown(rt, cfg, &manifests, &names, proc).await?;
     Ok(KubeletOutcome {
         startup,
         teardown_stopped,
         teardown_gone,
         healthy_after,
+        scrape,
     })
 }
 

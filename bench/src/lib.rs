@@ -21,6 +21,7 @@ pub mod kubelet;
 pub mod manifest;
 pub mod process;
 pub mod report;
+pub mod scrape;
 pub mod stats;
 pub mod suite;
 pub mod tracker;

@@ -68,6 +68,8 @@ pub struct KubeletSettings<'a> {
     pub healthz_port: u16,
     /// `port`: the kubelet API server (bound on 127.0.0.1).
     pub port: u16,
+    /// `readOnlyPort` (0: off; the stats scrapes use it).
+    pub read_only_port: u16,
 }
 
 /// The KubeletConfiguration both kubelets run with (standalone: no API server).
@@ -86,7 +88,7 @@ pub fn kubelet_config(s: &KubeletSettings<'_>) -> String {
         "volumePluginDir": s.volume_plugin_dir.display().to_string(),
         "address": "127.0.0.1",
         "port": s.port,
-        "readOnlyPort": 0,
+        "readOnlyPort": s.read_only_port,
         "healthzBindAddress": "127.0.0.1",
         "healthzPort": s.healthz_port,
         "authentication": {
@@ -152,6 +154,7 @@ mod tests {
             volume_plugin_dir: Path::new("/tmp/x/plugins"),
             healthz_port: 40001,
             port: 40002,
+            read_only_port: 0,
         });
         let c = yaml(&text);
         assert_eq!(c["kind"], "KubeletConfiguration");

@@ -47,6 +47,11 @@ impl KubeletProcess {
         })
     }
 
+    /// Its process ID (`None` once reaped).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Its log file.
     pub fn log(&self) -> &Path {
         &self.log

@@ -201,6 +201,7 @@ async fn kubelet_run(
         poll: opts.poll,
         gone_timeout: opts.gone_timeout,
         keep: opts.keep,
+        scrape: None,
     };
     match run_kubelet_variant(rt, &cfg).await {
         Ok(o) => {

@@ -11,7 +11,7 @@
 //! `system:kubelet-api-admin`). Users are certificates of the cluster CA (`CN=<user>`).
 //!
 //! Every cell must be equal on both nodes, except the cells [`KNOWN`] lists with the
-//! reason (routes another part of issue #8 builds); for those the authentication and
+//! reason (routes kubelet-rs does not serve); for those the authentication and
 //! authorization outcome (401 / 403 / passed) must still be equal. The table is printed,
 //! and written to `docs/kubelet-api-authz-matrix.md` with `KRS_UPDATE_AUTHZ_MATRIX=1`.
 //!
@@ -65,44 +65,12 @@ const REQUESTS: &[(&str, &str)] = &[
 
 /// Cells that may differ, with the reason: `(identity, method, path, why)`; `*` is any
 /// identity the request passes authorization for.
-const KNOWN: &[(&str, &str, &str, &str)] = &[
-    (
-        "*",
-        "GET",
-        "/stats/summary",
-        "stats helper's summary provider (issue #8 item 4), not on this branch",
-    ),
-    (
-        "*",
-        "GET",
-        "/metrics",
-        "metrics helper's registry (issue #8 item 5), not on this branch",
-    ),
-    (
-        "*",
-        "GET",
-        "/metrics/cadvisor",
-        "stats helper (issue #8 item 5), not on this branch",
-    ),
-    (
-        "*",
-        "GET",
-        "/metrics/resource",
-        "stats helper (issue #8 item 5), not on this branch",
-    ),
-    (
-        "*",
-        "GET",
-        "/metrics/probes",
-        "metrics helper (issue #8 item 5), not on this branch",
-    ),
-    (
-        "*",
-        "POST",
-        "/checkpoint/default/nope/c",
-        "ContainerCheckpoint (/checkpoint/) is not served by kubelet-rs",
-    ),
-];
+const KNOWN: &[(&str, &str, &str, &str)] = &[(
+    "*",
+    "POST",
+    "/checkpoint/default/nope/c",
+    "ContainerCheckpoint (/checkpoint/) is not served by kubelet-rs",
+)];
 
 struct Identity {
     name: &'static str,

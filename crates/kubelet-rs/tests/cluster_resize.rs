@@ -10,7 +10,7 @@
 //! `memory.limit_in_bytes`) hold the values upstream expects. Then the rollback, and a
 //! resize beyond the node's capacity, which stays `PodResizePending`/`Infeasible`.
 //!
-//! Node `krs-t-resize-rs` (198.18.255.71), namespace `t-resize`. Built as ignored with
+//! Node `krs-t-resize-rs` (198.18.255.73), namespace `t-resize`. Built as ignored with
 //! `KRS_SKIP_CLUSTER_TESTS=1` or `KRS_SKIP_RUNTIME_TESTS=1`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const NODE: &str = "krs-t-resize-rs";
-const NODE_IP: &str = "198.18.255.71";
+const NODE_IP: &str = "198.18.255.73";
 const NS: &str = "t-resize";
 const TAINT_KEY: &str = "kubelet-rs.test/resize";
 const BUSYBOX: &str = "docker.io/library/busybox:1.36";

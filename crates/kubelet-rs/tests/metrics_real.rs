@@ -26,7 +26,12 @@ const ENDPOINTS: [&str; 4] = [
 /// The endpoints kubelet-rs serves today; `/metrics/resource` and `/metrics/cadvisor` come
 /// with the stats summary provider (`crates/stats`): once they answer 200 they are parsed
 /// too, and this list must name them.
-const REQUIRED: [&str; 2] = ["/metrics", "/metrics/probes"];
+const REQUIRED: [&str; 4] = [
+    "/metrics",
+    "/metrics/probes",
+    "/metrics/resource",
+    "/metrics/cadvisor",
+];
 
 fn family<'a>(families: &'a HashMap<String, Family>, name: &str, text: &str) -> &'a Family {
     families

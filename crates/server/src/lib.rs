@@ -4,7 +4,8 @@
 //! * [`healthz_router`]: the plain-HTTP healthz port (`healthzBindAddress:healthzPort`,
 //!   10248): `/healthz` and `/healthz/ping` answer `ok`; nothing else is served.
 //! * [`read_only_router`]: the read-only port (`readOnlyPort`, 10255 in the legacy
-//!   regime): `/healthz` (ping, log, syncloop checks) and `/pods`. Everything else —
+//!   regime): `/healthz` (ping, log, syncloop checks), `/pods` and the stats routes
+//!   (`/stats/summary`, `/metrics/resource`, `/metrics/cadvisor`, see `stats`). Everything else —
 //!   `/exec`, `/run`, `/logs`, `/configz`, debugging handlers — is not installed there,
 //!   as upstream's read-only server installs only the default handlers.
 //!
@@ -39,6 +40,7 @@ mod respond;
 #[cfg(test)]
 mod route_table;
 pub mod secure;
+mod stats;
 mod tls;
 
 use std::future::Future;
@@ -61,6 +63,7 @@ pub use listen::{
 pub use logs::NODE_LOG_DIR;
 pub use readonly::read_only_router;
 pub use secure::{SecureServer, SecureServerConfig, secure_router, start_secure_server};
+pub use stats::TEXT_FORMAT;
 pub use tls::{
     PreparedTls, ServingCertResolver, ServingCertificates, TlsError, TlsSettings, prepare_tls,
 };
@@ -154,6 +157,12 @@ pub trait HostInterface: Send + Sync {
         _sink: LogSink,
     ) -> HostFuture<'a, Result<LogStreamer, String>> {
         Box::pin(async move { Err(format!("container {container:?} is not available")) })
+    }
+    /// The summary provider behind `/stats/summary`, `/metrics/resource` and
+    /// `/metrics/cadvisor` (upstream `stats.Provider`/`SummaryProvider`); `None` answers 500
+    /// and scrape errors.
+    fn stats_provider(&self) -> Option<Arc<kubelet_stats::SummaryProvider>> {
+        None
     }
 }
 

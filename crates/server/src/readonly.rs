@@ -22,7 +22,8 @@ pub fn read_only_router(host: Host) -> Router {
 }
 
 /// `InstallAuthNotRequiredHandlers` as far as implemented: `/healthz` (ping, log,
-/// syncloop) and `/pods`. Shared by the read-only and secure ports.
+/// syncloop), `/pods`, `/stats/summary`, `/metrics/resource`, `/metrics/cadvisor` (see
+/// `crate::stats`). Shared by the read-only and secure ports.
 pub(crate) fn default_handlers(host: Host) -> Router {
     let sync_host = host.clone();
     let checks = vec![
@@ -34,9 +35,10 @@ pub(crate) fn default_handlers(host: Host) -> Router {
         .route("/pods", get(pods))
         .route("/pods/", get(pods))
         .route_layer(axum::middleware::from_fn(get_only))
-        .with_state(host)
+        .with_state(host.clone())
         .merge(healthz_routes(checks))
         .merge(crate::metrics::metrics_routes())
+        .merge(crate::stats::stats_handlers(host))
 }
 
 /// `GET /pods`: a `v1.PodList` of the pods this kubelet runs, as upstream encodes it.

@@ -267,6 +267,10 @@ mod tests {
             "/runningpods/",
             "/debug/pprof/heap",
             "/logs/",
+            "/stats/summary",
+            "/stats/summary?only_cpu_and_memory=true",
+            "/metrics/resource",
+            "/metrics/cadvisor",
         ];
         for debugging in [true, false] {
             let router = secure_router(&cfg(debugging), Arc::new(NoPods), serde_json::json!({}));

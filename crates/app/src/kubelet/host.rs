@@ -71,6 +71,8 @@ pub struct KubeletHost {
     pub kubelet: Arc<Kubelet>,
     /// The CRI runtime service (`streamingRuntime`, `runner`, `ReadLogs`' runtime).
     pub runtime_service: Arc<dyn RuntimeService>,
+    /// The summary provider (`StatsProvider`); `None` in tests without one.
+    pub stats: Option<Arc<kubelet_stats::SummaryProvider>>,
 }
 
 /// `kubecontainer.BuildPodFullName`.
@@ -120,7 +122,14 @@ impl KubeletHost {
         KubeletHost {
             kubelet,
             runtime_service,
+            stats: None,
         }
+    }
+
+    /// The host with its summary provider.
+    pub fn with_stats(mut self, stats: Arc<kubelet_stats::SummaryProvider>) -> Self {
+        self.stats = Some(stats);
+        self
     }
 
     /// `Pods.FindPod` over the runtime's running pods: by full name, else by (translated) UID.
@@ -199,6 +208,10 @@ impl HostInterface for KubeletHost {
                 .cmp(&(&b.metadata.namespace, &b.metadata.name))
         });
         pods
+    }
+
+    fn stats_provider(&self) -> Option<Arc<kubelet_stats::SummaryProvider>> {
+        self.stats.clone()
     }
 
     fn sync_loop_health(&self) -> Result<(), String> {

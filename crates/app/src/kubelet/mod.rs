@@ -18,6 +18,7 @@ mod pod_manager;
 mod pod_state;
 mod runtime_setup;
 mod secure;
+mod stats;
 #[cfg(test)]
 mod support_proofs;
 mod sync_loop;
@@ -543,10 +544,10 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         cancel.cancelled().await;
         drop(pod_config);
     });
-    let host: kubelet_server::Host = Arc::new(host::KubeletHost::new(
-        kubelet.clone(),
-        deps.runtime.runtime.clone(),
-    ));
+    let stats = stats::summary_provider(&deps, kubelet.root_dir.clone());
+    let host: kubelet_server::Host = Arc::new(
+        host::KubeletHost::new(kubelet.clone(), deps.runtime.runtime.clone()).with_stats(stats),
+    );
     secure::start_secure_server(
         &deps,
         &host,

@@ -1,0 +1,151 @@
+//! `stats-scrape`: issue 8's benchmark. For kubelet-rs and the upstream kubelet in turn, on
+//! the private containerd of `hack/runtime-up.sh`: start the kubelet standalone with N static
+//! pods (default 100), wait until they run, then measure `/stats/summary` and
+//! `/metrics/resource` on the read-only port (latency, kubelet CPU per scrape, idle CPU; see
+//! `kubelet_bench::scrape`). Prints a markdown table; `--out FILE` writes the JSON.
+//!
+//! ```sh
+//! cargo run --release -p kubelet-bench --bin stats-scrape -- \
+//!     --kubelet target/release/kubelet-rs --upstream _output/bin/kubelet [--pods 100] \
+//!     [--scrapes 20] [--out /tmp/stats-scrape.json]
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use kubelet_bench::kubelet::{KubeletRunConfig, run_kubelet_variant};
+use kubelet_bench::scrape::{ScrapeConfig, ScrapeOutcome};
+use kubelet_bench::{cri_ops, env};
+
+struct Opts {
+    kubelet: PathBuf,
+    upstream: Option<PathBuf>,
+    pods: usize,
+    scrapes: usize,
+    out: Option<PathBuf>,
+}
+
+fn parse(args: &[String]) -> anyhow::Result<Opts> {
+    let mut o = Opts {
+        kubelet: PathBuf::new(),
+        upstream: None,
+        pods: 100,
+        scrapes: 20,
+        out: None,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().context(format!("{a} needs a value"));
+        match a.as_str() {
+            "--kubelet" => o.kubelet = PathBuf::from(value()?),
+            "--upstream" => o.upstream = Some(PathBuf::from(value()?)),
+            "--pods" => o.pods = value()?.parse()?,
+            "--scrapes" => o.scrapes = value()?.parse()?,
+            "--out" => o.out = Some(PathBuf::from(value()?)),
+            other => bail!("unknown argument {other:?}"),
+        }
+    }
+    if o.kubelet.as_os_str().is_empty() {
+        bail!("--kubelet PATH is required");
+    }
+    Ok(o)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = parse(&args).and_then(|o| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(run(o))
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("stats-scrape: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(o: Opts) -> anyhow::Result<()> {
+    let repo = env::repo_root();
+    let runtime = env::runtime_up(&repo)?;
+    let cri = cri_ops::connect(&runtime.endpoint).await?;
+    cri_ops::cleanup_leftovers(&cri).await?;
+    let mut variants = vec![("kubelet-rs", o.kubelet.clone())];
+    if let Some(u) = &o.upstream {
+        variants.push(("upstream", u.clone()));
+    }
+    let mut results: Vec<(&str, ScrapeOutcome)> = Vec::new();
+    for (label, binary) in variants {
+        eprintln!(
+            "[bench] {label}: {} pods, {} scrapes per endpoint",
+            o.pods, o.scrapes
+        );
+        let cfg = KubeletRunConfig {
+            binary,
+            endpoint: runtime.endpoint.clone(),
+            image: runtime.busybox_image.clone(),
+            pods: o.pods,
+            tag: format!("s{}{}", &label[..1], o.pods),
+            work_dir: PathBuf::from("/var/lib/kubelet-rs-test/bench"),
+            healthz_timeout: Duration::from_secs(60),
+            settle: Duration::from_secs(2),
+            timeout: Duration::from_secs(300),
+            poll: Duration::from_millis(25),
+            gone_timeout: Duration::from_secs(15),
+            keep: false,
+            scrape: Some(ScrapeConfig {
+                port: 0,
+                paths: vec!["/stats/summary".into(), "/metrics/resource".into()],
+                count: o.scrapes,
+                interval: Duration::from_secs(1),
+                warmup: Duration::from_secs(20),
+                idle_window: Duration::from_secs(20),
+            }),
+        };
+        let outcome = run_kubelet_variant(cri.clone(), &cfg)
+            .await
+            .with_context(|| format!("{label} run"))?;
+        let scrape = outcome.scrape.context("no scrape outcome")?;
+        results.push((label, scrape));
+    }
+    println!(
+        "| kubelet | idle CPU (ms/s) | endpoint | p50 (ms) | max (ms) | CPU per scrape (ms) | bytes |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (label, s) in &results {
+        for e in &s.endpoints {
+            println!(
+                "| {label} | {:.1} | `{}` | {:.1} | {:.1} | {:.1} | {} |",
+                s.idle_cpu_ms_per_s, e.path, e.p50_ms, e.p99_ms, e.cpu_ms_per_scrape, e.bytes
+            );
+        }
+    }
+    if let [(_, rs), (_, up)] = results.as_slice() {
+        for (a, b) in rs.endpoints.iter().zip(&up.endpoints) {
+            println!(
+                "- `{}`: kubelet-rs CPU per scrape = {:.2} × upstream's",
+                a.path,
+                a.cpu_ms_per_scrape / b.cpu_ms_per_scrape.max(0.001)
+            );
+        }
+    }
+    if let Some(out) = &o.out {
+        let json: serde_json::Value = results
+            .iter()
+            .map(|(l, s)| {
+                (
+                    (*l).to_string(),
+                    serde_json::to_value(s).unwrap_or_default(),
+                )
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        std::fs::write(out, serde_json::to_string_pretty(&json)? + "\n")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,255 @@
+//! `/metrics/cadvisor`: the container families of cAdvisor's Prometheus collector
+//! (`cadvisor/metrics/prometheus.go`, v0.53.0, as the kubelet registers it in
+//! `server.go` with `containerPrometheusLabelsFunc`: labels `container`, `id`, `image`,
+//! `name`, `namespace`, `pod`), for the cgroups the kubelet reads on demand: the root
+//! (`id="/"`), every pod cgroup (`pod`/`namespace` from the sandbox) and every running
+//! container (`name` = the container ID, as cAdvisor's first alias for containerd).
+//!
+//! Families: `container_cpu_usage_seconds_total{cpu="total"}`, `container_memory_usage_bytes`,
+//! `container_memory_working_set_bytes`, `container_memory_rss`, `container_memory_cache`,
+//! `container_memory_swap`, `container_processes`, `container_spec_memory_limit_bytes`,
+//! `container_start_time_seconds`, `container_last_seen`, `container_scrape_error`, and the
+//! machine collector's `machine_memory_bytes`. Not served (no reader yet): per-CPU, user/system
+//! CPU, CFS throttling, load, disk I/O, filesystem, network, OOM event and file-descriptor
+//! families, and the sandbox (pause) cgroups.
+
+use crate::cgroup::{CgroupSample, MAX_MEMORY_SIZE};
+use crate::prom::Families;
+use crate::types::{PodReference, Time};
+
+/// What one scrape reads.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// When read.
+    pub time: Time,
+    /// The node's boot time (the root cgroup's creation time).
+    pub boot_time: Time,
+    /// `MemTotal`.
+    pub machine_memory: Option<u64>,
+    /// Every cgroup reported.
+    pub cgroups: Vec<CgroupEntry>,
+    /// Whether reading failed (`container_scrape_error 1`, nothing else).
+    pub error: bool,
+}
+
+/// One cgroup's series.
+#[derive(Debug, Clone, Default)]
+pub struct CgroupEntry {
+    /// The cgroup path (`id`).
+    pub id: String,
+    /// The container ID (`name`; empty for the root and pod cgroups).
+    pub name: String,
+    /// The image (`image`).
+    pub image: String,
+    /// The container's name in the pod (`container`).
+    pub container: String,
+    /// The pod (`pod`, `namespace`; empty for the root).
+    pub pod: PodReference,
+    /// Creation time.
+    pub start: Time,
+    /// The reading.
+    pub sample: CgroupSample,
+}
+
+mod desc {
+    use crate::prom::{Desc, Kind, Stability};
+    pub const LABELS: &[&str] = &["container", "id", "image", "name", "namespace", "pod"];
+    pub const CPU_LABELS: &[&str] = &[
+        "container",
+        "id",
+        "image",
+        "name",
+        "namespace",
+        "pod",
+        "cpu",
+    ];
+    const fn d(
+        name: &'static str,
+        help: &'static str,
+        labels: &'static [&'static str],
+        kind: Kind,
+    ) -> Desc {
+        Desc::new(name, help, labels, Stability::Raw, kind)
+    }
+    pub const CPU: Desc = d(
+        "container_cpu_usage_seconds_total",
+        "Cumulative cpu time consumed in seconds.",
+        CPU_LABELS,
+        Kind::Counter,
+    );
+    pub const MEM_USAGE: Desc = d(
+        "container_memory_usage_bytes",
+        "Current memory usage in bytes, including all memory regardless of when it was accessed",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const MEM_WS: Desc = d(
+        "container_memory_working_set_bytes",
+        "Current working set in bytes.",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const MEM_RSS: Desc = d(
+        "container_memory_rss",
+        "Size of RSS in bytes.",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const MEM_CACHE: Desc = d(
+        "container_memory_cache",
+        "Number of bytes of page cache memory.",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const MEM_SWAP: Desc = d(
+        "container_memory_swap",
+        "Container swap usage in bytes.",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const PROCESSES: Desc = d(
+        "container_processes",
+        "Number of processes running inside the container.",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const MEM_LIMIT: Desc = d(
+        "container_spec_memory_limit_bytes",
+        "Memory limit for the container.",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const START: Desc = d(
+        "container_start_time_seconds",
+        "Start time of the container since unix epoch in seconds.",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const LAST_SEEN: Desc = d(
+        "container_last_seen",
+        "Last time a container was seen by the exporter",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const SCRAPE_ERROR: Desc = d(
+        "container_scrape_error",
+        "1 if there was an error while getting container metrics, 0 otherwise",
+        &[],
+        Kind::Gauge,
+    );
+    pub const MACHINE_MEMORY: Desc = d(
+        "machine_memory_bytes",
+        "Amount of memory installed on the machine.",
+        &[],
+        Kind::Gauge,
+    );
+}
+
+/// The exposition. cAdvisor's collectors are registered raw: no stability prefix in the
+/// help text.
+pub fn render(s: &Snapshot) -> String {
+    let mut f = Families::default();
+    let ts = Some(s.time.as_millis());
+    if let Some(m) = s.machine_memory {
+        f.push(&desc::MACHINE_MEMORY, &[], m as f64, ts);
+    }
+    if !s.error {
+        for c in &s.cgroups {
+            let l = [
+                c.container.as_str(),
+                c.id.as_str(),
+                c.image.as_str(),
+                c.name.as_str(),
+                c.pod.namespace.as_str(),
+                c.pod.name.as_str(),
+            ];
+            f.push(&desc::START, &l, c.start.0.as_second() as f64, None);
+            if let Some(m) = &c.sample.memory {
+                let limit = m.limit.filter(|l| *l <= MAX_MEMORY_SIZE).unwrap_or(0);
+                f.push(&desc::MEM_LIMIT, &l, limit as f64, None);
+            }
+            f.push(&desc::LAST_SEEN, &l, s.time.0.as_second() as f64, ts);
+            if let Some(cpu) = c.sample.cpu_usage_ns.filter(|v| *v > 0) {
+                let mut cl = l.to_vec();
+                cl.push("total");
+                f.push(&desc::CPU, &cl, cpu as f64 / 1e9, ts);
+            }
+            if let Some(m) = &c.sample.memory {
+                f.push(&desc::MEM_CACHE, &l, m.cache as f64, ts);
+                f.push(&desc::MEM_RSS, &l, m.rss as f64, ts);
+                f.push(
+                    &desc::MEM_SWAP,
+                    &l,
+                    c.sample.swap.as_ref().map_or(0, |s| s.usage) as f64,
+                    ts,
+                );
+                f.push(&desc::MEM_USAGE, &l, m.usage as f64, ts);
+                f.push(&desc::MEM_WS, &l, m.working_set as f64, ts);
+            }
+            if let Some(p) = c.sample.pids {
+                f.push(&desc::PROCESSES, &l, p as f64, ts);
+            }
+        }
+    }
+    f.push(
+        &desc::SCRAPE_ERROR,
+        &[],
+        if s.error { 1.0 } else { 0.0 },
+        None,
+    );
+    f.render()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::cgroup::MemorySample;
+
+    #[test]
+    fn container_series_have_cadvisors_labels() {
+        let s = Snapshot {
+            time: Time::from_nanos(1_764_547_200_000_000_000),
+            machine_memory: Some(8 << 30),
+            cgroups: vec![CgroupEntry {
+                id: "/kubepods/besteffort/podu/abc".into(),
+                name: "abc".into(),
+                image: "docker.io/library/busybox:1.36".into(),
+                container: "app".into(),
+                pod: PodReference {
+                    name: "web".into(),
+                    namespace: "default".into(),
+                    uid: "u".into(),
+                },
+                start: Time::from_nanos(1_764_547_000_000_000_000),
+                sample: CgroupSample {
+                    cpu_usage_ns: Some(1_500_000_000),
+                    memory: Some(MemorySample {
+                        usage: 10,
+                        working_set: 8,
+                        limit: Some(u64::MAX),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            }],
+            ..Default::default()
+        };
+        let text = render(&s);
+        let l = "container=\"app\",id=\"/kubepods/besteffort/podu/abc\",image=\"docker.io/library/busybox:1.36\",name=\"abc\",namespace=\"default\",pod=\"web\"";
+        for want in [
+            format!(
+                "container_cpu_usage_seconds_total{{container=\"app\",cpu=\"total\",{}}} 1.5 1764547200000",
+                &l[16..]
+            ),
+            format!("container_memory_working_set_bytes{{{l}}} 8 1764547200000"),
+            format!("container_spec_memory_limit_bytes{{{l}}} 0"),
+            format!("container_start_time_seconds{{{l}}} 1.764547e+09"),
+            "# HELP container_memory_working_set_bytes Current working set in bytes.".to_string(),
+            "machine_memory_bytes 8.589934592e+09 1764547200000".to_string(),
+            "container_scrape_error 0".to_string(),
+        ] {
+            assert!(text.lines().any(|line| line == want), "{want}\n{text}");
+        }
+    }
+}

@@ -1,0 +1,469 @@
+//! CPU, memory, swap and process usage of one cgroup, read on demand from cgroup v1 or v2
+//! files through [`HostFs`] — what cAdvisor's `libcontainer` handler reads for the kubelet
+//! (`cadvisor/container/libcontainer/handler.go`, `helper.go` `cadvisorInfoToCPUandMemoryStats`):
+//!
+//! * CPU: v1 `cpuacct.usage`; v2 `cpu.stat` `usage_usec` (the v2 root without `cpu.stat`:
+//!   `/proc/stat`);
+//! * memory: usage v1 `memory.usage_in_bytes`, v2 `memory.current` (the v2 root:
+//!   `MemTotal − MemFree` of `/proc/meminfo`); working set = usage − inactive file pages
+//!   (`total_inactive_file` / `inactive_file`), 0 when they exceed the usage; RSS
+//!   `total_rss` / `anon`; page faults `total_pgfault`/`pgfault`,
+//!   `total_pgmajfault`/`pgmajfault`; limit `memory.limit_in_bytes` / `memory.max` (the
+//!   root: the machine's memory);
+//! * swap: v1 `memory.memsw.usage_in_bytes − usage` / `memory.memsw.limit_in_bytes`, v2
+//!   `memory.swap.current` / `memory.swap.max` (the root's limit: `SwapTotal`);
+//! * processes: `pids.current`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kubelet_cm::{CgroupVersion, HostFs};
+
+use crate::StatsError;
+
+/// Memory above this is "unlimited" (upstream `isMemoryUnlimited`: the kernel rounds
+/// `PAGE_COUNTER_MAX`).
+pub const MAX_MEMORY_SIZE: u64 = 1 << 62;
+
+/// One reading of a cgroup.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CgroupSample {
+    /// Cumulative CPU time in nanoseconds.
+    pub cpu_usage_ns: Option<u64>,
+    /// Memory.
+    pub memory: Option<MemorySample>,
+    /// Swap usage and limit.
+    pub swap: Option<SwapSample>,
+    /// `pids.current`.
+    pub pids: Option<u64>,
+}
+
+/// Memory figures of a cgroup.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemorySample {
+    /// Usage (page cache included).
+    pub usage: u64,
+    /// Usage − inactive file pages.
+    pub working_set: u64,
+    /// Anonymous memory.
+    pub rss: u64,
+    /// Page cache (`total_cache` / `file`).
+    pub cache: u64,
+    /// Page faults.
+    pub page_faults: u64,
+    /// Major page faults.
+    pub major_page_faults: u64,
+    /// The limit (`None` or above [`MAX_MEMORY_SIZE`]: unlimited).
+    pub limit: Option<u64>,
+}
+
+impl MemorySample {
+    /// `limit − working set` when limited (upstream `AvailableBytes`).
+    pub fn available(&self) -> Option<u64> {
+        self.limit
+            .filter(|l| *l <= MAX_MEMORY_SIZE)
+            .map(|l| l.saturating_sub(self.working_set))
+    }
+}
+
+/// Swap figures of a cgroup.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SwapSample {
+    /// Swap in use.
+    pub usage: u64,
+    /// The swap limit, when set.
+    pub limit: Option<u64>,
+}
+
+/// Reads cgroups of one hierarchy. Paths are cgroupfs paths from the hierarchy's root
+/// (`/`, `/kubepods/burstable/pod<uid>`, `/kubepods.slice/...`).
+#[derive(Clone)]
+pub struct CgroupReader {
+    fs: Arc<dyn HostFs>,
+    version: CgroupVersion,
+    mount: PathBuf,
+    proc: PathBuf,
+}
+
+impl CgroupReader {
+    /// A reader of the hierarchy mounted at `/sys/fs/cgroup`, `/proc` for the root's
+    /// fallbacks.
+    pub fn new(fs: Arc<dyn HostFs>, version: CgroupVersion) -> Self {
+        Self::with_roots(fs, version, "/sys/fs/cgroup", "/proc")
+    }
+
+    /// A reader with other mount points (tests).
+    pub fn with_roots(
+        fs: Arc<dyn HostFs>,
+        version: CgroupVersion,
+        mount: impl Into<PathBuf>,
+        proc: impl Into<PathBuf>,
+    ) -> Self {
+        CgroupReader {
+            fs,
+            version,
+            mount: mount.into(),
+            proc: proc.into(),
+        }
+    }
+
+    /// The cgroup version read.
+    pub fn version(&self) -> CgroupVersion {
+        self.version
+    }
+
+    /// The directory of `cgroup` for `controller` (ignored on v2).
+    fn dir(&self, controller: &str, cgroup: &str) -> PathBuf {
+        let rel = cgroup.trim_start_matches('/');
+        let base = match self.version {
+            CgroupVersion::V1 => self.mount.join(controller),
+            CgroupVersion::V2 => self.mount.clone(),
+        };
+        if rel.is_empty() { base } else { base.join(rel) }
+    }
+
+    fn read(&self, path: &Path) -> Option<String> {
+        self.fs.read_to_string(path).ok()
+    }
+
+    fn read_u64(&self, path: &Path) -> Option<u64> {
+        self.read(path)?.trim().parse().ok()
+    }
+
+    /// Whether the cgroup exists.
+    pub fn exists(&self, cgroup: &str) -> bool {
+        self.fs.exists(&self.dir("memory", cgroup))
+    }
+
+    /// The names of the cgroup's child cgroups.
+    pub fn children(&self, cgroup: &str) -> Vec<String> {
+        self.fs
+            .read_dir(&self.dir("memory", cgroup))
+            .unwrap_or_default()
+    }
+
+    /// The processes of the cgroup (`cgroup.procs`).
+    pub fn procs(&self, cgroup: &str) -> Vec<u32> {
+        self.read(&self.dir("memory", cgroup).join("cgroup.procs"))
+            .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Reads the cgroup; `Err(NotFound)` when it does not exist.
+    pub fn sample(&self, cgroup: &str) -> Result<CgroupSample, StatsError> {
+        if !self.exists(cgroup) {
+            return Err(StatsError::CgroupNotFound(cgroup.to_string()));
+        }
+        let root = cgroup.trim_matches('/').is_empty();
+        Ok(match self.version {
+            CgroupVersion::V1 => self.sample_v1(cgroup, root),
+            CgroupVersion::V2 => self.sample_v2(cgroup, root),
+        })
+    }
+
+    fn sample_v1(&self, cgroup: &str, root: bool) -> CgroupSample {
+        let cpu_usage_ns = self.read_u64(&self.dir("cpuacct", cgroup).join("cpuacct.usage"));
+        let mem = self.dir("memory", cgroup);
+        let stat = self
+            .read(&mem.join("memory.stat"))
+            .map(|s| parse_flat_keyed(&s))
+            .unwrap_or_default();
+        let memory = self
+            .read_u64(&mem.join("memory.usage_in_bytes"))
+            .map(|usage| {
+                let limit = if root {
+                    self.machine_memory()
+                } else {
+                    self.read_u64(&mem.join("memory.limit_in_bytes"))
+                };
+                memory_sample(usage, &stat, "total_", limit)
+            });
+        let swap = self
+            .read_u64(&mem.join("memory.memsw.usage_in_bytes"))
+            .zip(memory.as_ref())
+            .map(|(memsw, m)| SwapSample {
+                usage: memsw.saturating_sub(m.usage),
+                limit: if root {
+                    self.machine_swap()
+                } else {
+                    self.read_u64(&mem.join("memory.memsw.limit_in_bytes"))
+                },
+            });
+        let pids = self.read_u64(&self.dir("pids", cgroup).join("pids.current"));
+        CgroupSample {
+            cpu_usage_ns,
+            memory,
+            swap,
+            pids,
+        }
+    }
+
+    fn sample_v2(&self, cgroup: &str, root: bool) -> CgroupSample {
+        let dir = self.dir("", cgroup);
+        let cpu_usage_ns = self
+            .read(&dir.join("cpu.stat"))
+            .and_then(|s| parse_flat_keyed(&s).get("usage_usec").copied())
+            .map(|us| us.saturating_mul(1000))
+            .or_else(|| root.then(|| self.proc_stat_cpu_ns()).flatten());
+        let stat = self
+            .read(&dir.join("memory.stat"))
+            .map(|s| parse_flat_keyed(&s))
+            .unwrap_or_default();
+        let usage = self
+            .read_u64(&dir.join("memory.current"))
+            .or_else(|| root.then(|| self.meminfo_usage()).flatten());
+        let memory = usage.map(|usage| {
+            let limit = if root {
+                self.machine_memory()
+            } else {
+                // `max` does not parse: unlimited.
+                self.read_u64(&dir.join("memory.max"))
+            };
+            memory_sample(usage, &stat, "", limit)
+        });
+        let swap = self
+            .read_u64(&dir.join("memory.swap.current"))
+            .map(|usage| SwapSample {
+                usage,
+                limit: if root {
+                    self.machine_swap()
+                } else {
+                    self.read_u64(&dir.join("memory.swap.max"))
+                },
+            });
+        let pids = self.read_u64(&dir.join("pids.current"));
+        CgroupSample {
+            cpu_usage_ns,
+            memory,
+            swap,
+            pids,
+        }
+    }
+
+    fn meminfo(&self) -> BTreeMap<String, u64> {
+        self.read(&self.proc.join("meminfo"))
+            .map(|s| parse_meminfo(&s))
+            .unwrap_or_default()
+    }
+
+    /// `MemTotal` in bytes (cAdvisor's machine memory capacity).
+    pub fn machine_memory(&self) -> Option<u64> {
+        self.meminfo().get("MemTotal").copied()
+    }
+
+    /// `SwapTotal` in bytes (cAdvisor's machine swap capacity, the root's swap limit).
+    pub fn machine_swap(&self) -> Option<u64> {
+        self.meminfo().get("SwapTotal").copied()
+    }
+
+    fn meminfo_usage(&self) -> Option<u64> {
+        let m = self.meminfo();
+        Some(m.get("MemTotal")?.saturating_sub(*m.get("MemFree")?))
+    }
+
+    /// Busy CPU time of the machine from `/proc/stat` (USER_HZ = 100 ticks per second).
+    fn proc_stat_cpu_ns(&self) -> Option<u64> {
+        let s = self.read(&self.proc.join("stat"))?;
+        let line = s.lines().find(|l| l.starts_with("cpu "))?;
+        let f: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal
+        let busy: u64 = [0usize, 1, 2, 5, 6, 7]
+            .iter()
+            .filter_map(|i| f.get(*i))
+            .sum();
+        Some(busy.saturating_mul(10_000_000))
+    }
+}
+
+fn memory_sample(
+    usage: u64,
+    stat: &BTreeMap<String, u64>,
+    prefix: &str,
+    limit: Option<u64>,
+) -> MemorySample {
+    let key = |k: &str| stat.get(&format!("{prefix}{k}")).copied().unwrap_or(0);
+    let (rss_key, cache_key) = if prefix.is_empty() {
+        ("anon", "file")
+    } else {
+        ("rss", "cache")
+    };
+    let inactive = key("inactive_file");
+    MemorySample {
+        usage,
+        working_set: usage.saturating_sub(inactive),
+        rss: key(rss_key),
+        cache: key(cache_key),
+        page_faults: key("pgfault"),
+        major_page_faults: key("pgmajfault"),
+        limit,
+    }
+}
+
+/// `key value` lines (`memory.stat`, `cpu.stat`).
+pub fn parse_flat_keyed(s: &str) -> BTreeMap<String, u64> {
+    s.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            Some((it.next()?.to_string(), it.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// `/proc/meminfo` in bytes.
+pub fn parse_meminfo(s: &str) -> BTreeMap<String, u64> {
+    s.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let mut it = v.split_whitespace();
+            let n: u64 = it.next()?.parse().ok()?;
+            let n = if it.next() == Some("kB") { n * 1024 } else { n };
+            Some((k.trim().to_string(), n))
+        })
+        .collect()
+}
+
+/// The container ID of a container cgroup (upstream `extractIDFromCgroupPath`): the last
+/// path element, or for the systemd driver what follows the last `-` of `<prefix>-<id>.scope`.
+pub fn extract_id_from_cgroup_path(path: &str) -> &str {
+    let id = path.rsplit('/').next().unwrap_or(path);
+    match id.strip_suffix(".scope") {
+        Some(scope) => scope.rsplit('-').next().unwrap_or(scope),
+        None => id,
+    }
+}
+
+/// The pod UID of a pod cgroup's last element: `pod<uid>` (cgroupfs) or
+/// `kubepods-<qos>-pod<uid with _>.slice` (systemd); `None` for any other cgroup.
+pub fn pod_uid_from_cgroup_name(name: &str) -> Option<String> {
+    if let Some(slice) = name.strip_suffix(".slice") {
+        let (_, uid) = slice.rsplit_once("-pod")?;
+        return Some(uid.replace('_', "-"));
+    }
+    name.strip_prefix("pod").map(str::to_string)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use kubelet_cm::FakeHostFs;
+
+    fn v1_fs() -> Arc<FakeHostFs> {
+        let fs = Arc::new(FakeHostFs::default());
+        let pod = "/sys/fs/cgroup/memory/kubepods/burstable/podabc";
+        fs.add_dir(pod);
+        fs.add_file(format!("{pod}/memory.usage_in_bytes"), "10000\n");
+        fs.add_file(
+            format!("{pod}/memory.stat"),
+            "cache 1\nrss 2\ntotal_rss 4000\ntotal_inactive_file 3000\ntotal_pgfault 7\ntotal_pgmajfault 1\n",
+        );
+        fs.add_file(
+            format!("{pod}/memory.limit_in_bytes"),
+            "9223372036854771712\n",
+        );
+        fs.add_file(format!("{pod}/memory.memsw.usage_in_bytes"), "10500\n");
+        fs.add_file(format!("{pod}/memory.memsw.limit_in_bytes"), "20000\n");
+        fs.add_file(
+            "/sys/fs/cgroup/cpuacct/kubepods/burstable/podabc/cpuacct.usage",
+            "123456789\n",
+        );
+        fs.add_file(
+            "/sys/fs/cgroup/pids/kubepods/burstable/podabc/pids.current",
+            "3\n",
+        );
+        fs
+    }
+
+    #[test]
+    fn v1_working_set_is_usage_minus_inactive_file() {
+        let r = CgroupReader::new(v1_fs(), CgroupVersion::V1);
+        let s = r.sample("/kubepods/burstable/podabc").unwrap();
+        assert_eq!(s.cpu_usage_ns, Some(123_456_789));
+        let m = s.memory.unwrap();
+        assert_eq!((m.usage, m.working_set, m.rss), (10_000, 7_000, 4_000));
+        assert_eq!((m.page_faults, m.major_page_faults), (7, 1));
+        assert_eq!(m.available(), None, "unlimited");
+        assert_eq!(s.pids, Some(3));
+        assert_eq!(
+            s.swap,
+            Some(SwapSample {
+                usage: 500,
+                limit: Some(20_000)
+            })
+        );
+        assert!(matches!(
+            r.sample("/kubepods/podnone"),
+            Err(StatsError::CgroupNotFound(_))
+        ));
+    }
+
+    #[test]
+    fn v2_reads_the_unified_files_and_the_root_from_proc() {
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_dir("/sys/fs/cgroup");
+        fs.add_dir("/sys/fs/cgroup/kubepods/podx/c1");
+        fs.add_file(
+            "/sys/fs/cgroup/kubepods/podx/c1/cpu.stat",
+            "usage_usec 2500\nuser_usec 2000\n",
+        );
+        fs.add_file("/sys/fs/cgroup/kubepods/podx/c1/memory.current", "5000");
+        fs.add_file(
+            "/sys/fs/cgroup/kubepods/podx/c1/memory.stat",
+            "anon 1000\nfile 4000\ninactive_file 6000\npgfault 9\npgmajfault 2\n",
+        );
+        fs.add_file("/sys/fs/cgroup/kubepods/podx/c1/memory.max", "8000\n");
+        fs.add_file("/sys/fs/cgroup/kubepods/podx/c1/memory.swap.current", "10");
+        fs.add_file("/sys/fs/cgroup/kubepods/podx/c1/memory.swap.max", "max");
+        fs.add_file(
+            "/proc/meminfo",
+            "MemTotal:       1000 kB\nMemFree:         400 kB\n",
+        );
+        fs.add_file("/proc/stat", "cpu  10 1 5 100 3 1 1 0 0 0\ncpu0 1 1 1 1\n");
+        fs.add_file("/sys/fs/cgroup/memory.stat", "inactive_file 102400\n");
+        let r = CgroupReader::new(fs, CgroupVersion::V2);
+        let s = r.sample("/kubepods/podx/c1").unwrap();
+        assert_eq!(s.cpu_usage_ns, Some(2_500_000));
+        let m = s.memory.unwrap();
+        assert_eq!((m.usage, m.working_set, m.rss), (5000, 0, 1000));
+        assert_eq!(m.available(), Some(8000));
+        assert_eq!(
+            s.swap,
+            Some(SwapSample {
+                usage: 10,
+                limit: None
+            })
+        );
+        let root = r.sample("/").unwrap();
+        assert_eq!(root.cpu_usage_ns, Some(18 * 10_000_000));
+        let m = root.memory.unwrap();
+        assert_eq!((m.usage, m.working_set), (600 * 1024, 500 * 1024));
+        assert_eq!(m.available(), Some(500 * 1024));
+    }
+
+    #[test]
+    fn ids_and_uids_from_cgroup_names() {
+        assert_eq!(
+            extract_id_from_cgroup_path("/kubepods/burstable/pod2f/9be25294"),
+            "9be25294"
+        );
+        assert_eq!(
+            extract_id_from_cgroup_path("kubepods-burstable-pod2f.slice/cri-containerd-aaef.scope"),
+            "aaef"
+        );
+        assert_eq!(
+            pod_uid_from_cgroup_name("pod2fc9-fd"),
+            Some("2fc9-fd".into())
+        );
+        assert_eq!(
+            pod_uid_from_cgroup_name("kubepods-burstable-pod2fc9_fd.slice"),
+            Some("2fc9-fd".into())
+        );
+        assert_eq!(pod_uid_from_cgroup_name("burstable"), None);
+        assert_eq!(pod_uid_from_cgroup_name("kubepods-besteffort.slice"), None);
+    }
+}

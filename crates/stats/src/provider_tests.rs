@@ -1,0 +1,336 @@
+//! The summary provider over the fake CRI, a fake cgroup tree and fake filesystems.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Mutex;
+
+use kubelet_cm::{CgroupVersion, FakeHostFs};
+use kubelet_cri::fake::{FakeImageService, FakeRuntimeService, container_config, sandbox_config};
+use kubelet_cri::v1::{
+    ContainerStats as CriStats, CpuUsage, FilesystemIdentifier, FilesystemUsage, MemoryUsage,
+};
+
+use super::*;
+use crate::fs::{DirUsage, FakeFsInfo, FsCapacity};
+
+struct Env {
+    provider: SummaryProvider,
+    host: Arc<FakeHostFs>,
+    runtime: Arc<FakeRuntimeService>,
+    now: Arc<Mutex<i64>>,
+    container_id: String,
+    other_id: String,
+}
+
+const POD_CG: &str = "/sys/fs/cgroup/memory/kubepods/burstable/poduid-1";
+const POD2_CG: &str = "/sys/fs/cgroup/memory/kubepods/besteffort/poduid-2";
+
+fn set_cgroup(host: &FakeHostFs, dir: &str, cpu_ns: u64, usage: u64, inactive: u64) {
+    let rel = dir.trim_start_matches("/sys/fs/cgroup/memory");
+    host.add_dir(dir);
+    host.add_file(format!("{dir}/memory.usage_in_bytes"), usage.to_string());
+    host.add_file(
+        format!("{dir}/memory.stat"),
+        format!("total_inactive_file {inactive}\ntotal_rss 100\ntotal_cache 50\n"),
+    );
+    host.add_file(
+        format!("{dir}/memory.limit_in_bytes"),
+        "9223372036854771712",
+    );
+    host.add_file(
+        format!("/sys/fs/cgroup/cpuacct{rel}/cpuacct.usage"),
+        cpu_ns.to_string(),
+    );
+    host.add_file(format!("/sys/fs/cgroup/pids{rel}/pids.current"), "2");
+}
+
+async fn env() -> Env {
+    let runtime = Arc::new(FakeRuntimeService::new());
+    let images = Arc::new(FakeImageService::new());
+    // Pod 1 (burstable, with a pod cgroup and a container cgroup); pod 2 (no cgroups: sums
+    // its containers' runtime figures).
+    let sb1 = sandbox_config("web", "default", "uid-1", 0);
+    let s1 = runtime.run_pod_sandbox(&sb1, "").await.unwrap();
+    let c1 = runtime
+        .create_container(&s1, &container_config("app", 0, "busybox", &[]), &sb1)
+        .await
+        .unwrap();
+    runtime.start_container(&c1).await.unwrap();
+    let sb2 = sandbox_config("db", "prod", "uid-2", 0);
+    let s2 = runtime.run_pod_sandbox(&sb2, "").await.unwrap();
+    let c2 = runtime
+        .create_container(&s2, &container_config("pg", 0, "postgres", &[]), &sb2)
+        .await
+        .unwrap();
+    runtime.start_container(&c2).await.unwrap();
+    // An exited container is not reported.
+    let c3 = runtime
+        .create_container(&s2, &container_config("init", 0, "busybox", &[]), &sb2)
+        .await
+        .unwrap();
+    runtime.start_container(&c3).await.unwrap();
+    runtime.exit_container(&c3, 0).unwrap();
+    runtime.with_state(|st| {
+        let attrs = |id: &str| st.containers[id].attributes();
+        let cri = |id: &str, cpu: u64, ws: u64| CriStats {
+            attributes: Some(attrs(id)),
+            cpu: Some(CpuUsage {
+                timestamp: 5_000_000_000,
+                usage_core_nano_seconds: Some(UInt64Value { value: cpu }),
+                ..Default::default()
+            }),
+            memory: Some(MemoryUsage {
+                timestamp: 5_000_000_000,
+                working_set_bytes: Some(UInt64Value { value: ws }),
+                ..Default::default()
+            }),
+            writable_layer: Some(FilesystemUsage {
+                timestamp: 5_000_000_000,
+                fs_id: Some(FilesystemIdentifier {
+                    mountpoint: "/var/lib/containerd".into(),
+                }),
+                used_bytes: Some(UInt64Value { value: 4096 }),
+                inodes_used: Some(UInt64Value { value: 3 }),
+            }),
+            ..Default::default()
+        };
+        let a = cri(&c1, 1, 1);
+        let b = cri(&c2, 7_000, 300);
+        st.container_stats.insert(c1.clone(), a);
+        st.container_stats.insert(c2.clone(), b);
+    });
+
+    let host = Arc::new(FakeHostFs::default());
+    set_cgroup(&host, "/sys/fs/cgroup/memory", 50_000_000_000, 8000, 1000);
+    set_cgroup(
+        &host,
+        "/sys/fs/cgroup/memory/kubepods",
+        9_000_000_000,
+        5000,
+        500,
+    );
+    host.add_dir("/sys/fs/cgroup/memory/kubepods/besteffort");
+    set_cgroup(&host, POD_CG, 2_000_000_000, 3000, 1000);
+    set_cgroup(&host, &format!("{POD_CG}/{c1}"), 1_500_000_000, 2500, 500);
+    set_cgroup(&host, &format!("{POD_CG}/{s1}"), 10_000_000, 100, 0);
+    host.add_file(format!("{POD_CG}/{s1}/cgroup.procs"), "4242\n");
+    host.add_file(
+        "/proc/4242/net/dev",
+        "h1\nh2\n  eth0: 10 1 0 0 0 0 0 0 20 2 0 0 0 0 0 0\n    lo: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0\n",
+    );
+    host.add_file("/proc/meminfo", "MemTotal: 16 kB\nMemFree: 4 kB\n");
+    host.add_file("/proc/sys/kernel/pid_max", "4194304\n");
+    host.add_file("/proc/sys/kernel/threads-max", "126000\n");
+    host.add_file("/proc/loadavg", "0.10 0.20 0.30 2/345 6789\n");
+    host.add_file(
+        "/proc/net/dev",
+        "h1\nh2\n  eth0: 1000 1 5 0 0 0 0 0 2000 2 6 0 0 0 0 0\n",
+    );
+
+    let fs = Arc::new(FakeFsInfo::default());
+    let cap = FsCapacity {
+        capacity: 100_000,
+        available: 60_000,
+        usage: 40_000,
+        inodes: 1000,
+        inodes_free: 900,
+    };
+    fs.set_capacity("/var/lib/kubelet", cap);
+    fs.set_capacity(
+        "/var/lib/containerd",
+        FsCapacity {
+            capacity: 200_000,
+            ..cap
+        },
+    );
+    fs.set_usage(
+        "/var/log/pods/default_web_uid-1/app",
+        DirUsage {
+            bytes: 8192,
+            inodes: 2,
+        },
+    );
+    let now = Arc::new(Mutex::new(10_000_000_000i64));
+    let clock_now = now.clone();
+    let clock: Clock = Arc::new(move || {
+        jiff::Timestamp::from_nanosecond(i128::from(*clock_now.lock().unwrap())).unwrap()
+    });
+    let provider = SummaryProvider::new(
+        ProviderConfig {
+            node_name: "node1".into(),
+            root_dir: "/var/lib/kubelet".into(),
+            pod_logs_dir: "/var/log/pods".into(),
+            pods_cgroup: Some("/kubepods".into()),
+            ..ProviderConfig::default()
+        },
+        ProviderSources {
+            runtime: runtime.clone(),
+            images,
+            cgroups: CgroupReader::new(host.clone(), CgroupVersion::V1),
+            host: host.clone(),
+            fs,
+            clock,
+            boot_time: Time::from_nanos(1_000_000_000),
+        },
+    );
+    Env {
+        provider,
+        host,
+        runtime,
+        now,
+        container_id: c1,
+        other_id: c2,
+    }
+}
+
+#[tokio::test]
+async fn summary_from_cgroups_and_the_runtime() {
+    let e = env().await;
+    let s = e.provider.get().await.unwrap();
+    let node = &s.node;
+    assert_eq!(node.node_name, "node1");
+    assert_eq!(node.start_time, Time::from_nanos(1_000_000_000));
+    let mem = node.memory.as_ref().unwrap();
+    assert_eq!(mem.working_set_bytes, Some(7000));
+    assert_eq!(
+        mem.available_bytes,
+        Some(16 * 1024 - 7000),
+        "machine memory − working set"
+    );
+    assert_eq!(
+        node.cpu.as_ref().unwrap().usage_core_nano_seconds,
+        Some(50_000_000_000)
+    );
+    assert_eq!(
+        node.cpu.as_ref().unwrap().usage_nano_cores,
+        None,
+        "first sample"
+    );
+    assert_eq!(node.network.as_ref().unwrap().default.tx_errors, Some(6));
+    assert_eq!(node.fs.as_ref().unwrap().used_bytes, Some(40_000));
+    assert_eq!(node.fs.as_ref().unwrap().inodes_used, Some(100));
+    let rl = node.rlimit.as_ref().unwrap();
+    assert_eq!(
+        (rl.max_pid, rl.num_of_running_processes),
+        (Some(126_000), Some(345))
+    );
+    assert_eq!(node.system_containers.len(), 1);
+    assert_eq!(node.system_containers[0].name, "pods");
+    let image_fs = node.runtime.as_ref().unwrap().image_fs.as_ref().unwrap();
+    assert_eq!(
+        image_fs.capacity_bytes, None,
+        "fake mount point unknown to the fs fake"
+    );
+
+    assert_eq!(s.pods.len(), 2);
+    let db = &s.pods[0];
+    assert_eq!(db.pod_ref.name, "db");
+    assert_eq!(db.containers.len(), 1, "exited containers are left out");
+    assert_eq!(db.containers[0].name, "pg");
+    // No cgroups: the runtime's figures, and the pod as the sum of its containers.
+    assert_eq!(
+        db.containers[0].memory.as_ref().unwrap().working_set_bytes,
+        Some(300)
+    );
+    assert_eq!(db.memory.as_ref().unwrap().working_set_bytes, Some(300));
+    assert_eq!(db.cpu.as_ref().unwrap().usage_core_nano_seconds, Some(7000));
+    assert!(db.network.is_none());
+
+    let web = &s.pods[1];
+    assert_eq!(web.pod_ref.uid, "uid-1");
+    let app = &web.containers[0];
+    // The container cgroup wins over the runtime's figures.
+    assert_eq!(app.memory.as_ref().unwrap().working_set_bytes, Some(2000));
+    assert_eq!(app.memory.as_ref().unwrap().rss_bytes, Some(100));
+    assert_eq!(
+        app.cpu.as_ref().unwrap().usage_core_nano_seconds,
+        Some(1_500_000_000)
+    );
+    let rootfs = app.rootfs.as_ref().unwrap();
+    assert_eq!(
+        (rootfs.used_bytes, rootfs.capacity_bytes),
+        (Some(4096), Some(200_000))
+    );
+    assert_eq!(app.logs.as_ref().unwrap().used_bytes, Some(8192));
+    assert_eq!(app.logs.as_ref().unwrap().capacity_bytes, Some(100_000));
+    assert_eq!(web.memory.as_ref().unwrap().working_set_bytes, Some(2000));
+    assert_eq!(web.network.as_ref().unwrap().default.rx_bytes, Some(10));
+    assert_eq!(
+        web.network.as_ref().unwrap().interfaces.len(),
+        1,
+        "lo left out"
+    );
+    assert_eq!(
+        web.ephemeral_storage.as_ref().unwrap().used_bytes,
+        Some(4096 + 8192)
+    );
+    assert_eq!(web.process_stats.as_ref().unwrap().process_count, Some(2));
+    let _ = (&e.other_id, &e.runtime);
+}
+
+#[tokio::test]
+async fn nano_cores_from_the_previous_request() {
+    let e = env().await;
+    let first = e.provider.get_cpu_and_memory_stats().await.unwrap();
+    assert!(first.node.fs.is_none() && first.node.network.is_none());
+    assert!(first.pods[1].containers[0].rootfs.is_none());
+    // 2 s later the container used 1 more CPU second: half a core.
+    *e.now.lock().unwrap() += 2_000_000_000;
+    let rel = format!("/kubepods/burstable/poduid-1/{}", e.container_id);
+    e.host.add_file(
+        format!("/sys/fs/cgroup/cpuacct{rel}/cpuacct.usage"),
+        "2500000000",
+    );
+    let second = e.provider.get_cpu_and_memory_stats().await.unwrap();
+    let cpu = second.pods[1].containers[0].cpu.as_ref().unwrap();
+    assert_eq!(cpu.usage_nano_cores, Some(500_000_000));
+    assert_eq!(second.node.cpu.as_ref().unwrap().usage_nano_cores, Some(0));
+    let text = crate::resource_metrics::render(Ok(&second));
+    assert!(
+        text.contains(
+            "container_cpu_usage_seconds_total{container=\"app\",namespace=\"default\",pod=\"web\"} 2.5 12000"
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn runtime_failure_is_an_error_and_a_scrape_error() {
+    let e = env().await;
+    e.runtime.inject_error(
+        "ListContainers",
+        kubelet_cri::CriError::status("fake", "ListContainers", tonic_code(), "down"),
+    );
+    let err = e.provider.get_cpu_and_memory_stats().await.unwrap_err();
+    e.runtime.inject_error(
+        "ListContainers",
+        kubelet_cri::CriError::status("fake", "ListContainers", tonic_code(), "down"),
+    );
+    assert!(
+        err.to_string()
+            .starts_with("failed to list pod stats: failed to list all containers"),
+        "{err}"
+    );
+    let snap = e.provider.cadvisor_snapshot().await;
+    assert!(snap.error);
+    let text = crate::cadvisor_metrics::render(&snap);
+    assert!(text.contains("container_scrape_error 1"), "{text}");
+}
+
+#[tokio::test]
+async fn cadvisor_snapshot_has_root_pod_and_container_cgroups() {
+    let e = env().await;
+    let snap = e.provider.cadvisor_snapshot().await;
+    let ids: Vec<&str> = snap.cgroups.iter().map(|c| c.id.as_str()).collect();
+    assert!(ids.contains(&"/"), "{ids:?}");
+    assert!(ids.contains(&"/kubepods/burstable/poduid-1"), "{ids:?}");
+    let app = snap.cgroups.iter().find(|c| c.container == "app").unwrap();
+    assert_eq!(app.name, e.container_id);
+    assert_eq!(app.pod.name, "web");
+    assert_eq!(app.image, "busybox");
+    assert_eq!(app.sample.memory.as_ref().unwrap().working_set, 2000);
+    let _ = POD2_CG;
+}
+
+fn tonic_code() -> tonic::Code {
+    tonic::Code::Unavailable
+}

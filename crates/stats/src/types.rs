@@ -1,0 +1,359 @@
+//! The summary API's types (`k8s.io/kubelet/pkg/apis/stats/v1alpha1/types.go`), serialized
+//! with upstream's JSON names and `omitempty` rules.
+
+use serde::{Serialize, Serializer};
+
+/// `metav1.Time`: RFC 3339 in UTC, whole seconds on the wire; the full precision stays in
+/// memory (`container_start_time_seconds` uses it, as upstream's `UnixNano`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Time(pub jiff::Timestamp);
+
+impl Time {
+    /// A time from nanoseconds since the epoch (CRI timestamps); out of range is the epoch.
+    pub fn from_nanos(nanos: i64) -> Self {
+        Time(jiff::Timestamp::from_nanosecond(i128::from(nanos)).unwrap_or_default())
+    }
+
+    /// Seconds since the epoch, with the fraction.
+    pub fn as_secs_f64(&self) -> f64 {
+        self.0.as_nanosecond() as f64 / 1e9
+    }
+
+    /// Milliseconds since the epoch (the text format's sample timestamps).
+    pub fn as_millis(&self) -> i64 {
+        self.0.as_millisecond()
+    }
+}
+
+impl Serialize for Time {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // `metav1.Time.MarshalJSON`: `t.UTC().Format(time.RFC3339)`.
+        let secs = jiff::Timestamp::from_second(self.0.as_second()).unwrap_or_default();
+        s.serialize_str(&secs.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+    }
+}
+
+/// `Summary`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Summary {
+    /// Node-level stats.
+    pub node: NodeStats,
+    /// Per-pod stats (upstream always makes the slice: `[]` when there are none).
+    pub pods: Vec<PodStats>,
+}
+
+/// `NodeStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeStats {
+    /// The node's name.
+    pub node_name: String,
+    /// `kubelet`, `runtime`, `misc`, `pods` system containers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub system_containers: Vec<ContainerStats>,
+    /// The node's boot time.
+    pub start_time: Time,
+    /// CPU of the root cgroup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuStats>,
+    /// Memory of the root cgroup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryStats>,
+    /// Network of the host network namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkStats>,
+    /// The filesystem of `--root-dir`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fs: Option<FsStats>,
+    /// The runtime's image and container filesystems.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeStats>,
+    /// PID limit and process count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rlimit: Option<RlimitStats>,
+    /// Swap of the root cgroup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap: Option<SwapStats>,
+}
+
+/// `RlimitStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct RlimitStats {
+    /// When read.
+    pub time: Time,
+    /// `kernel.pid_max` (bounded by `kernel.threads-max`).
+    #[serde(rename = "maxpid", skip_serializing_if = "Option::is_none")]
+    pub max_pid: Option<i64>,
+    /// Processes (tasks) on the node.
+    #[serde(rename = "curproc", skip_serializing_if = "Option::is_none")]
+    pub num_of_running_processes: Option<i64>,
+}
+
+/// `RuntimeStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeStats {
+    /// The filesystem holding images.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_fs: Option<FsStats>,
+    /// The filesystem holding container writable layers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container_fs: Option<FsStats>,
+}
+
+/// `ProcessStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct ProcessStats {
+    /// Processes in the pod's containers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_count: Option<u64>,
+}
+
+/// `PodStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStats {
+    /// The pod.
+    pub pod_ref: PodReference,
+    /// The sandbox's creation time.
+    pub start_time: Time,
+    /// The pod's running containers (a pod is listed once it has one).
+    pub containers: Vec<ContainerStats>,
+    /// CPU of the pod cgroup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuStats>,
+    /// Memory of the pod cgroup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryStats>,
+    /// Network of the pod's network namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkStats>,
+    /// Volumes.
+    #[serde(rename = "volume", skip_serializing_if = "Vec::is_empty")]
+    pub volume_stats: Vec<VolumeStats>,
+    /// Writable layers + logs + local volumes.
+    #[serde(rename = "ephemeral-storage", skip_serializing_if = "Option::is_none")]
+    pub ephemeral_storage: Option<FsStats>,
+    /// Process count.
+    #[serde(rename = "process_stats", skip_serializing_if = "Option::is_none")]
+    pub process_stats: Option<ProcessStats>,
+    /// Swap of the pod cgroup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap: Option<SwapStats>,
+}
+
+/// `ContainerStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStats {
+    /// The container's name in the pod (or the system container's name).
+    pub name: String,
+    /// The container's creation time.
+    pub start_time: Time,
+    /// CPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuStats>,
+    /// Memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryStats>,
+    /// The writable layer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rootfs: Option<FsStats>,
+    /// The container's log directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<FsStats>,
+    /// Swap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap: Option<SwapStats>,
+}
+
+/// `PodReference`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PodReference {
+    /// Name.
+    pub name: String,
+    /// Namespace.
+    pub namespace: String,
+    /// UID.
+    pub uid: String,
+}
+
+/// `InterfaceStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct InterfaceStats {
+    /// Interface name.
+    pub name: String,
+    /// Received bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rx_bytes: Option<u64>,
+    /// Receive errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rx_errors: Option<u64>,
+    /// Sent bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_bytes: Option<u64>,
+    /// Send errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_errors: Option<u64>,
+}
+
+/// `NetworkStats`: the default interface (`eth0`) inline, and every interface.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct NetworkStats {
+    /// When read.
+    pub time: Time,
+    /// The default interface.
+    #[serde(flatten)]
+    pub default: InterfaceStats,
+    /// All interfaces.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub interfaces: Vec<InterfaceStats>,
+}
+
+/// `CPUStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CpuStats {
+    /// When read.
+    pub time: Time,
+    /// Rate between the last two samples, in billionths of a core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_nano_cores: Option<u64>,
+    /// Cumulative CPU time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_core_nano_seconds: Option<u64>,
+}
+
+/// `MemoryStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryStats {
+    /// When read.
+    pub time: Time,
+    /// Limit − working set (absent when unlimited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_bytes: Option<u64>,
+    /// Usage, page cache included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_bytes: Option<u64>,
+    /// Usage − inactive file pages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_set_bytes: Option<u64>,
+    /// Anonymous memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rss_bytes: Option<u64>,
+    /// Page faults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_faults: Option<u64>,
+    /// Major page faults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub major_page_faults: Option<u64>,
+}
+
+/// `SwapStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SwapStats {
+    /// When read.
+    pub time: Time,
+    /// Swap limit − usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap_available_bytes: Option<u64>,
+    /// Swap usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap_usage_bytes: Option<u64>,
+}
+
+/// `VolumeStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct VolumeStats {
+    /// Usage of the volume's filesystem.
+    #[serde(flatten)]
+    pub fs: FsStats,
+    /// The volume's name in the pod.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name: String,
+}
+
+/// `FsStats`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FsStats {
+    /// When read.
+    pub time: Time,
+    /// Free bytes for unprivileged users.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available_bytes: Option<u64>,
+    /// Size of the filesystem.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity_bytes: Option<u64>,
+    /// Bytes used (by the object, or by the filesystem).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used_bytes: Option<u64>,
+    /// Free inodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inodes_free: Option<u64>,
+    /// Inodes of the filesystem.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inodes: Option<u64>,
+    /// Inodes used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inodes_used: Option<u64>,
+}
+
+/// `SystemContainerPods` and friends.
+pub mod system_containers {
+    /// `SystemContainerKubelet`.
+    pub const KUBELET: &str = "kubelet";
+    /// `SystemContainerRuntime`.
+    pub const RUNTIME: &str = "runtime";
+    /// `SystemContainerMisc`.
+    pub const MISC: &str = "misc";
+    /// `SystemContainerPods`.
+    pub const PODS: &str = "pods";
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_omitempty_are_upstreams() {
+        let s = Summary {
+            node: NodeStats {
+                node_name: "n".into(),
+                start_time: Time::from_nanos(1_500_000_000),
+                rlimit: Some(RlimitStats {
+                    max_pid: Some(4_194_304),
+                    ..Default::default()
+                }),
+                network: Some(NetworkStats {
+                    default: InterfaceStats {
+                        name: "eth0".into(),
+                        rx_bytes: Some(5),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            pods: Vec::new(),
+        };
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "node": {
+                    "nodeName": "n",
+                    "startTime": "1970-01-01T00:00:01Z",
+                    "network": {"time": "1970-01-01T00:00:00Z", "name": "eth0", "rxBytes": 5},
+                    "rlimit": {"time": "1970-01-01T00:00:00Z", "maxpid": 4194304},
+                },
+                "pods": [],
+            })
+        );
+    }
+}
