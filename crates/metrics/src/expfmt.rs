@@ -264,11 +264,13 @@ fn sample(
     out.push('\n');
 }
 
-fn escape_help(s: &str) -> String {
+/// A HELP text escaped as the text format wants it (backslash and newline).
+pub fn escape_help(s: &str) -> String {
     s.replace('\\', "\\\\").replace('\n', "\\n")
 }
 
-fn escape_label(s: &str) -> String {
+/// A label value escaped as the text format wants it (backslash, newline, quote).
+pub fn escape_label(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('\n', "\\n")
         .replace('"', "\\\"")

@@ -147,60 +147,9 @@ impl Families {
     }
 }
 
-fn escape_help(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('\n', "\\n")
-}
-
-fn escape_label(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
 /// Go's `strconv.FormatFloat(v, 'g', -1, 64)` with expfmt's special cases.
-pub fn format_float(v: f64) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    if v == 0.0 {
-        return "0".into();
-    }
-    // Shortest round-trip digits, as `{:e}` gives them: `d.ddde±x`.
-    let e = format!("{v:e}");
-    let Some((mantissa, exp)) = e.split_once('e') else {
-        return e;
-    };
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    // strconv's `%g` with the shortest precision: `%e` when the exponent is below -4 or
-    // at least 6 (`eprec = 6`).
-    let eprec = 6;
-    if exp < -4 || exp >= eprec {
-        let exp_sign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{mantissa}e{exp_sign}{:02}", exp.abs());
-    }
-    if exp < 0 {
-        let zeros = "0".repeat((-exp - 1) as usize);
-        return format!("{sign}0.{zeros}{digits}");
-    }
-    let point = (exp + 1) as usize;
-    if digits.len() <= point {
-        format!("{sign}{digits}{}", "0".repeat(point - digits.len()))
-    } else {
-        format!("{sign}{}.{}", &digits[..point], &digits[point..])
-    }
-}
+pub use kubelet_metrics::expfmt::go_float as format_float;
+use kubelet_metrics::expfmt::{escape_help, escape_label};
 
 #[cfg(test)]
 mod tests {
