@@ -8,7 +8,7 @@
 //! metrics-server and its APIService are cluster-wide: the test takes them down again at the
 //! end (a registered but unavailable APIService breaks discovery for every client).
 //!
-//! Nodes `krs-t-stats-rs` (198.18.255.71) and the harness's upstream reference node
+//! Nodes `krs-t-stats-rs` (198.18.255.74) and the harness's upstream reference node
 //! (`krs-upstream`), namespace `t-stats-top`. Built as ignored with `KRS_SKIP_CLUSTER_TESTS=1`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const RS_NODE: &str = "krs-t-stats-rs";
-const RS_IP: &str = "198.18.255.71";
+const RS_IP: &str = "198.18.255.74";
 const NS: &str = "t-stats-top";
 const TAINT_KEY: &str = "kubelet-rs.test/stats";
 const BUSYBOX: &str = "docker.io/library/busybox:1.36";
