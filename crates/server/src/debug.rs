@@ -45,6 +45,8 @@ pub struct DebugHandlers {
     pub enable_debug_flags_handler: bool,
     /// What `PUT /debug/flags/v` calls (`logs.GlogSetter`); `None` refuses every value.
     pub set_verbosity: Option<VerbositySetter>,
+    /// The `ContainerCheckpoint` feature gate (`/checkpoint/`, see `crate::checkpoint`).
+    pub container_checkpoint: bool,
 }
 
 impl Default for DebugHandlers {
@@ -56,6 +58,7 @@ impl Default for DebugHandlers {
             enable_profiling_handler: true,
             enable_debug_flags_handler: true,
             set_verbosity: None,
+            container_checkpoint: true,
         }
     }
 }
@@ -70,6 +73,7 @@ impl std::fmt::Debug for DebugHandlers {
                 "enable_debug_flags_handler",
                 &self.enable_debug_flags_handler,
             )
+            .field("container_checkpoint", &self.container_checkpoint)
             .finish_non_exhaustive()
     }
 }

@@ -87,9 +87,9 @@ impl HttpMetrics {
     }
 
     /// The secure server: `InstallAuthRequiredHandlers` (+ system log, profiling and
-    /// `checkpoint` with the `ContainerCheckpoint` gate's default) or
+    /// `checkpoint` with the `ContainerCheckpoint` gate) or
     /// `InstallDebuggingDisabledHandlers`.
-    pub(crate) fn secure(debugging_handlers: bool) -> Self {
+    pub(crate) fn secure(debugging_handlers: bool, checkpoint: bool) -> Self {
         // Both sets install these subtrees (handlers or the 405 "disabled" ones).
         const BOTH: [&str; 7] = [
             "run",
@@ -101,11 +101,17 @@ impl HttpMetrics {
             "logs",
         ];
         let extra: &[&str] = if debugging_handlers {
-            &["configz", "checkpoint", "debug"]
+            &["configz", "debug"]
         } else {
             &["pprof"]
         };
-        let all: Vec<&'static str> = BOTH.iter().chain(extra).copied().collect();
+        let checkpoint = (debugging_handlers && checkpoint).then_some("checkpoint");
+        let all: Vec<&'static str> = BOTH
+            .iter()
+            .chain(extra)
+            .copied()
+            .chain(checkpoint)
+            .collect();
         Self::new("readwrite", &all)
     }
 
@@ -329,12 +335,16 @@ mod tests {
         // Not installed on the read-only port.
         assert_eq!(ro.path_bucket("/exec/ns/p/c"), "other");
         assert_eq!(ro.path_bucket("/"), "other");
-        let rw = HttpMetrics::secure(true);
+        let rw = HttpMetrics::secure(true, true);
         assert_eq!(rw.path_bucket("/exec/ns/p/c"), "exec");
         assert_eq!(rw.path_bucket("/configz"), "configz");
         assert_eq!(rw.path_bucket("/debug/pprof/heap"), "debug");
-        let disabled = HttpMetrics::secure(false);
+        assert_eq!(rw.path_bucket("/checkpoint/ns/p/c"), "checkpoint");
+        let no_gate = HttpMetrics::secure(true, false);
+        assert_eq!(no_gate.path_bucket("/checkpoint/ns/p/c"), "other");
+        let disabled = HttpMetrics::secure(false, true);
         assert_eq!(disabled.path_bucket("/configz"), "other");
+        assert_eq!(disabled.path_bucket("/checkpoint/ns/p/c"), "other");
         assert_eq!(method_bucket("GET"), "GET");
         assert_eq!(method_bucket("PATCH"), "other");
     }

@@ -53,6 +53,9 @@ pub fn secure_server_config(
             node_log_dir: kubelet_server::NODE_LOG_DIR.into(),
             enable_profiling_handler: c.enable_profiling_handler.unwrap_or(true),
             enable_debug_flags_handler: c.enable_debug_flags_handler.unwrap_or(true),
+            container_checkpoint: server
+                .feature_gates
+                .enabled(kubelet_features::gates::CONTAINER_CHECKPOINT),
             set_verbosity: Some(std::sync::Arc::new(|v| {
                 kubelet_klog::set_verbosity(v);
                 Ok(())
