@@ -31,6 +31,7 @@ mod debugging;
 mod filter;
 pub mod fuzzing;
 mod healthz;
+mod journal;
 mod listen;
 mod logs;
 mod methods;
@@ -58,6 +59,7 @@ pub use container_logs::{LogSink, LogStreamer, PodLogOptions};
 pub use debug::{DebugHandlers, VerbositySetter};
 pub use debugging::{StreamOptions, StreamingError, StreamingErrorKind};
 pub use healthz::{HealthCheck, healthz_router};
+pub use journal::{CommandStatus, JournalCommands, LogCommandRunner};
 pub use listen::{
     HEADER_READ_TIMEOUT, MAX_CONNECTIONS, ServeLimits, ServerError, bind, serve, serve_with_limits,
 };
