@@ -36,6 +36,7 @@ mod listen;
 mod logs;
 mod methods;
 mod metrics;
+pub mod openmetrics;
 mod proxy;
 mod readonly;
 mod respond;

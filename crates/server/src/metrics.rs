@@ -1,4 +1,4 @@
-//! `/metrics` and `/metrics/probes` (`InstallAuthNotRequiredHandlers` in
+//! `/metrics` and `/metrics/probes` (OpenMetrics when asked: `crate::openmetrics`) (`InstallAuthNotRequiredHandlers` in
 //! `pkg/kubelet/server/server.go`: `legacyregistry.Handler()` and the prober registry's
 //! `HandlerFor`), and the HTTP request metrics every request of both ports updates
 //! (`Server.ServeHTTP`: `kubelet_http_requests_total`, `kubelet_http_inflight_requests`,
@@ -277,10 +277,10 @@ mod tests {
         // counted, as upstream's mux); one inside a pattern but unrouted is counted.
         let _ = get("/nope/x", None).await;
         let _ = get("/stats/nope", None).await;
-        // OpenMetrics asked: the 0.0.4 text, as upstream's handler (OpenMetrics not enabled).
+        // The text format preferred (OpenMetrics when preferred: `crate::openmetrics`).
         let (status, headers, body) = get(
             "/metrics",
-            Some("application/openmetrics-text;version=1.0.0;q=0.9,text/plain;version=0.0.4;q=0.5"),
+            Some("text/plain;version=0.0.4;q=0.9,application/openmetrics-text;version=1.0.0;q=0.5"),
         )
         .await;
         assert_eq!(status, StatusCode::OK);
