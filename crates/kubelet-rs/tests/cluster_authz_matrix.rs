@@ -201,37 +201,9 @@ fn outcome(status: &str) -> &str {
     }
 }
 
-fn rbac(c: &Cluster) -> Result<(), Box<dyn std::error::Error>> {
-    let objects = serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "List",
-        "items": [
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-             "metadata": {"name": USER_STATS},
-             "rules": [{"apiGroups": [""], "resources": ["nodes/stats"],
-                        "verbs": ["get", "create", "update", "patch", "delete"]}]},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-             "metadata": {"name": USER_STATS},
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": USER_STATS},
-             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER_STATS}]},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-             "metadata": {"name": USER_PROXY},
-             "rules": [{"apiGroups": [""], "resources": ["nodes/proxy"],
-                        "verbs": ["get", "create", "update", "patch", "delete"]}]},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-             "metadata": {"name": USER_PROXY},
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": USER_PROXY},
-             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER_PROXY}]},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-             "metadata": {"name": USER_CHECKPOINT},
-             "rules": [{"apiGroups": [""], "resources": ["nodes/checkpoint"],
-                        "verbs": ["get", "create", "update", "patch", "delete"]}]},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-             "metadata": {"name": USER_CHECKPOINT},
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": USER_CHECKPOINT},
-             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER_CHECKPOINT}]},
-        ]
-    });
+/// `kubectl apply` of a `v1.List` of `items`.
+fn apply(c: &Cluster, items: Vec<serde_json::Value>, what: &str) -> TestResult {
+    let objects = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
     let mut child = c
         .kubectl()
         .args(["apply", "-f", "-"])
@@ -242,8 +214,36 @@ fn rbac(c: &Cluster) -> Result<(), Box<dyn std::error::Error>> {
         &mut child.stdin.take().unwrap(),
         objects.to_string().as_bytes(),
     )?;
-    assert!(child.wait()?.success(), "kubectl apply of the RBAC objects");
+    assert!(child.wait()?.success(), "kubectl apply of {what}");
     Ok(())
+}
+
+/// A ClusterRole allowing every verb on `resource` and its binding to the user `user`
+/// (both named `user`).
+fn role_for(user: &str, resource: &str) -> [serde_json::Value; 2] {
+    const RBAC: &str = "rbac.authorization.k8s.io";
+    [
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": user},
+         "rules": [{"apiGroups": [""], "resources": [resource],
+                    "verbs": ["get", "create", "update", "patch", "delete"]}]}),
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": user},
+         "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": user},
+         "subjects": [{"apiGroup": RBAC, "kind": "User", "name": user}]}),
+    ]
+}
+
+fn rbac(c: &Cluster) -> TestResult {
+    let items = [
+        (USER_STATS, "nodes/stats"),
+        (USER_PROXY, "nodes/proxy"),
+        (USER_CHECKPOINT, "nodes/checkpoint"),
+    ]
+    .into_iter()
+    .flat_map(|(user, resource)| role_for(user, resource))
+    .collect();
+    apply(c, items, "the RBAC objects")
 }
 
 fn delete_rbac(c: &Cluster) {
@@ -274,30 +274,16 @@ fn delete_namespaces(c: &Cluster) {
 
 /// A busybox pod `cp` (container `main`) on `node` in namespace `ns`, running.
 fn cp_pod(c: &Cluster, ns: &str, node: &str) -> TestResult {
-    let objects = serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "List",
-        "items": [
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
-            {"apiVersion": "v1", "kind": "Pod",
-             "metadata": {"name": "cp", "namespace": ns},
-             "spec": {"nodeName": node, "automountServiceAccountToken": false,
-                      "terminationGracePeriodSeconds": 1,
-                      "containers": [{"name": "main", "image": BUSYBOX,
-                                      "command": ["sleep", "3600"]}]}},
-        ]
-    });
-    let mut child = c
-        .kubectl()
-        .args(["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()?;
-    std::io::Write::write_all(
-        &mut child.stdin.take().unwrap(),
-        objects.to_string().as_bytes(),
-    )?;
-    assert!(child.wait()?.success(), "kubectl apply of pod {ns}/cp");
+    let items = vec![
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "cp", "namespace": ns},
+         "spec": {"nodeName": node, "automountServiceAccountToken": false,
+                  "terminationGracePeriodSeconds": 1,
+                  "containers": [{"name": "main", "image": BUSYBOX,
+                                  "command": ["sleep", "3600"]}]}}),
+    ];
+    apply(c, items, &format!("pod {ns}/cp"))?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
         let phase = c.kubectl_output([
