@@ -339,7 +339,13 @@ fn atoi(s: &str) -> Result<i64, String> {
 /// `newNodeLogQuery`: `Ok(None)` when the request has none of the parameters (the plain
 /// file server answers); `Err` is the field errors' text (400).
 pub fn new_node_log_query(query: Option<&str>) -> Result<Option<NodeLogQuery>, String> {
-    let pairs: Vec<(String, String)> = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+    // Go's `url.ParseQuery` drops every `&`-separated piece holding a `;`.
+    let raw: Vec<&str> = query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|piece| !piece.contains(';'))
+        .collect();
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(raw.join("&").as_bytes())
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();
     let all = |key: &str| -> Vec<String> {
