@@ -182,7 +182,10 @@ impl Timeline {
                     o.insert("alreadyPresent".into(), s.already_present.into());
                 }
                 o.insert("time".into(), s.time.to_string().into());
-                o.insert("sinceSeenSeconds".into(), s.since_seen.as_secs_f64().into());
+                // Nanoseconds over 1e9 in one division: the decimal's nearest double
+                // (`1.65730359`, not `as_secs_f64`'s `1.6573035900000002`).
+                let nanos = u64::try_from(s.since_seen.as_nanos()).unwrap_or(u64::MAX);
+                o.insert("sinceSeenSeconds".into(), (nanos as f64 / 1e9).into());
                 Value::Object(o)
             })
             .collect();
@@ -599,6 +602,12 @@ mod tests {
         t.record_image("u1", "busybox", false);
         t.record_container("u1", Step::ContainerStarted, "c");
         let v = t.get("u1").unwrap().to_json("default", "web");
+        let mut odd = t.get("u1").unwrap();
+        odd.steps[1].since_seen = Duration::new(1, 657_303_590);
+        assert_eq!(
+            odd.to_json("ns", "p")["steps"][1]["sinceSeenSeconds"].to_string(),
+            "1.65730359"
+        );
         assert_eq!(
             v,
             json!({

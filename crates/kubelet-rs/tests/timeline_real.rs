@@ -135,6 +135,7 @@ async fn a_static_pods_startup_timeline_has_every_step_in_order() {
         .lines()
         .find(|l| l.contains("\"Pod startup timeline\"") && l.contains(&name))
         .unwrap_or_else(|| panic!("no timeline log line:\n{log}"));
+    eprintln!("{body:#}\n{line}");
     for part in [
         "seen=0s",
         " admitted=",
