@@ -5,8 +5,8 @@
 //! kubelet's loops use `tokio::time` so tests can use `tokio::time::pause`.
 
 use std::fmt::Debug;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -19,7 +19,15 @@ pub trait Clock: Send + Sync + Debug {
     fn since(&self, t: Timestamp) -> Duration {
         duration_between(t, self.now())
     }
+
+    /// A monotonic reading: time since an arbitrary origin of this clock, never going back
+    /// when the wall clock is set (Go's `time.Time` carries one next to the wall time).
+    /// Only differences of two readings of the same clock mean something.
+    fn monotonic(&self) -> Duration;
 }
+
+/// The origin of [`RealClock::monotonic`]: the first reading in the process.
+static MONOTONIC_ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
 
 /// `later - earlier`, clamped at zero.
 pub fn duration_between(earlier: Timestamp, later: Timestamp) -> Duration {
@@ -34,6 +42,10 @@ pub struct RealClock;
 impl Clock for RealClock {
     fn now(&self) -> Timestamp {
         Timestamp::now()
+    }
+
+    fn monotonic(&self) -> Duration {
+        MONOTONIC_ORIGIN.elapsed()
     }
 }
 
@@ -76,6 +88,11 @@ impl Clock for FakeClock {
     fn now(&self) -> Timestamp {
         *self.now.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// The fake time since the Unix epoch: [`FakeClock::step`] moves it with the wall time.
+    fn monotonic(&self) -> Duration {
+        duration_between(Timestamp::UNIX_EPOCH, self.now())
+    }
 }
 
 #[cfg(test)]
@@ -90,5 +107,14 @@ mod tests {
         other.step(Duration::from_secs(5));
         assert_eq!(clock.since(start), Duration::from_secs(5));
         assert_eq!(duration_between(clock.now(), start), Duration::ZERO);
+        let mono = clock.monotonic();
+        other.step(Duration::from_millis(250));
+        assert_eq!(clock.monotonic() - mono, Duration::from_millis(250));
+    }
+
+    #[test]
+    fn real_monotonic_readings_never_go_back() {
+        let a = RealClock.monotonic();
+        assert!(RealClock.monotonic() >= a);
     }
 }

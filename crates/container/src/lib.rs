@@ -18,6 +18,7 @@
 //! | [`helpers`]      | `helpers.go` (`ShouldContainerBeRestarted`, ...)  |
 //! | [`probe_results`]| `pkg/kubelet/prober/results` (`Result`, `Manager.Get`) |
 //! | [`qos`]          | `pkg/apis/core/v1/helper/qos/qos.go` (`GetPodQOS`) |
+//! | [`timeline`]     | none: the pod startup timeline (kubelet-rs, issue #11) |
 //! | `fake`           | `testing/fake_runtime.go` (feature `fake`)        |
 //!
 //! The kubelet reasons about containers only through these types; the CRI
@@ -39,6 +40,7 @@ pub mod qos;
 pub mod runtime;
 pub mod status;
 pub mod sync_result;
+pub mod timeline;
 pub mod types;
 
 pub use backoff::Backoff;

@@ -22,6 +22,10 @@ pub const DEF_BUCKETS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
+/// The pod startup timeline's histogram: a kubelet-rs family (the `kubelet_rs_` prefix never
+/// collides with an upstream name).
+pub const POD_STARTUP_STEP_DURATION: &str = "kubelet_rs_pod_startup_step_duration_seconds";
+
 /// `podStartupDurationBuckets`.
 pub const POD_STARTUP_DURATION_BUCKETS: [f64; 25] = [
     0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 20.0, 30.0, 45.0, 60.0, 120.0, 180.0, 240.0,
@@ -117,6 +121,10 @@ pub struct KubeletMetrics {
     pub rest_client_requests: CounterVec,
     /// `kubernetes_build_info{…}`: always 1.
     pub build_info: GaugeVec,
+    /// `kubelet_rs_pod_startup_step_duration_seconds{step}`: kubelet-rs's own family (no
+    /// upstream counterpart), the pod startup timeline's steps
+    /// (`kubelet_container::timeline`).
+    pub pod_startup_step_duration: HistogramVec,
 }
 
 /// The prober's families, served on `/metrics/probes` (`prober.ProberResults`,
@@ -440,6 +448,13 @@ impl KubeletMetrics {
                     "compiler",
                     "platform",
                 ],
+            )?,
+            pod_startup_step_duration: b.histogram_vec(
+                POD_STARTUP_STEP_DURATION,
+                "Duration in seconds from the kubelet seeing a pod to each step of its start (kubelet-rs only), observed once per pod and step",
+                ALPHA,
+                &exponential_buckets(0.001, 2.0, 20),
+                &["step"],
             )?,
         })
     }

@@ -26,8 +26,9 @@ use std::sync::LazyLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use kubelet::{
-    BuildInfo, DEF_BUCKETS, KubeletMetrics, POD_STARTUP_DURATION_BUCKETS, ProberMetrics,
-    container_type, exponential_buckets, register_process_start_time,
+    BuildInfo, DEF_BUCKETS, KubeletMetrics, POD_STARTUP_DURATION_BUCKETS,
+    POD_STARTUP_STEP_DURATION, ProberMetrics, container_type, exponential_buckets,
+    register_process_start_time,
 };
 pub use process::{ProcessCollector, ProcessFigures};
 pub use registry::{

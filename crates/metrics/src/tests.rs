@@ -33,6 +33,9 @@ fn the_legacy_registry_serves_upstreams_families() {
         m.started_containers_total
             .with_label_values(&[container_type::INIT_CONTAINER])
             .inc();
+        m.pod_startup_step_duration
+            .with_label_values(&["ready"])
+            .observe(1.5);
     });
     let text = scrape_text(legacy_registry().unwrap());
     let families = parse(&text).unwrap();
@@ -131,6 +134,17 @@ fn the_legacy_registry_serves_upstreams_families() {
         Some(1.0)
     );
     assert!(total(&families["kubelet_runtime_operations_total"]) >= 1.0);
+    // kubelet-rs's own family (the pod startup timeline), under its own prefix.
+    let steps = &families[crate::POD_STARTUP_STEP_DURATION];
+    assert_eq!(steps.family_type, PrometheusType::Histogram);
+    assert!(
+        steps
+            .help
+            .starts_with("[ALPHA] Duration in seconds from the kubelet seeing a pod")
+    );
+    assert!(text.contains(
+        "\nkubelet_rs_pod_startup_step_duration_seconds_bucket{step=\"ready\",le=\"2.048\"} 1\n"
+    ));
     // Upstream's buckets: ExponentialBuckets(.005, 2.5, 14) for runtime operations.
     for le in [
         "0.005",

@@ -700,3 +700,23 @@ async fn resync_interval_decides_when_a_synced_pod_is_due_again() {
         "{due:?}"
     );
 }
+
+/// The worker's first sync of a pod is the startup timeline's `workerStarted` step
+/// (`kubelet_container::timeline`), recorded once.
+#[tokio::test(start_paused = true)]
+async fn first_sync_is_the_timelines_worker_started_step() {
+    use kubelet_container::timeline::{Step, global};
+    let h = harness();
+    let uid = "uid-worker-timeline";
+    global().seen(uid);
+    h.workers
+        .update_pod(update(SyncPodType::Create, &pod(uid, 1)));
+    settle().await;
+    h.workers
+        .update_pod(update(SyncPodType::Update, &pod(uid, 2)));
+    settle().await;
+    let t = global().get(uid).unwrap();
+    global().remove(uid);
+    let steps: Vec<Step> = t.steps.iter().map(|s| s.step).collect();
+    assert_eq!(steps, [Step::Seen, Step::WorkerStarted]);
+}

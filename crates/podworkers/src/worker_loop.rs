@@ -166,6 +166,8 @@ fn start_pod_sync(inner: &Inner, uid: &str) -> Start {
                 return Start::Nothing;
             };
             status.started_at = Some(Instant::now());
+            kubelet_container::timeline::global()
+                .record(uid, kubelet_container::timeline::Step::WorkerStarted);
             status.merge_last_update(&options);
             work(options)
         }

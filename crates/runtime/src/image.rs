@@ -205,6 +205,11 @@ impl ImageManager {
                         format!("Container image {requested:?} already present on machine")
                     };
                     event(EventType::Normal, reasons::PULLED_IMAGE, &msg);
+                    kubelet_container::timeline::global().record_image(
+                        pod.metadata.uid.as_deref().unwrap_or_default(),
+                        requested,
+                        true,
+                    );
                     Ok(r)
                 }
                 None => {
@@ -258,6 +263,7 @@ impl ImageManager {
                     ),
                 );
                 self.backoff.gc();
+                kubelet_container::timeline::global().record_image(pod_uid, requested, false);
                 Ok(pulled.image_ref)
             }
             Err(e) => {

@@ -266,6 +266,57 @@ async fn syncs_a_new_pod_to_running_and_then_does_nothing() {
     );
 }
 
+/// `SyncPod` records the runtime's steps of the pod startup timeline
+/// (`kubelet_container::timeline`), each once, in order: one image step per image.
+#[tokio::test]
+async fn sync_pod_records_the_startup_timeline() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let mut p = pod(vec![busybox("app"), busybox("side")], vec![]);
+    let uid = "uid-timeline";
+    p.metadata.uid = Some(uid.into());
+    let timeline = kubelet_container::timeline::global();
+    timeline.seen(uid);
+    for _ in 0..2 {
+        let status = m.get_pod_status(uid, "web", "default").await.unwrap();
+        let result = m.sync_pod(&p, &status, &[], &env.backoff).await;
+        assert_eq!(result.error(), None);
+    }
+    let t = timeline.get(uid).unwrap();
+    timeline.remove(uid);
+    let steps: Vec<String> = t
+        .steps
+        .iter()
+        .map(|s| match &s.subject {
+            Some(x) => format!("{}({x})", s.step.name()),
+            None => s.step.name().to_string(),
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "seen",
+            "sandboxCreated",
+            "networkReady",
+            "imagePulled(busybox:1.36)",
+            "containerCreated(app)",
+            "containerStarted(app)",
+            "containerCreated(side)",
+            "containerStarted(side)",
+        ]
+    );
+    assert!(
+        t.steps
+            .iter()
+            .all(|s| s.step != kubelet_container::timeline::Step::ImagePulled || s.already_present)
+    );
+    assert!(
+        t.steps
+            .windows(2)
+            .all(|w| w[0].since_seen <= w[1].since_seen)
+    );
+}
+
 #[tokio::test]
 async fn restarted_kubelet_adopts_running_containers() {
     let env = Env::new();

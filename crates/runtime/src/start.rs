@@ -3,6 +3,7 @@
 
 use k8s_openapi::api::core::v1::{Container, Pod as ApiPod, Secret};
 use kubelet_container::events::{EventType, reasons};
+use kubelet_container::timeline::Step;
 use kubelet_container::{
     Backoff, ContainerId, PodStatus, PodSyncResult, SyncAction, SyncErrorKind, SyncResult,
 };
@@ -192,6 +193,9 @@ impl KubeGenericRuntimeManager {
             reasons::CREATED_CONTAINER,
             "Container created",
         );
+        let timeline = kubelet_container::timeline::global();
+        let pod_uid = pod.metadata.uid.as_deref().unwrap_or_default();
+        timeline.record_container(pod_uid, Step::ContainerCreated, &container.name);
         self.runtime.start_container(&id).await.map_err(|e| {
             let msg = e.to_string();
             failed(reasons::FAILED_TO_START_CONTAINER, &id, &msg);
@@ -202,6 +206,7 @@ impl KubeGenericRuntimeManager {
             reasons::STARTED_CONTAINER,
             "Container started",
         );
+        timeline.record_container(pod_uid, Step::ContainerStarted, &container.name);
         tracing::info!(pod = %format_pod(pod), container = %container.name, container_id = %id, "Started container");
 
         self.create_legacy_log_symlink(

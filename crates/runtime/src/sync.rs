@@ -9,6 +9,7 @@ use kubelet_container::{
 };
 
 use kubelet_container::events::{EventType, reasons};
+use kubelet_container::timeline::Step;
 
 use crate::actions::compute_pod_actions;
 use crate::manager::KubeGenericRuntimeManager;
@@ -102,6 +103,9 @@ impl KubeGenericRuntimeManager {
                 }
             }
             result.add_sync_result(r);
+            let timeline = kubelet_container::timeline::global();
+            let pod_uid = pod.metadata.uid.as_deref().unwrap_or_default();
+            timeline.record(pod_uid, Step::SandboxCreated);
             match self.runtime.pod_sandbox_status(&sandbox_id, false).await {
                 Ok(resp) => match resp.status {
                     Some(s) if !is_host_network_pod(pod) => {
@@ -110,8 +114,11 @@ impl KubeGenericRuntimeManager {
                             .filter(|ip| !ip.is_empty())
                             .chain(net.additional_ips.into_iter().map(|i| i.ip))
                             .collect();
+                        timeline.record(pod_uid, Step::NetworkReady);
                     }
-                    Some(_) => {}
+                    Some(_) => {
+                        timeline.record(pod_uid, Step::NetworkReady);
+                    }
                     None => {
                         result.fail("pod sandbox status is nil");
                         return result;

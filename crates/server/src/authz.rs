@@ -104,6 +104,8 @@ pub fn subresources(path: &str, fine_grained: bool) -> Vec<&'static str> {
             ("/healthz", "healthz"),
             ("/configz", "configz"),
             ("/runningpods/", "pods"),
+            // kubelet-rs's pod startup timelines, as `/pods`.
+            ("/debug/pods/", "pods"),
         ];
         if let Some((_, sub)) = specific.iter().find(|(p, _)| is_subpath(path, p)) {
             out.push(*sub);
@@ -191,6 +193,8 @@ mod tests {
             ("/portForward/ns/p", &["proxy"]),
             ("/run/ns/p/c", &["proxy"]),
             ("/runningpods", &["pods", "proxy"]),
+            ("/debug/pods/ns/p/timeline", &["pods", "proxy"]),
+            ("/debug/pprof/heap", &["proxy"]),
             ("/containerLogs/ns/p/c/", &["proxy"]),
             ("/containerLogs/ns/p/c", &["proxy"]),
             ("/spec/", &["proxy"]),
@@ -208,6 +212,10 @@ mod tests {
         assert_eq!(subresources("/configz", false), vec!["proxy"]);
         assert_eq!(subresources("/stats/summary", false), vec!["stats"]);
         assert_eq!(subresources("/runningpods/", false), vec!["proxy"]);
+        assert_eq!(
+            subresources("/debug/pods/ns/p/timeline", false),
+            vec!["proxy"]
+        );
         assert_eq!(subresources("/statusz", false), vec!["statusz"]);
     }
 

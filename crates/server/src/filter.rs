@@ -142,6 +142,8 @@ const SERVE_MUX_PATTERNS: &[&str] = &[
     "/logs/",
     "/debug/pprof/",
     "/debug/flags/v",
+    // kubelet-rs's pod startup timelines (`crate::timeline`).
+    "/debug/pods/",
 ];
 
 /// Whether upstream's mux routes `path` to the container (and so to the auth filter).
@@ -347,5 +349,6 @@ mod tests {
         assert!(!serve_mux_routes("/runningpods"));
         assert!(serve_mux_routes("/debug/flags/v"));
         assert!(!serve_mux_routes("/debug/flags/vv"));
+        assert!(serve_mux_routes("/debug/pods/ns/p/timeline"));
     }
 }

@@ -44,6 +44,7 @@ mod respond;
 mod route_table;
 pub mod secure;
 mod stats;
+mod timeline;
 mod tls;
 
 use std::future::Future;
@@ -179,6 +180,11 @@ pub trait HostInterface: Send + Sync {
     /// `/metrics/cadvisor` (upstream `stats.Provider`/`SummaryProvider`); `None` answers 500
     /// and scrape errors.
     fn stats_provider(&self) -> Option<Arc<kubelet_stats::SummaryProvider>> {
+        None
+    }
+    /// The pod's startup timeline as `/debug/pods/{namespace}/{name}/timeline` serves it
+    /// (kubelet-rs's `kubelet_container::timeline`); `None` answers 404.
+    fn pod_startup_timeline(&self, _pod: &Pod) -> Option<serde_json::Value> {
         None
     }
 }

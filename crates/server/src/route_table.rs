@@ -148,6 +148,13 @@ pub(crate) const CASES: &[Case] = &[
         &["checkpoint"],
         false,
     ),
+    // kubelet-rs's pod startup timeline (`crate::timeline`), authorized as `/pods`.
+    case(
+        "/debug/pods/{ns}/{pod}/timeline",
+        "/debug/pods/ns/p/timeline",
+        &["pods", "proxy"],
+        false,
+    ),
 ];
 
 /// Paths that appear in route calls but are not served by the kubelet's ports (none yet).

@@ -7,10 +7,12 @@
 //! * with `enableDebuggingHandlers`: `/configz` (GET only), and `InstallAuthRequiredHandlers`'
 //!   `/run`, `/exec`, `/attach`, `/portForward`, `/containerLogs`, `/runningpods/` (see
 //!   `crate::debugging`), and `/logs/`, `/debug/pprof/`, `/debug/flags/v` as their own
-//!   settings say (`crate::debug`, `crate::logs`), and `/checkpoint/` with the
-//!   `ContainerCheckpoint` gate (`crate::checkpoint`);
+//!   settings say (`crate::debug`, `crate::logs`), `/checkpoint/` with the
+//!   `ContainerCheckpoint` gate (`crate::checkpoint`), and kubelet-rs's
+//!   `/debug/pods/{namespace}/{name}/timeline` (`crate::timeline`);
 //! * without: `/run/`, `/exec/`, `/attach/`, `/portForward/`, `/containerLogs/`,
-//!   `/runningpods/`, `/debug/pprof/`, `/logs/` answer 405 `Debug endpoints are disabled.`
+//!   `/runningpods/`, `/debug/pprof/`, `/logs/` (and kubelet-rs's `/debug/pods/`) answer
+//!   405 `Debug endpoints are disabled.`
 //!   (`InstallDebuggingDisabledHandlers`), and `/configz` is not installed;
 //! * everything else: 404.
 
@@ -125,6 +127,7 @@ fn debugging_disabled_handlers() -> Router {
         "/runningpods",
         "/debug/pprof",
         "/logs",
+        "/debug/pods",
     ];
     subtrees.iter().fold(Router::new(), |r, p| {
         r.route(&format!("{p}/"), disabled.clone())
@@ -156,6 +159,7 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
                     .route_layer(axum::middleware::from_fn(get_only))
                     .with_state(Arc::new(configz)),
             )
+            .merge(crate::timeline::timeline_handlers(host.clone()))
             .merge(debugging_handlers(host.clone(), cfg.split_log_streams))
             .merge(crate::debug::debug_handlers(&cfg.debug));
         if cfg.debug.container_checkpoint {
@@ -342,6 +346,7 @@ mod tests {
             ("GET", "/containerLogs/ns/p/c", 404),
             ("GET", "/runningpods/", 200),
             ("GET", "/configz", 200),
+            ("GET", "/debug/pods/ns/p/timeline", 404),
         ] {
             assert_eq!(status(&on, method, path, user()).await, when_on, "{path}");
             let off_status = if path == "/configz" { 404 } else { 405 };

@@ -184,7 +184,12 @@ impl StatusManager {
         // CalculatePodStatusObservedGeneration (PodObservedGenerationTracking is GA).
         status.observed_generation = pod.metadata.generation;
         let force = pod.metadata.deletion_timestamp.is_some();
+        let ready = kubelet_container::timeline::is_ready(&status);
         self.update_status_internal(pod, status, force, false);
+        if ready {
+            // The pod startup timeline's last step (logged at V(2) the first time).
+            kubelet_container::timeline::global().record_ready(pod_uid(pod), &pod_key(pod));
+        }
     }
 
     /// Final status of a terminated pod: containers without a terminated state

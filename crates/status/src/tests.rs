@@ -1052,3 +1052,34 @@ fn static_pod_starts_from_its_mirror_pod_status() {
         Some(Time(clock.now()))
     );
 }
+
+/// The first status with `Ready=True` is the pod startup timeline's `ready` step
+/// (`kubelet_container::timeline`); later ones keep its time.
+#[test]
+fn first_ready_status_is_the_timelines_ready_step() {
+    use kubelet_container::timeline::{Step, global};
+    let manager = StatusManager::new(Arc::new(FakeClock::default()));
+    let mut p = pod("Always", &["a"]);
+    let uid = "uid-status-timeline";
+    p.metadata.uid = Some(uid.into());
+    let status = |ready: &str| ApiPodStatus {
+        conditions: Some(vec![PodCondition {
+            type_: condition::READY.into(),
+            status: ready.into(),
+            ..PodCondition::default()
+        }]),
+        ..ApiPodStatus::default()
+    };
+    global().seen(uid);
+    manager.set_pod_status(&p, status("False"));
+    assert!(global().get(uid).unwrap().first(Step::Ready).is_none());
+    manager.set_pod_status(&p, status("True"));
+    let ready = global().get(uid).unwrap().first(Step::Ready).cloned();
+    assert!(ready.is_some());
+    manager.set_pod_status(&p, status("False"));
+    manager.set_pod_status(&p, status("True"));
+    let t = global().get(uid).unwrap();
+    global().remove(uid);
+    assert_eq!(t.steps.iter().filter(|s| s.step == Step::Ready).count(), 1);
+    assert_eq!(t.first(Step::Ready).cloned(), ready);
+}

@@ -253,6 +253,15 @@ impl HostInterface for KubeletHost {
             .map(|p| (*p).clone())
     }
 
+    /// The pod startup timeline (`kubelet_container::timeline`) of a pod of the pod manager.
+    fn pod_startup_timeline(&self, pod: &Pod) -> Option<serde_json::Value> {
+        let timeline = kubelet_container::timeline::global().get(pod_uid(pod))?;
+        Some(timeline.to_json(
+            pod.metadata.namespace.as_deref().unwrap_or_default(),
+            pod.metadata.name.as_deref().unwrap_or_default(),
+        ))
+    }
+
     fn get_running_pods(&self) -> HostFuture<'_, Result<Vec<Pod>, String>> {
         Box::pin(async move {
             let pods = self

@@ -149,6 +149,8 @@ pub fn handle_pod_additions(kl: &Kubelet, pods: Vec<Pod>) {
                 kl.reject_pod(&pod, &result);
                 continue;
             }
+            kubelet_container::timeline::global()
+                .record(pod_uid(&pod), kubelet_container::timeline::Step::Admitted);
             kl.allocation.set_allocated_resources(&allocated);
             kl.preempt_pods(&result.preempt, &pod);
             if resized {
@@ -206,6 +208,7 @@ pub fn handle_pod_removes(kl: &Kubelet, pods: Vec<Pod>) {
     for pod in pods {
         kl.pod_manager.remove(&pod);
         kl.allocation.remove_pod(pod_uid(&pod));
+        kubelet_container::timeline::global().remove(pod_uid(&pod));
         let pod = Arc::new(pod);
         let found = kl.pod_manager.get_pod_and_mirror_pod(&pod);
         if found.was_mirror {

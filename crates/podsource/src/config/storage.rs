@@ -117,6 +117,9 @@ impl PodStorage {
                 }
                 None => {
                     tracing::debug!(pod = %pod_full_name(&pod), source, "Receiving a new pod");
+                    if !kubelet_container::kubetypes::is_mirror_pod(&pod) {
+                        kubelet_container::timeline::global().seen(&uid);
+                    }
                     annotations_mut(&mut pod).insert(
                         CONFIG_FIRST_SEEN_ANNOTATION_KEY.to_string(),
                         seen_stamp.to_string(),

@@ -218,3 +218,33 @@ fn duplicate_full_names_and_uids_are_dropped() {
     assert_eq!(summary(&out), [(PodOperation::Add, vec!["a".into()])]);
     assert_eq!(out[0].pods[0].metadata.uid.as_deref(), Some("1"));
 }
+
+/// A new pod starts its startup timeline (`kubelet_container::timeline`, step `seen`); an
+/// update does not restart it; a mirror pod gets none.
+#[test]
+fn new_pods_start_their_startup_timeline() {
+    let timeline = kubelet_container::timeline::global();
+    let mut s = PodStorage::default();
+    let mut mirror = pod("uid-seen-mirror", "m", "img");
+    mirror.metadata.annotations = Some(
+        [(CONFIG_MIRROR_ANNOTATION_KEY.to_string(), "x".to_string())]
+            .into_iter()
+            .collect(),
+    );
+    s.merge(
+        "api",
+        set(vec![pod("uid-seen-1", "a", "img"), mirror.clone()]),
+        "t0",
+    );
+    let first = timeline.get("uid-seen-1").unwrap();
+    assert_eq!(first.steps.len(), 1);
+    assert_eq!(first.steps[0].step, kubelet_container::timeline::Step::Seen);
+    assert!(timeline.get("uid-seen-mirror").is_none());
+    s.merge(
+        "api",
+        set(vec![pod("uid-seen-1", "a", "img2"), mirror]),
+        "t1",
+    );
+    assert_eq!(timeline.get("uid-seen-1").unwrap(), first);
+    timeline.remove("uid-seen-1");
+}
