@@ -11,12 +11,15 @@
 //! as upstream does: zero values, so the next sync re-applies its allocated resources with
 //! an idempotent `UpdateContainerResources`.
 //!
-//! Pod cgroups: kubelet-rs does not write CPU or memory values to pod cgroups (see
-//! `kubelet_cm::pod_container_manager`), so `doPodResizeAction`'s pod cgroup steps have
-//! nothing to change, and only the containers are updated, in upstream's order (memory
-//! first, then CPU; decreases before increases). Upstream's check that a memory limit
-//! decrease stays above the current usage (`validateMemoryResizeAction`) is not made: the
-//! runtime refuses a limit below usage itself, and the resize is reported as an `Error`.
+//! Pod cgroups: `doPodResizeAction` updates the pod cgroup around the containers, memory
+//! first, then CPU: a limit (memory limit; CFS quota and period) or request (CPU shares)
+//! that grows is written to the pod cgroup before the containers are updated, one that
+//! shrinks after them, so the pod cgroup always holds its containers (the kubelet gives
+//! the manager its pod cgroups through [`PodCgroupConfig`]). Upstream's check that a
+//! memory limit decrease stays above the current usage (`validateMemoryResizeAction`) is
+//! not made: the kernel refuses a limit below usage itself, and the resize is reported as
+//! an `Error`. Upstream's best-effort CRI `UpdatePodSandboxResources` notification after
+//! each pod cgroup write is not sent.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -25,6 +28,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use k8s_openapi::api::core::v1::{Container, Pod, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubelet_apimachinery::{Format, Quantity as ParsedQuantity};
+use kubelet_cm::{CgroupResource, ResourceConfig};
 use kubelet_container::kubetypes::is_static_pod;
 use kubelet_container::{
     ContainerId, ContainerState, PodStatus, Status, SyncAction, SyncErrorKind, SyncResult,
@@ -37,6 +41,22 @@ use crate::os::OsInterface;
 use crate::quantity;
 use crate::resources::generate_linux_container_resources;
 use crate::sync::format_pod;
+
+/// The pod cgroups a resize writes (upstream's `PodContainerManager` as
+/// `doPodResizeAction` uses it, with `ResourceConfigForPod`); the kubelet implements it.
+pub trait PodCgroupConfig: Send + Sync {
+    /// `ResourceConfigForPod` for the pod's allocated resources; `None` when pods have no
+    /// cgroups (`cgroupsPerQOS: false`).
+    fn resource_config_for_pod(&self, pod: &Pod) -> Option<ResourceConfig>;
+    /// `GetPodCgroupConfig`: the pod cgroup's current CPU or memory values.
+    fn get_pod_cgroup_config(
+        &self,
+        pod: &Pod,
+        resource: CgroupResource,
+    ) -> Result<ResourceConfig, String>;
+    /// `SetPodCgroupConfig`: writes the values set in `config`.
+    fn set_pod_cgroup_config(&self, pod: &Pod, config: &ResourceConfig) -> Result<(), String>;
+}
 
 /// The resource name `cpu`.
 pub const RESOURCE_CPU: &str = "cpu";
@@ -491,22 +511,37 @@ impl KubeGenericRuntimeManager {
         Ok(())
     }
 
-    /// `doPodResizeAction`: memory, then CPU, each container update in the order
-    /// `computePodResizeAction` queued them. A failure is the sync result's error
-    /// (`ResizePodInPlaceError`), reported on the `PodResizeInProgress` condition.
+    /// The pod cgroups a resize writes; without them only containers are resized.
+    pub fn set_pod_cgroup_config(&self, pcm: Arc<dyn PodCgroupConfig>) {
+        let _ = self.pod_cgroups.set(pcm);
+    }
+
+    /// `doPodResizeAction`: memory, then CPU; for each, the pod cgroup's limit and request
+    /// grow before the queued containers are updated and shrink after them. A failure is
+    /// the sync result's error (`ResizePodInPlaceError`), reported on the
+    /// `PodResizeInProgress` condition.
     pub(crate) async fn do_pod_resize_action(&self, pod: &Pod, changes: &PodActions) -> SyncResult {
         let mut result = SyncResult::new(SyncAction::ResizePodInPlace, format_pod(pod));
+        let plan = match self.pod_cgroup_resize_plan(pod) {
+            Ok(plan) => plan,
+            Err(e) => {
+                tracing::error!(pod = %format_pod(pod), error = %e, "Unable to get pod cgroup config");
+                result.fail(SyncErrorKind::ResizePodInPlace, e);
+                return result;
+            }
+        };
         let mut current = HashMap::new();
         for resource in [RESOURCE_MEMORY, RESOURCE_CPU] {
-            let Some(list) = changes
+            let list = changes
                 .containers_to_update
                 .get(resource)
-                .filter(|l| !l.is_empty())
-            else {
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            if list.is_empty() && !changes.update_pod_resources {
                 continue;
-            };
+            }
             if let Err(e) = self
-                .update_pod_container_resources(pod, resource, list, &mut current)
+                .resize_containers(pod, resource, plan.as_ref(), list, &mut current)
                 .await
             {
                 tracing::error!(pod = %format_pod(pod), resource, error = %e, "updatePodContainerResources failed");
@@ -515,6 +550,113 @@ impl KubeGenericRuntimeManager {
             }
         }
         result
+    }
+
+    /// The pod cgroup's wanted (`ResourceConfigForPod`) and current values, with upstream's
+    /// defaults: an unset memory limit or CFS quota stays at the current value.
+    fn pod_cgroup_resize_plan(&self, pod: &Pod) -> Result<Option<PodCgroupPlan>, String> {
+        let Some(pcm) = self.pod_cgroups.get() else {
+            return Ok(None);
+        };
+        let Some(mut want) = pcm.resource_config_for_pod(pod) else {
+            return Ok(None);
+        };
+        let name = format_pod(pod);
+        let memory = pcm
+            .get_pod_cgroup_config(pod, CgroupResource::Memory)
+            .map_err(|e| format!("unable to get pod cgroup memory config for pod {name:?}: {e}"))?;
+        let cpu = pcm
+            .get_pod_cgroup_config(pod, CgroupResource::Cpu)
+            .map_err(|e| format!("unable to get pod cgroup cpu config for pod {name:?}: {e}"))?;
+        want.memory = want.memory.or(memory.memory);
+        want.cpu_quota = want.cpu_quota.or(cpu.cpu_quota);
+        Ok(Some(PodCgroupPlan {
+            pcm: pcm.clone(),
+            want,
+            current: ResourceConfig {
+                memory: memory.memory,
+                ..cpu
+            },
+        }))
+    }
+
+    /// Upstream `resizeContainers` for one resource.
+    async fn resize_containers(
+        &self,
+        pod: &Pod,
+        resource: &str,
+        plan: Option<&PodCgroupPlan>,
+        list: &[ContainerToUpdate],
+        current: &mut HashMap<String, ContainerResourceValues>,
+    ) -> Result<(), String> {
+        let (lim, req) = plan.map_or(((0, 0), (0, 0)), |p| p.values(resource));
+        if let Some(p) = plan {
+            if lim.1 > lim.0 {
+                p.set(pod, resource, true)?;
+            }
+            if req.1 > req.0 {
+                p.set(pod, resource, false)?;
+            }
+        }
+        if !list.is_empty() {
+            self.update_pod_container_resources(pod, resource, list, current)
+                .await?;
+        }
+        if let Some(p) = plan {
+            if req.1 < req.0 {
+                p.set(pod, resource, false)?;
+            }
+            if lim.1 < lim.0 {
+                p.set(pod, resource, true)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a resize writes to the pod cgroup.
+struct PodCgroupPlan {
+    pcm: Arc<dyn PodCgroupConfig>,
+    want: ResourceConfig,
+    current: ResourceConfig,
+}
+
+impl PodCgroupPlan {
+    /// `((current, new) limit, (current, new) request)` of `resource`: memory limit (no
+    /// request is written), CFS quota and CPU shares.
+    fn values(&self, resource: &str) -> ((i64, i64), (i64, i64)) {
+        let (c, w) = (&self.current, &self.want);
+        let shares = |r: &ResourceConfig| {
+            r.cpu_shares
+                .map_or(0, |s| i64::try_from(s).unwrap_or(i64::MAX))
+        };
+        if resource == RESOURCE_MEMORY {
+            ((c.memory.unwrap_or(0), w.memory.unwrap_or(0)), (0, 0))
+        } else {
+            (
+                (c.cpu_quota.unwrap_or(0), w.cpu_quota.unwrap_or(0)),
+                (shares(c), shares(w)),
+            )
+        }
+    }
+
+    /// Upstream `setPodCgroupConfig`: the limit (memory; CFS period and quota) or the
+    /// request (CPU shares; memory requests are not written).
+    fn set(&self, pod: &Pod, resource: &str, limit: bool) -> Result<(), String> {
+        let mut config = ResourceConfig::default();
+        match (resource == RESOURCE_MEMORY, limit) {
+            (true, true) => config.memory = self.want.memory,
+            (true, false) => return Ok(()),
+            (false, true) => {
+                config.cpu_period = self.want.cpu_period;
+                config.cpu_quota = self.want.cpu_quota;
+            }
+            (false, false) => config.cpu_shares = self.want.cpu_shares,
+        }
+        self.pcm.set_pod_cgroup_config(pod, &config).map_err(|e| {
+            tracing::error!(resource, pod = %format_pod(pod), error = %e, "Failed to set cgroup config");
+            e
+        })
     }
 }
 
