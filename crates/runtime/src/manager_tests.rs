@@ -826,6 +826,20 @@ fn with_resources(mut c: ApiContainer, cpu: &str, memory: &str) -> ApiContainer 
     c
 }
 
+/// The one-container `app` pod resized to 200m / 50Mi, which `status` shows in progress.
+fn resized_app(
+    m: &KubeGenericRuntimeManager,
+    status: &PodStatus,
+) -> k8s_openapi::api::core::v1::Pod {
+    let resized = pod(vec![with_resources(busybox("app"), "200m", "50Mi")], vec![]);
+    assert!(crate::resize::is_pod_resize_in_progress(
+        &resized,
+        status,
+        m.actuated_state()
+    ));
+    resized
+}
+
 #[tokio::test]
 async fn resized_containers_are_updated_in_place_memory_then_cpu() {
     let env = Env::new();
@@ -844,12 +858,7 @@ async fn resized_containers_are_updated_in_place_memory_then_cpu() {
     assert_eq!(r.memory_request.unwrap().0, "100Mi");
 
     env.runtime.clear_calls();
-    let resized = pod(vec![with_resources(busybox("app"), "200m", "50Mi")], vec![]);
-    assert!(crate::resize::is_pod_resize_in_progress(
-        &resized,
-        &status,
-        m.actuated_state()
-    ));
+    let resized = resized_app(&m, &status);
     let (result, after) = sync(&env, &m, &resized).await;
     assert_eq!(result.error(), None);
     assert!(
@@ -948,12 +957,7 @@ async fn resize_grows_the_pod_cgroup_before_the_containers_and_shrinks_it_after(
     m.set_pod_cgroup_config(pcm.clone());
     env.runtime.clear_calls();
     // Memory shrinks (the pod cgroup after the container), CPU grows (before it).
-    let resized = pod(vec![with_resources(busybox("app"), "200m", "50Mi")], vec![]);
-    assert!(crate::resize::is_pod_resize_in_progress(
-        &resized,
-        &status,
-        m.actuated_state()
-    ));
+    let resized = resized_app(&m, &status);
     let (result, _) = sync(&env, &m, &resized).await;
     assert_eq!(result.error(), None);
     let mem = kubelet_cm::ResourceConfig {
