@@ -982,4 +982,25 @@ async fn resize_grows_the_pod_cgroup_before_the_containers_and_shrinks_it_after(
         ]
     );
     assert_eq!(env.calls("UpdateContainerResources"), 2);
+    // After each pod cgroup write the runtime is told the pod's resources so far.
+    let updates = env
+        .runtime
+        .with_state(|st| st.sandbox_resource_updates.clone());
+    let told: Vec<(i64, i64, i64)> = updates
+        .iter()
+        .map(|u| {
+            let r = u.resources.as_ref().unwrap();
+            (r.memory_limit_in_bytes, r.cpu_quota, r.cpu_shares)
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [
+            (50 << 20, 10_000, 102),
+            (50 << 20, 20_000, 102),
+            (50 << 20, 20_000, 204)
+        ]
+    );
+    let sandbox = &status.sandbox_statuses[0].id;
+    assert!(updates.iter().all(|u| &u.pod_sandbox_id == sandbox));
 }

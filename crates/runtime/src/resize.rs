@@ -18,8 +18,9 @@
 //! the manager its pod cgroups through [`PodCgroupConfig`]). Upstream's check that a
 //! memory limit decrease stays above the current usage (`validateMemoryResizeAction`) is
 //! not made: the kernel refuses a limit below usage itself, and the resize is reported as
-//! an `Error`. Upstream's best-effort CRI `UpdatePodSandboxResources` notification after
-//! each pod cgroup write is not sent.
+//! an `Error`. After each pod cgroup write the runtime is told the pod's resources with a
+//! best-effort CRI `UpdatePodSandboxResources` (overhead apart; a failure is logged, an
+//! `Unimplemented` answer ignored).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -33,7 +34,10 @@ use kubelet_container::kubetypes::is_static_pod;
 use kubelet_container::{
     ContainerId, ContainerState, PodStatus, Status, SyncAction, SyncErrorKind, SyncResult,
 };
-use kubelet_cri::v1::ContainerResources as CriContainerResources;
+use kubelet_cri::v1::{
+    ContainerResources as CriContainerResources, LinuxContainerResources,
+    UpdatePodSandboxResourcesRequest,
+};
 
 use crate::actions::{ContainerToKill, KillReason, PodActions};
 use crate::manager::KubeGenericRuntimeManager;
@@ -522,7 +526,7 @@ impl KubeGenericRuntimeManager {
     /// `PodResizeInProgress` condition.
     pub(crate) async fn do_pod_resize_action(&self, pod: &Pod, changes: &PodActions) -> SyncResult {
         let mut result = SyncResult::new(SyncAction::ResizePodInPlace, format_pod(pod));
-        let plan = match self.pod_cgroup_resize_plan(pod) {
+        let mut plan = match self.pod_cgroup_resize_plan(pod) {
             Ok(plan) => plan,
             Err(e) => {
                 tracing::error!(pod = %format_pod(pod), error = %e, "Unable to get pod cgroup config");
@@ -541,7 +545,7 @@ impl KubeGenericRuntimeManager {
                 continue;
             }
             if let Err(e) = self
-                .resize_containers(pod, resource, plan.as_ref(), list, &mut current)
+                .resize_containers(pod, changes, resource, plan.as_mut(), list, &mut current)
                 .await
             {
                 tracing::error!(pod = %format_pod(pod), resource, error = %e, "updatePodContainerResources failed");
@@ -584,18 +588,23 @@ impl KubeGenericRuntimeManager {
     async fn resize_containers(
         &self,
         pod: &Pod,
+        changes: &PodActions,
         resource: &str,
-        plan: Option<&PodCgroupPlan>,
+        mut plan: Option<&mut PodCgroupPlan>,
         list: &[ContainerToUpdate],
         current: &mut HashMap<String, ContainerResourceValues>,
     ) -> Result<(), String> {
-        let (lim, req) = plan.map_or(((0, 0), (0, 0)), |p| p.values(resource));
-        if let Some(p) = plan {
-            if lim.1 > lim.0 {
-                p.set(pod, resource, true)?;
-            }
-            if req.1 > req.0 {
-                p.set(pod, resource, false)?;
+        let (lim, req) = plan
+            .as_ref()
+            .map_or(((0, 0), (0, 0)), |p| p.values(resource));
+        let before = [(lim.1 > lim.0, true), (req.1 > req.0, false)];
+        let after = [(req.1 < req.0, false), (lim.1 < lim.0, true)];
+        if let Some(p) = plan.as_deref_mut() {
+            for (wanted, limit) in before {
+                if wanted {
+                    self.apply_pod_cgroup_config(p, pod, changes, resource, limit)
+                        .await?;
+                }
             }
         }
         if !list.is_empty() {
@@ -603,15 +612,100 @@ impl KubeGenericRuntimeManager {
                 .await?;
         }
         if let Some(p) = plan {
-            if req.1 < req.0 {
-                p.set(pod, resource, false)?;
-            }
-            if lim.1 < lim.0 {
-                p.set(pod, resource, true)?;
+            for (wanted, limit) in after {
+                if wanted {
+                    self.apply_pod_cgroup_config(p, pod, changes, resource, limit)
+                        .await?;
+                }
             }
         }
         Ok(())
     }
+
+    /// Upstream `setPodCgroupConfig`: the pod cgroup write, then the runtime told.
+    async fn apply_pod_cgroup_config(
+        &self,
+        plan: &mut PodCgroupPlan,
+        pod: &Pod,
+        changes: &PodActions,
+        resource: &str,
+        limit: bool,
+    ) -> Result<(), String> {
+        if plan.set(pod, resource, limit)? {
+            self.update_pod_sandbox_resources(&changes.sandbox_id, pod, &plan.current)
+                .await;
+        }
+        Ok(())
+    }
+
+    /// Upstream `updatePodSandboxResources` (best-effort: errors are logged).
+    async fn update_pod_sandbox_resources(
+        &self,
+        sandbox_id: &str,
+        pod: &Pod,
+        current: &ResourceConfig,
+    ) {
+        let req = UpdatePodSandboxResourcesRequest {
+            pod_sandbox_id: sandbox_id.to_string(),
+            overhead: Some(crate::resources::overhead_resources(
+                &self.config.resources,
+                pod,
+            )),
+            resources: Some(resource_config_to_linux(&subtract_overhead(current, pod))),
+        };
+        match self.runtime.update_pod_sandbox_resources(&req).await {
+            Ok(_) => {}
+            Err(e) if e.is_unimplemented() => {
+                tracing::trace!(
+                    sandbox_id,
+                    "updatePodSandboxResources failed: unimplemented; this call is best-effort: proceeding with resize"
+                );
+            }
+            Err(e) => {
+                tracing::error!(sandbox_id, pod = %format_pod(pod), error = %e, "Failed to notify runtime for UpdatePodSandboxResources");
+            }
+        }
+    }
+}
+
+/// Upstream `convertResourceConfigToLinuxContainerResources`.
+fn resource_config_to_linux(rc: &ResourceConfig) -> LinuxContainerResources {
+    LinuxContainerResources {
+        cpu_period: rc
+            .cpu_period
+            .map_or(0, |p| i64::try_from(p).unwrap_or(i64::MAX)),
+        cpu_quota: rc.cpu_quota.unwrap_or(0),
+        cpu_shares: rc
+            .cpu_shares
+            .map_or(0, |s| i64::try_from(s).unwrap_or(i64::MAX)),
+        memory_limit_in_bytes: rc.memory.unwrap_or(0),
+        ..LinuxContainerResources::default()
+    }
+}
+
+/// Upstream `subtractOverheadFromResourceConfig`: the pod's resources without
+/// `spec.overhead`.
+fn subtract_overhead(rc: &ResourceConfig, pod: &Pod) -> ResourceConfig {
+    let mut rc = rc.clone();
+    let Some(overhead) = pod.spec.as_ref().and_then(|s| s.overhead.as_ref()) else {
+        return rc;
+    };
+    if let Some(cpu) = overhead.get(RESOURCE_CPU) {
+        let milli = quantity::milli_value(cpu).unwrap_or(0);
+        if let (Some(period), Some(quota)) = (rc.cpu_period, rc.cpu_quota) {
+            let period = i64::try_from(period).unwrap_or(i64::MAX);
+            rc.cpu_quota = Some(quota - crate::resources::milli_cpu_to_quota(milli, period));
+        }
+        if let Some(shares) = rc.cpu_shares {
+            let total = shares_to_milli_cpu(i64::try_from(shares).unwrap_or(i64::MAX));
+            rc.cpu_shares =
+                u64::try_from(crate::resources::milli_cpu_to_shares(total - milli)).ok();
+        }
+    }
+    if let (Some(memory), Some(mem)) = (overhead.get(RESOURCE_MEMORY), rc.memory) {
+        rc.memory = Some(mem - quantity::value(memory).unwrap_or(0));
+    }
+    rc
 }
 
 /// What a resize writes to the pod cgroup.
@@ -640,13 +734,14 @@ impl PodCgroupPlan {
         }
     }
 
-    /// Upstream `setPodCgroupConfig`: the limit (memory; CFS period and quota) or the
-    /// request (CPU shares; memory requests are not written).
-    fn set(&self, pod: &Pod, resource: &str, limit: bool) -> Result<(), String> {
+    /// The pod cgroup half of upstream `setPodCgroupConfig`: the limit (memory; CFS period
+    /// and quota) or the request (CPU shares; memory requests are not written), merged
+    /// into the current values; whether anything was written.
+    fn set(&mut self, pod: &Pod, resource: &str, limit: bool) -> Result<bool, String> {
         let mut config = ResourceConfig::default();
         match (resource == RESOURCE_MEMORY, limit) {
             (true, true) => config.memory = self.want.memory,
-            (true, false) => return Ok(()),
+            (true, false) => return Ok(false),
             (false, true) => {
                 config.cpu_period = self.want.cpu_period;
                 config.cpu_quota = self.want.cpu_quota;
@@ -656,7 +751,14 @@ impl PodCgroupPlan {
         self.pcm.set_pod_cgroup_config(pod, &config).map_err(|e| {
             tracing::error!(resource, pod = %format_pod(pod), error = %e, "Failed to set cgroup config");
             e
-        })
+        })?;
+        // Upstream `mergeResourceConfig`.
+        let c = &mut self.current;
+        c.memory = config.memory.or(c.memory);
+        c.cpu_period = config.cpu_period.or(c.cpu_period);
+        c.cpu_quota = config.cpu_quota.or(c.cpu_quota);
+        c.cpu_shares = config.cpu_shares.or(c.cpu_shares);
+        Ok(true)
     }
 }
 
