@@ -6,17 +6,19 @@
 //!
 //! Identities: no credentials; a client certificate from a foreign CA (`O=system:masters`,
 //! which must not help); the node's own client certificate (`system:node:<node>`); a user
-//! with no RBAC; a user allowed `nodes/stats` only; a user allowed `nodes/proxy`; the API
-//! server's kubelet client certificate (`kube-apiserver-kubelet-client`, bound to
+//! with no RBAC; a user allowed `nodes/stats` only; a user allowed `nodes/proxy`; a user
+//! allowed `nodes/checkpoint`; the API server's kubelet client certificate (`kube-apiserver-kubelet-client`, bound to
 //! `system:kubelet-api-admin`). Users are certificates of the cluster CA (`CN=<user>`).
 //!
 //! Every cell must be equal on both nodes, except the cells [`KNOWN`] lists with the
-//! reason (routes kubelet-rs does not serve); for those the authentication and
-//! authorization outcome (401 / 403 / passed) must still be equal. The table is printed,
+//! reason (none today); for those the authentication and authorization outcome
+//! (401 / 403 / passed) must still be equal. `{ns}` in a path is the node's own test
+//! namespace, where a busybox pod `cp` runs on that node (for `/checkpoint/` of a real
+//! container: each runtime's answer, whose body must be equal too). The table is printed,
 //! and written to `docs/kubelet-api-authz-matrix.md` with `KRS_UPDATE_AUTHZ_MATRIX=1`.
 //!
 //! Nodes `krs-t-apisec-up` (198.18.255.71) and `krs-t-apisec-rs` (198.18.255.72); RBAC
-//! objects `krs-t-apisec-*`. Built as ignored with `KRS_SKIP_CLUSTER_TESTS=1`.
+//! objects `krs-t-apisec-*`; namespaces `t-apiextra-cp-up`, `t-apiextra-cp-rs`. Built as ignored with `KRS_SKIP_CLUSTER_TESTS=1`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -32,6 +34,11 @@ const RS: (&str, &str) = ("krs-t-apisec-rs", "198.18.255.72");
 const USER_NONE: &str = "krs-t-apisec-none";
 const USER_STATS: &str = "krs-t-apisec-stats";
 const USER_PROXY: &str = "krs-t-apisec-proxy";
+const USER_CHECKPOINT: &str = "krs-t-apisec-checkpoint";
+/// Each node's namespace for its `cp` pod (`{ns}` in [`REQUESTS`]).
+const NS_UP: &str = "t-apiextra-cp-up";
+const NS_RS: &str = "t-apiextra-cp-rs";
+const BUSYBOX: &str = "docker.io/library/busybox:1.36";
 
 /// `(method, path)` of every route (an unknown pod where a pod is needed).
 const REQUESTS: &[(&str, &str)] = &[
@@ -60,17 +67,16 @@ const REQUESTS: &[(&str, &str)] = &[
     ("POST", "/run/default/nope/c?cmd=true"),
     ("POST", "/portForward/default/nope"),
     ("POST", "/checkpoint/default/nope/c"),
+    ("GET", "/checkpoint/{ns}/cp/main"),
+    ("POST", "/checkpoint/{ns}/cp/nope"),
+    ("POST", "/checkpoint/{ns}/cp/main?timeout=x"),
+    ("POST", "/checkpoint/{ns}/cp/main?timeout=30"),
     ("GET", "/nothing-here"),
 ];
 
 /// Cells that may differ, with the reason: `(identity, method, path, why)`; `*` is any
 /// identity the request passes authorization for.
-const KNOWN: &[(&str, &str, &str, &str)] = &[(
-    "*",
-    "POST",
-    "/checkpoint/default/nope/c",
-    "ContainerCheckpoint (/checkpoint/) is not served by kubelet-rs",
-)];
+const KNOWN: &[(&str, &str, &str, &str)] = &[];
 
 struct Identity {
     name: &'static str,
@@ -153,20 +159,25 @@ fn status(ip: &str, id: &Identity, method: &str, path: &str) -> String {
 }
 
 fn status_once(ip: &str, id: &Identity, method: &str, path: &str) -> String {
+    let mut cmd = curl(ip, id, method, path);
+    cmd.args(["-o", "/dev/null", "-w", "%{http_code}"]);
+    match cmd.output() {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        Err(e) => format!("curl: {e}"),
+    }
+}
+
+/// The body of `method path` on `ip:10250` as `id`.
+fn body(ip: &str, id: &Identity, method: &str, path: &str) -> String {
+    match curl(ip, id, method, path).output() {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Err(e) => format!("curl: {e}"),
+    }
+}
+
+fn curl(ip: &str, id: &Identity, method: &str, path: &str) -> Command {
     let mut cmd = Command::new("curl");
-    cmd.args([
-        "-s",
-        "-k",
-        "--path-as-is",
-        "--max-time",
-        "15",
-        "-o",
-        "/dev/null",
-        "-w",
-        "%{http_code}",
-        "-X",
-        method,
-    ]);
+    cmd.args(["-s", "-k", "--path-as-is", "--max-time", "15", "-X", method]);
     if method == "PUT" {
         // The verbosity both nodes already run with (`--v 2`). Over HTTP/1.1: Go's HTTP/2
         // server resets the stream now and then when a handler (here the 401/403 of the
@@ -178,10 +189,7 @@ fn status_once(ip: &str, id: &Identity, method: &str, path: &str) -> String {
         cmd.arg("--cert").arg(crt).arg("--key").arg(key);
     }
     cmd.arg(format!("https://{ip}:10250{path}"));
-    match cmd.output() {
-        Ok(out) => String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        Err(e) => format!("curl: {e}"),
-    }
+    cmd
 }
 
 /// 401 / 403 / 500 (authorization error) / `000` (TLS) as they are; everything else
@@ -193,29 +201,9 @@ fn outcome(status: &str) -> &str {
     }
 }
 
-fn rbac(c: &Cluster) -> Result<(), Box<dyn std::error::Error>> {
-    let objects = serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "List",
-        "items": [
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-             "metadata": {"name": USER_STATS},
-             "rules": [{"apiGroups": [""], "resources": ["nodes/stats"],
-                        "verbs": ["get", "create", "update", "patch", "delete"]}]},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-             "metadata": {"name": USER_STATS},
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": USER_STATS},
-             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER_STATS}]},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-             "metadata": {"name": USER_PROXY},
-             "rules": [{"apiGroups": [""], "resources": ["nodes/proxy"],
-                        "verbs": ["get", "create", "update", "patch", "delete"]}]},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-             "metadata": {"name": USER_PROXY},
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": USER_PROXY},
-             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER_PROXY}]},
-        ]
-    });
+/// `kubectl apply` of a `v1.List` of `items`.
+fn apply(c: &Cluster, items: Vec<serde_json::Value>, what: &str) -> TestResult {
+    let objects = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
     let mut child = c
         .kubectl()
         .args(["apply", "-f", "-"])
@@ -226,13 +214,94 @@ fn rbac(c: &Cluster) -> Result<(), Box<dyn std::error::Error>> {
         &mut child.stdin.take().unwrap(),
         objects.to_string().as_bytes(),
     )?;
-    assert!(child.wait()?.success(), "kubectl apply of the RBAC objects");
+    assert!(child.wait()?.success(), "kubectl apply of {what}");
     Ok(())
+}
+
+/// A ClusterRole allowing every verb on `resource` and its binding to the user `user`
+/// (both named `user`).
+fn role_for(user: &str, resource: &str) -> [serde_json::Value; 2] {
+    const RBAC: &str = "rbac.authorization.k8s.io";
+    [
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": user},
+         "rules": [{"apiGroups": [""], "resources": [resource],
+                    "verbs": ["get", "create", "update", "patch", "delete"]}]}),
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": user},
+         "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": user},
+         "subjects": [{"apiGroup": RBAC, "kind": "User", "name": user}]}),
+    ]
+}
+
+fn rbac(c: &Cluster) -> TestResult {
+    let items = [
+        (USER_STATS, "nodes/stats"),
+        (USER_PROXY, "nodes/proxy"),
+        (USER_CHECKPOINT, "nodes/checkpoint"),
+    ]
+    .into_iter()
+    .flat_map(|(user, resource)| role_for(user, resource))
+    .collect();
+    apply(c, items, "the RBAC objects")
 }
 
 fn delete_rbac(c: &Cluster) {
     for kind in ["clusterrolebinding", "clusterrole"] {
-        let _ = c.kubectl_output(["delete", kind, USER_STATS, USER_PROXY, "--ignore-not-found"]);
+        let _ = c.kubectl_output([
+            "delete",
+            kind,
+            USER_STATS,
+            USER_PROXY,
+            USER_CHECKPOINT,
+            "--ignore-not-found",
+        ]);
+    }
+}
+
+fn delete_namespaces(c: &Cluster) {
+    for ns in [NS_UP, NS_RS] {
+        let _ = c.kubectl_output([
+            "delete",
+            "namespace",
+            ns,
+            "--ignore-not-found",
+            "--wait",
+            "--timeout=120s",
+        ]);
+    }
+}
+
+/// A busybox pod `cp` (container `main`) on `node` in namespace `ns`, running.
+fn cp_pod(c: &Cluster, ns: &str, node: &str) -> TestResult {
+    let items = vec![
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "cp", "namespace": ns},
+         "spec": {"nodeName": node, "automountServiceAccountToken": false,
+                  "terminationGracePeriodSeconds": 1,
+                  "containers": [{"name": "main", "image": BUSYBOX,
+                                  "command": ["sleep", "3600"]}]}}),
+    ];
+    apply(c, items, &format!("pod {ns}/cp"))?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let phase = c.kubectl_output([
+            "get",
+            "pod",
+            "-n",
+            ns,
+            "cp",
+            "-o",
+            "jsonpath={.status.phase}",
+        ])?;
+        if phase == "Running" {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("pod {ns}/cp on {node}: phase {phase:?} after 120s").into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
     }
 }
 
@@ -289,6 +358,10 @@ fn identities(
             cert: Some(client_cert(dir, &ca_crt, &ca_key, USER_PROXY, None)?),
         },
         Identity {
+            name: "nodes/checkpoint",
+            cert: Some(client_cert(dir, &ca_crt, &ca_key, USER_CHECKPOINT, None)?),
+        },
+        Identity {
             name: "apiserver client",
             cert: Some((
                 pki.join("apiserver-kubelet-client.crt"),
@@ -319,6 +392,9 @@ fn authorization_matrix_matches_the_upstream_kubelet() -> TestResult {
     ))?;
     delete_rbac(&c);
     rbac(&c)?;
+    delete_namespaces(&c);
+    cp_pod(&c, NS_UP, UPSTREAM.0)?;
+    cp_pod(&c, NS_RS, RS.0)?;
     let tmp = tempfile::tempdir()?;
     let up_ids = identities(&c, &tmp.path().join("up"), &up.dir)?;
     let rs_ids = {
@@ -334,9 +410,24 @@ fn authorization_matrix_matches_the_upstream_kubelet() -> TestResult {
     );
     let mut differences = Vec::new();
     for (method, path) in REQUESTS {
+        let (up_path, rs_path) = (path.replace("{ns}", NS_UP), path.replace("{ns}", NS_RS));
         for (u, r) in up_ids.iter().zip(&rs_ids) {
-            let a = status(UPSTREAM.1, u, method, path);
-            let b = status(RS.1, r, method, path);
+            let a = status(UPSTREAM.1, u, method, &up_path);
+            let b = status(RS.1, r, method, &rs_path);
+            if path.contains("{ns}") && !matches!(a.as_str(), "401" | "403" | "000") {
+                let ba = body(UPSTREAM.1, u, method, &up_path).replace(NS_UP, "{ns}");
+                let bb = body(RS.1, r, method, &rs_path).replace(NS_RS, "{ns}");
+                println!(
+                    "{method} {path} as {}: upstream {ba:?}, kubelet-rs {bb:?}",
+                    u.name
+                );
+                if ba != bb {
+                    differences.push(format!(
+                        "{method} {path} as {}: upstream body {ba:?}, kubelet-rs body {bb:?}",
+                        u.name
+                    ));
+                }
+            }
             let note = if a == b {
                 String::new()
             } else if outcome(&a) == outcome(&b) && known(outcome(&a), method, path).is_some() {
@@ -375,6 +466,7 @@ fn authorization_matrix_matches_the_upstream_kubelet() -> TestResult {
         )?;
     }
     delete_rbac(&c);
+    delete_namespaces(&c);
     rs.stop()?;
     up.stop()?;
     assert!(

@@ -55,3 +55,47 @@ pub fn total(family: &Family) -> f64 {
         })
         .sum()
 }
+
+/// A parsed OpenMetrics family.
+pub type OpenMetricsFamily = openmetrics_parser::MetricFamily<
+    openmetrics_parser::OpenMetricsType,
+    openmetrics_parser::OpenMetricsValue,
+>;
+
+/// Parses an OpenMetrics text exposition with `openmetrics-parser` (which checks the
+/// grammar, `# EOF`, the sample names each type allows, counters' `_total`, histogram
+/// buckets), and checks the rules it leaves out: `# EOF` once and last, no empty line, no
+/// family declared twice, a counter family's name without `_total`, every family typed.
+pub fn parse_openmetrics(text: &str) -> Result<HashMap<String, OpenMetricsFamily>, String> {
+    let parsed =
+        openmetrics_parser::openmetrics::parse_openmetrics(text).map_err(|e| format!("{e:?}"))?;
+    let lines: Vec<&str> = text.split('\n').collect();
+    if lines.last() != Some(&"") || lines.get(lines.len().wrapping_sub(2)) != Some(&"# EOF") {
+        return Err("the exposition does not end with `# EOF\\n`".into());
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, line) in lines[..lines.len() - 1].iter().enumerate() {
+        if line.is_empty() {
+            return Err(format!("empty line {}", i + 1));
+        }
+        if *line == "# EOF" && i != lines.len() - 2 {
+            return Err(format!("`# EOF` on line {} before the end", i + 1));
+        }
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let mut it = rest.split(' ');
+            let (name, kind) = (it.next().unwrap_or(""), it.next().unwrap_or(""));
+            if !seen.insert(name.to_string()) {
+                return Err(format!("family {name} declared twice"));
+            }
+            if kind == "counter" && name.ends_with("_total") {
+                return Err(format!("counter family {name} ends with _total"));
+            }
+            if kind == "untyped" {
+                return Err(format!(
+                    "family {name}: `untyped` is not an OpenMetrics type"
+                ));
+            }
+        }
+    }
+    Ok(parsed.families)
+}

@@ -45,6 +45,11 @@ pub struct DebugHandlers {
     pub enable_debug_flags_handler: bool,
     /// What `PUT /debug/flags/v` calls (`logs.GlogSetter`); `None` refuses every value.
     pub set_verbosity: Option<VerbositySetter>,
+    /// `enableSystemLogQuery` with the `NodeLogQuery` gate: the commands the node log query
+    /// runs (`crate::JournalCommands`); `None`: off.
+    pub system_log_query: Option<Arc<dyn crate::LogCommandRunner>>,
+    /// The `ContainerCheckpoint` feature gate (`/checkpoint/`, see `crate::checkpoint`).
+    pub container_checkpoint: bool,
 }
 
 impl Default for DebugHandlers {
@@ -56,6 +61,8 @@ impl Default for DebugHandlers {
             enable_profiling_handler: true,
             enable_debug_flags_handler: true,
             set_verbosity: None,
+            system_log_query: None,
+            container_checkpoint: true,
         }
     }
 }
@@ -70,6 +77,8 @@ impl std::fmt::Debug for DebugHandlers {
                 "enable_debug_flags_handler",
                 &self.enable_debug_flags_handler,
             )
+            .field("system_log_query", &self.system_log_query.is_some())
+            .field("container_checkpoint", &self.container_checkpoint)
             .finish_non_exhaustive()
     }
 }
@@ -83,7 +92,10 @@ fn disabled(router: Router, paths: &[&str], msg: &'static str) -> Router {
 /// `InstallSystemLogHandler`, `InstallProfilingHandler` and `InstallDebugFlagsHandler`.
 pub(crate) fn debug_handlers(cfg: &DebugHandlers) -> Router {
     let mut router = if cfg.enable_system_log_handler {
-        crate::logs::system_log_handler(cfg.node_log_dir.clone())
+        crate::logs::system_log_handler_with_query(
+            cfg.node_log_dir.clone(),
+            cfg.system_log_query.clone(),
+        )
     } else {
         // `restfulCont.Handle(logsPath, …)`: the `/logs/` subtree.
         disabled(

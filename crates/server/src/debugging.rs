@@ -84,7 +84,7 @@ fn write_streaming_error(e: StreamingError) -> Response {
 }
 
 /// The query's values of `key`, in order (Go's `url.Values`).
-fn query_values(query: Option<&str>, key: &str) -> Vec<String> {
+pub(crate) fn query_values(query: Option<&str>, key: &str) -> Vec<String> {
     form_urlencoded::parse(query.unwrap_or_default().as_bytes())
         .filter(|(k, _)| k == key)
         .map(|(_, v)| v.into_owned())
@@ -182,7 +182,7 @@ impl ExecParams {
     }
 }
 
-fn pod_full_name(pod: &k8s_openapi::api::core::v1::Pod) -> String {
+pub(crate) fn pod_full_name(pod: &k8s_openapi::api::core::v1::Pod) -> String {
     format!(
         "{}_{}",
         pod.metadata.name.as_deref().unwrap_or_default(),
@@ -283,7 +283,7 @@ async fn get_port_forward(
 }
 
 /// `writeJSONResponse`: no body (and no content type) for no output.
-fn write_json_response(data: Vec<u8>) -> Response {
+pub(crate) fn write_json_response(data: Vec<u8>) -> Response {
     if data.is_empty() {
         return StatusCode::OK.into_response();
     }

@@ -208,6 +208,24 @@ pub fn query(data: &[u8]) {
             "{parts:?}"
         );
     }
+    if let Ok(Some(nlq)) = crate::journal::new_node_log_query(q) {
+        let valid = nlq
+            .validate(std::path::Path::new("/nonexistent-krs-fuzz"))
+            .is_empty();
+        let (_, args) = crate::journal::logging_cmd(&nlq, &nlq.services);
+        if valid {
+            // Only safe service names reach journalctl.
+            for unit in args.iter().filter_map(|a| a.strip_prefix("--unit=")) {
+                assert!(
+                    unit.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.:@".contains(c)),
+                    "{unit:?}"
+                );
+            }
+        }
+    }
+    let _ = crate::openmetrics::negotiate(q);
+    assert!(crate::openmetrics::text_to_openmetrics(&text).ends_with("# EOF\n"));
     let size = u64::from(data.first().copied().unwrap_or(0));
     if let Ok(Some((a, b))) = crate::logs::parse_range(&text, size) {
         assert!(a <= b && b < size, "{text:?}: {a}-{b} of {size}");

@@ -23,6 +23,7 @@ mod accept;
 pub mod authn;
 pub mod authz;
 mod certs;
+mod checkpoint;
 mod ciphers;
 mod container_logs;
 mod debug;
@@ -30,10 +31,12 @@ mod debugging;
 mod filter;
 pub mod fuzzing;
 mod healthz;
+mod journal;
 mod listen;
 mod logs;
 mod methods;
 mod metrics;
+pub mod openmetrics;
 mod proxy;
 mod readonly;
 mod respond;
@@ -57,6 +60,7 @@ pub use container_logs::{LogSink, LogStreamer, PodLogOptions};
 pub use debug::{DebugHandlers, VerbositySetter};
 pub use debugging::{StreamOptions, StreamingError, StreamingErrorKind};
 pub use healthz::{HealthCheck, healthz_router};
+pub use journal::{CommandStatus, JournalCommands, LogCommandRunner};
 pub use listen::{
     HEADER_READ_TIMEOUT, MAX_CONNECTIONS, ServeLimits, ServerError, bind, serve, serve_with_limits,
 };
@@ -157,6 +161,19 @@ pub trait HostInterface: Send + Sync {
         _sink: LogSink,
     ) -> HostFuture<'a, Result<LogStreamer, String>> {
         Box::pin(async move { Err(format!("container {container:?} is not available")) })
+    }
+    /// Upstream `CheckpointContainer`: asks the runtime to checkpoint the running container
+    /// into an archive the kubelet names, and returns its path. `timeout` is the request's
+    /// `timeout` parameter (seconds; `None`: the CRI client's default). An error is the
+    /// runtime's (or `container <c> not found` when the runtime does not run it).
+    fn checkpoint_container<'a>(
+        &'a self,
+        _pod_uid: &'a str,
+        _pod_full_name: &'a str,
+        container: &'a str,
+        _timeout: Option<i64>,
+    ) -> HostFuture<'a, Result<String, String>> {
+        Box::pin(async move { Err(format!("container {container} not found")) })
     }
     /// The summary provider behind `/stats/summary`, `/metrics/resource` and
     /// `/metrics/cadvisor` (upstream `stats.Provider`/`SummaryProvider`); `None` answers 500

@@ -21,7 +21,11 @@
 //! check and the open is refused too. Upstream's `http.Dir` follows symlinks out of
 //! `/var/log/`; kubelet-rs does not (a stricter answer, documented in `docs/kubelet-api.md`).
 //!
-//! `enableSystemLogQuery` (`/logs/?query=`, journalctl) is refused at start by the kubelet.
+//! With `enableSystemLogQuery` and the `NodeLogQuery` gate, a request with query parameters
+//! is the node log query first, as upstream's `logServer` (`crate::journal`): parameter
+//! errors 400, a path other than `/logs/` 406 `path not allowed in query mode`, validation
+//! errors 406, services answered by journalctl or their log files, one file by the file
+//! server below; without parameters, the file server.
 //! Multi-range requests (`Range: bytes=0-1,5-6`) get the whole file (200), where Go answers
 //! `multipart/byteranges`.
 
@@ -37,6 +41,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
+use crate::journal::LogCommandRunner;
 use crate::methods::get_only;
 use crate::respond::text;
 
@@ -48,27 +53,115 @@ pub const NODE_LOG_DIR: &str = "/var/log/";
 const MAX_PATH: usize = 4096;
 
 #[derive(Clone)]
-struct LogDir(Arc<PathBuf>);
+struct LogDir {
+    dir: Arc<PathBuf>,
+    /// The node log query's commands (`enableSystemLogQuery` with `NodeLogQuery`); `None`:
+    /// the plain file server.
+    query: Option<Arc<dyn LogCommandRunner>>,
+}
 
 /// The `/logs/` routes (GET only, as go-restful's `ws.GET`), serving `dir`.
+#[cfg(test)]
 pub(crate) fn system_log_handler(dir: PathBuf) -> Router {
+    system_log_handler_with_query(dir, None)
+}
+
+/// The `/logs/` routes, serving `dir`, and with `query` the node log query (`kl.logServer`
+/// in `NodeLogQuery` mode).
+pub(crate) fn system_log_handler_with_query(
+    dir: PathBuf,
+    query: Option<Arc<dyn LogCommandRunner>>,
+) -> Router {
     Router::new()
         .route("/logs/", get(serve_logs))
         .route("/logs/{*logpath}", get(serve_logs))
         .route_layer(axum::middleware::from_fn(get_only))
-        .with_state(LogDir(Arc::new(dir)))
+        .with_state(LogDir {
+            dir: Arc::new(dir),
+            query,
+        })
 }
 
-async fn serve_logs(State(LogDir(dir)): State<LogDir>, req: Request) -> Response {
+async fn serve_logs(State(state): State<LogDir>, req: Request) -> Response {
+    let dir = state.dir;
     let raw = req.uri().path().to_string();
     let Some(rest) = raw.strip_prefix("/logs/") else {
         return not_found();
     };
+    if let Some(runner) = state.query {
+        match crate::journal::new_node_log_query(req.uri().query()) {
+            Err(e) => return text(StatusCode::BAD_REQUEST, format!("{e}\n")),
+            Ok(Some(nlq)) => {
+                if !rest.is_empty() {
+                    return text(
+                        StatusCode::NOT_ACCEPTABLE,
+                        "path not allowed in query mode\n",
+                    );
+                }
+                let errs = nlq.validate(&dir);
+                if !errs.is_empty() {
+                    let msg = crate::journal::aggregate(&errs);
+                    return text(StatusCode::NOT_ACCEPTABLE, format!("{msg}\n"));
+                }
+                if !nlq.services.is_empty() {
+                    return journal_response(nlq, runner, dir, req.headers());
+                }
+                if let [file] = nlq.files.as_slice() {
+                    // `req.URL.Path = filepath.ToSlash(file)` (a no-op on Linux; validation
+                    // refused absolute paths) for the file server.
+                    return serve_path(&dir, &format!("/{file}"), file, req.headers()).await;
+                }
+            }
+            Ok(None) => {}
+        }
+    }
     let decoded = match percent_decode(rest) {
         Some(d) => d,
         None => return not_found(),
     };
     serve_path(&dir, &format!("/{rest}"), &decoded, req.headers()).await
+}
+
+/// `journalServer.ServeHTTP`: `text/plain;charset=UTF-8`, gzip when `Accept-Encoding` is
+/// exactly `gzip`, the query's output streamed as it comes.
+fn journal_response(
+    nlq: crate::journal::NodeLogQuery,
+    runner: Arc<dyn LogCommandRunner>,
+    dir: Arc<PathBuf>,
+    headers: &HeaderMap,
+) -> Response {
+    let gzip = headers
+        .get(header::ACCEPT_ENCODING)
+        .is_some_and(|v| v.as_bytes() == b"gzip");
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(16);
+    tokio::spawn(async move {
+        crate::journal::copy(&nlq, runner, &dir, tx).await;
+    });
+    let chunks = tokio_stream_from(rx);
+    let body = if gzip {
+        Body::from_stream(crate::journal::gzip_stream(chunks))
+    } else {
+        Body::from_stream(chunks)
+    };
+    let mut resp = (StatusCode::OK, body).into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain;charset=UTF-8"),
+    );
+    if gzip {
+        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    resp
+}
+
+/// The receiver as a body stream.
+fn tokio_stream_from(
+    rx: tokio::sync::mpsc::Receiver<Vec<u8>>,
+) -> impl futures::Stream<Item = Result<Vec<u8>, std::io::Error>> + Send + 'static {
+    futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (Ok(chunk), rx))
+    })
 }
 
 /// Percent-decodes a URL path (Go's `url.PathUnescape`); `None` for invalid escapes, NUL

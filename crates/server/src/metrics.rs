@@ -1,4 +1,4 @@
-//! `/metrics` and `/metrics/probes` (`InstallAuthNotRequiredHandlers` in
+//! `/metrics` and `/metrics/probes` (OpenMetrics when asked: `crate::openmetrics`) (`InstallAuthNotRequiredHandlers` in
 //! `pkg/kubelet/server/server.go`: `legacyregistry.Handler()` and the prober registry's
 //! `HandlerFor`), and the HTTP request metrics every request of both ports updates
 //! (`Server.ServeHTTP`: `kubelet_http_requests_total`, `kubelet_http_inflight_requests`,
@@ -87,9 +87,9 @@ impl HttpMetrics {
     }
 
     /// The secure server: `InstallAuthRequiredHandlers` (+ system log, profiling and
-    /// `checkpoint` with the `ContainerCheckpoint` gate's default) or
+    /// `checkpoint` with the `ContainerCheckpoint` gate) or
     /// `InstallDebuggingDisabledHandlers`.
-    pub(crate) fn secure(debugging_handlers: bool) -> Self {
+    pub(crate) fn secure(debugging_handlers: bool, checkpoint: bool) -> Self {
         // Both sets install these subtrees (handlers or the 405 "disabled" ones).
         const BOTH: [&str; 7] = [
             "run",
@@ -101,11 +101,17 @@ impl HttpMetrics {
             "logs",
         ];
         let extra: &[&str] = if debugging_handlers {
-            &["configz", "checkpoint", "debug"]
+            &["configz", "debug"]
         } else {
             &["pprof"]
         };
-        let all: Vec<&'static str> = BOTH.iter().chain(extra).copied().collect();
+        let checkpoint = (debugging_handlers && checkpoint).then_some("checkpoint");
+        let all: Vec<&'static str> = BOTH
+            .iter()
+            .chain(extra)
+            .copied()
+            .chain(checkpoint)
+            .collect();
         Self::new("readwrite", &all)
     }
 
@@ -271,10 +277,10 @@ mod tests {
         // counted, as upstream's mux); one inside a pattern but unrouted is counted.
         let _ = get("/nope/x", None).await;
         let _ = get("/stats/nope", None).await;
-        // OpenMetrics asked: the 0.0.4 text, as upstream's handler (OpenMetrics not enabled).
+        // The text format preferred (OpenMetrics when preferred: `crate::openmetrics`).
         let (status, headers, body) = get(
             "/metrics",
-            Some("application/openmetrics-text;version=1.0.0;q=0.9,text/plain;version=0.0.4;q=0.5"),
+            Some("text/plain;version=0.0.4;q=0.9,application/openmetrics-text;version=1.0.0;q=0.5"),
         )
         .await;
         assert_eq!(status, StatusCode::OK);
@@ -329,12 +335,16 @@ mod tests {
         // Not installed on the read-only port.
         assert_eq!(ro.path_bucket("/exec/ns/p/c"), "other");
         assert_eq!(ro.path_bucket("/"), "other");
-        let rw = HttpMetrics::secure(true);
+        let rw = HttpMetrics::secure(true, true);
         assert_eq!(rw.path_bucket("/exec/ns/p/c"), "exec");
         assert_eq!(rw.path_bucket("/configz"), "configz");
         assert_eq!(rw.path_bucket("/debug/pprof/heap"), "debug");
-        let disabled = HttpMetrics::secure(false);
+        assert_eq!(rw.path_bucket("/checkpoint/ns/p/c"), "checkpoint");
+        let no_gate = HttpMetrics::secure(true, false);
+        assert_eq!(no_gate.path_bucket("/checkpoint/ns/p/c"), "other");
+        let disabled = HttpMetrics::secure(false, true);
         assert_eq!(disabled.path_bucket("/configz"), "other");
+        assert_eq!(disabled.path_bucket("/checkpoint/ns/p/c"), "other");
         assert_eq!(method_bucket("GET"), "GET");
         assert_eq!(method_bucket("PATCH"), "other");
     }

@@ -37,8 +37,12 @@ pub(crate) fn default_handlers(host: Host) -> Router {
         .route_layer(axum::middleware::from_fn(get_only))
         .with_state(host.clone())
         .merge(healthz_routes(checks))
-        .merge(crate::metrics::metrics_routes())
-        .merge(crate::stats::stats_handlers(host))
+        .merge(
+            // OpenMetrics when asked, for every metrics endpoint (`crate::openmetrics`).
+            crate::metrics::metrics_routes()
+                .merge(crate::stats::stats_handlers(host))
+                .layer(axum::middleware::from_fn(crate::openmetrics::open_metrics)),
+        )
 }
 
 /// `GET /pods`: a `v1.PodList` of the pods this kubelet runs, as upstream encodes it.

@@ -142,6 +142,12 @@ pub(crate) const CASES: &[Case] = &[
         false,
     ),
     case("/debug/flags/v", "/debug/flags/v", &["proxy"], false),
+    case(
+        "/checkpoint/{ns}/{pod}/{container}",
+        "/checkpoint/ns/p/c",
+        &["checkpoint"],
+        false,
+    ),
 ];
 
 /// Paths that appear in route calls but are not served by the kubelet's ports (none yet).

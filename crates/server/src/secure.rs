@@ -7,7 +7,8 @@
 //! * with `enableDebuggingHandlers`: `/configz` (GET only), and `InstallAuthRequiredHandlers`'
 //!   `/run`, `/exec`, `/attach`, `/portForward`, `/containerLogs`, `/runningpods/` (see
 //!   `crate::debugging`), and `/logs/`, `/debug/pprof/`, `/debug/flags/v` as their own
-//!   settings say (`crate::debug`, `crate::logs`);
+//!   settings say (`crate::debug`, `crate::logs`), and `/checkpoint/` with the
+//!   `ContainerCheckpoint` gate (`crate::checkpoint`);
 //! * without: `/run/`, `/exec/`, `/attach/`, `/portForward/`, `/containerLogs/`,
 //!   `/runningpods/`, `/debug/pprof/`, `/logs/` answer 405 `Debug endpoints are disabled.`
 //!   (`InstallDebuggingDisabledHandlers`), and `/configz` is not installed;
@@ -155,8 +156,11 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
                     .route_layer(axum::middleware::from_fn(get_only))
                     .with_state(Arc::new(configz)),
             )
-            .merge(debugging_handlers(host, cfg.split_log_streams))
+            .merge(debugging_handlers(host.clone(), cfg.split_log_streams))
             .merge(crate::debug::debug_handlers(&cfg.debug));
+        if cfg.debug.container_checkpoint {
+            router = router.merge(crate::checkpoint::checkpoint_handler(host));
+        }
     } else {
         router = router.merge(debugging_disabled_handlers());
     }
@@ -175,7 +179,10 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
     router
         .layer(axum::middleware::from_fn_with_state(filter, auth_filter))
         .layer(axum::middleware::from_fn_with_state(
-            crate::metrics::HttpMetrics::secure(cfg.enable_debugging_handlers),
+            crate::metrics::HttpMetrics::secure(
+                cfg.enable_debugging_handlers,
+                cfg.debug.container_checkpoint,
+            ),
             crate::metrics::http_metrics,
         ))
         .layer(axum::middleware::from_fn(crate::filter::serve_mux))
@@ -271,6 +278,7 @@ mod tests {
             "/stats/summary?only_cpu_and_memory=true",
             "/metrics/resource",
             "/metrics/cadvisor",
+            "/checkpoint/ns/p/c",
         ];
         for debugging in [true, false] {
             let router = secure_router(&cfg(debugging), Arc::new(NoPods), serde_json::json!({}));
@@ -289,6 +297,33 @@ mod tests {
             // authentication; unclean paths: 307 to the cleaned one.
             assert_eq!(status(&router, "GET", "/nothing", None).await, 404);
             assert_eq!(status(&router, "GET", "/logs/../etc", None).await, 307);
+        }
+    }
+
+    /// `/checkpoint/` is routed with `enableDebuggingHandlers` and the `ContainerCheckpoint`
+    /// gate only (otherwise upstream registers nothing there: 404).
+    #[tokio::test]
+    async fn checkpoint_follows_the_gate_and_the_debugging_handlers() {
+        use http_body_util::BodyExt;
+        for (debugging, gate, want) in [
+            (true, true, "pod does not exist"),
+            (true, false, ""),
+            (false, true, ""),
+        ] {
+            let mut c = cfg(debugging);
+            c.debug.container_checkpoint = gate;
+            let r = secure_router(&c, Arc::new(NoPods), serde_json::json!({}));
+            let mut req = Request::builder()
+                .method("POST")
+                .uri("/checkpoint/ns/p/c")
+                .body(Body::empty())
+                .unwrap();
+            req.extensions_mut()
+                .insert(PeerIdentity::Cert(UserInfo::new("u", vec![])));
+            let resp = r.oneshot(req).await.unwrap();
+            assert_eq!(resp.status(), 404, "{debugging} {gate}");
+            let body = resp.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(body, want.as_bytes(), "{debugging} {gate}");
         }
     }
 

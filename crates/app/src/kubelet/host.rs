@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use kubelet_cri::RuntimeService;
-use kubelet_cri::v1::{AttachRequest, ExecRequest, PodSandboxFilter, PortForwardRequest};
+use kubelet_cri::v1::{
+    AttachRequest, CheckpointContainerRequest, ExecRequest, PodSandboxFilter, PortForwardRequest,
+};
 use kubelet_server::{
     HostFuture, HostInterface, LogSink, LogStreamer, PodLogOptions, StreamOptions, StreamingError,
     StreamingErrorKind,
@@ -181,6 +183,31 @@ impl KubeletHost {
         sandboxes.sort_by_key(|s| std::cmp::Reverse(s.created_at));
         Ok(sandboxes.into_iter().map(|s| s.id).collect())
     }
+}
+
+/// `getCheckpointsDir`: `<root-dir>/checkpoints` (made at start with the
+/// `ContainerCheckpoint` gate, `setupDataDirs`).
+pub fn checkpoints_dir(root_dir: &std::path::Path) -> std::path::PathBuf {
+    root_dir.join("checkpoints")
+}
+
+/// `CheckpointContainer`'s archive: `checkpoint-<pod full name>-<container>-<time>.tar` in
+/// the checkpoints directory, the time as Go's `time.RFC3339` writes the local time
+/// (`Z` for UTC, else the offset).
+fn checkpoint_location(
+    root_dir: &std::path::Path,
+    pod_full_name: &str,
+    container: &str,
+    now: &jiff::Zoned,
+) -> std::path::PathBuf {
+    let offset = now.offset();
+    let zone = if offset.seconds() == 0 {
+        "Z".to_string()
+    } else {
+        now.strftime("%:z").to_string()
+    };
+    let time = format!("{}{zone}", now.strftime("%Y-%m-%dT%H:%M:%S"));
+    checkpoints_dir(root_dir).join(format!("checkpoint-{pod_full_name}-{container}-{time}.tar"))
 }
 
 /// `types.KubernetesPodUIDLabel`.
@@ -396,6 +423,37 @@ impl HostInterface for KubeletHost {
                 .await
                 .map_err(|e| streaming_error(&e))?;
             Ok(resp.url)
+        })
+    }
+
+    fn checkpoint_container<'a>(
+        &'a self,
+        pod_uid: &'a str,
+        pod_full_name: &'a str,
+        container: &'a str,
+        timeout: Option<i64>,
+    ) -> HostFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let id = self
+                .find_container(pod_full_name, pod_uid, container)
+                .await?
+                .ok_or_else(|| format!("container {container} not found"))?;
+            let location = checkpoint_location(
+                &self.kubelet.root_dir,
+                pod_full_name,
+                container,
+                &jiff::Zoned::now(),
+            );
+            let req = CheckpointContainerRequest {
+                container_id: id,
+                location: location.to_string_lossy().into_owned(),
+                timeout: timeout.unwrap_or(0),
+            };
+            self.runtime_service
+                .checkpoint_container(&req)
+                .await
+                .map_err(|e| e.upstream_message())?;
+            Ok(req.location)
         })
     }
 

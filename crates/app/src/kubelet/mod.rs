@@ -9,7 +9,7 @@ mod api;
 mod container_logs;
 mod crash_loop;
 mod evented;
-mod host;
+pub mod host;
 mod housekeeping;
 mod metrics;
 mod node_setup;
@@ -506,6 +506,22 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
     metrics::register(deps.server, &deps.node_name).map_err(RunError::Kubelet)?;
     let qos = start_container_manager(&deps)?;
     let b = new_main_kubelet(&deps).await?;
+    if deps
+        .server
+        .feature_gates
+        .enabled(kubelet_features::gates::CONTAINER_CHECKPOINT)
+    {
+        // `setupDataDirs`: the directory `/checkpoint/` archives go to, 0700 when made.
+        let dir = host::checkpoints_dir(&b.kubelet.root_dir);
+        let os = &b.kubelet.os;
+        if !os.is_dir(&dir) {
+            os.mkdir_all(&dir)
+                .and_then(|()| os.chmod(&dir, 0o700))
+                .map_err(|e| {
+                    RunError::Kubelet(format!("error creating checkpoint directory: {e}"))
+                })?;
+        }
+    }
     // `BirthCry`: an event that the kubelet (re)started.
     deps.recorder.event(
         &node_ref(&deps.node_name),

@@ -53,6 +53,19 @@ pub fn secure_server_config(
             node_log_dir: kubelet_server::NODE_LOG_DIR.into(),
             enable_profiling_handler: c.enable_profiling_handler.unwrap_or(true),
             enable_debug_flags_handler: c.enable_debug_flags_handler.unwrap_or(true),
+            // `kl.logServer` in query mode: `NodeLogQuery` and `enableSystemLogQuery` (the
+            // validation refused the setting without the gate).
+            system_log_query: (c.enable_system_log_query.unwrap_or(false)
+                && server
+                    .feature_gates
+                    .enabled(kubelet_features::gates::NODE_LOG_QUERY))
+            .then(|| {
+                Arc::new(kubelet_server::JournalCommands)
+                    as Arc<dyn kubelet_server::LogCommandRunner>
+            }),
+            container_checkpoint: server
+                .feature_gates
+                .enabled(kubelet_features::gates::CONTAINER_CHECKPOINT),
             set_verbosity: Some(std::sync::Arc::new(|v| {
                 kubelet_klog::set_verbosity(v);
                 Ok(())
@@ -67,15 +80,6 @@ pub fn secure_server_config(
 pub fn secure_server_wanted(server: &KubeletServer) -> Result<bool, RunError> {
     if !server.config.enable_server.unwrap_or(true) {
         return Ok(false);
-    }
-    let c = &server.config;
-    if c.enable_system_log_query.unwrap_or(false)
-        && c.enable_system_log_handler.unwrap_or(true)
-        && c.enable_debugging_handlers.unwrap_or(true)
-    {
-        return Err(RunError::Kubelet(
-            "enableSystemLogQuery: true is not implemented by kubelet-rs (upstream answers /logs/?query= by running journalctl); set it to false".into(),
-        ));
     }
     if server.config.server_tls_bootstrap
         && !server

@@ -284,16 +284,15 @@ fn admission_allocatable_follows_reserved_and_eviction_settings() {
 }
 
 #[test]
-fn enable_system_log_query_is_refused() {
+fn enable_system_log_query_reaches_the_secure_server() {
+    let node_ips = [std::net::IpAddr::from([127, 0, 0, 1])];
     let on = "enableSystemLogQuery: true\nenableSystemLogHandler: true\nfeatureGates:\n  NodeLogQuery: true\n";
-    let err = secure::secure_server_wanted(&server(&[], on)).unwrap_err();
-    assert!(err.to_string().contains("enableSystemLogQuery"), "{err}");
-    // Without the server, or without the handlers, upstream serves no /logs/ either.
-    let no_server = format!("{on}enableServer: false\n");
-    assert!(!secure::secure_server_wanted(&server(&[], &no_server)).unwrap());
-    let no_debugging = format!("{on}enableDebuggingHandlers: false\n");
-    assert!(secure::secure_server_wanted(&server(&[], &no_debugging)).unwrap());
-    assert!(secure::secure_server_wanted(&server(&[], "enableSystemLogQuery: false\n")).unwrap());
+    let s = server(&[], on);
+    assert!(secure::secure_server_wanted(&s).unwrap());
+    let cfg = secure::secure_server_config(&s, "node", &node_ips).unwrap();
+    assert!(cfg.debug.system_log_query.is_some());
+    let off = secure::secure_server_config(&server(&[], ""), "node", &node_ips).unwrap();
+    assert!(off.debug.system_log_query.is_none());
 }
 
 #[test]

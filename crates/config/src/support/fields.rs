@@ -898,10 +898,10 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "enableSystemLogQuery",
         None,
-        refused(
-            "`true` (journal queries on /logs/?query=, with the NodeLogQuery gate) is not implemented; `false` works",
-            &["crates/app/src/kubelet/support_proofs.rs::enable_system_log_query_is_refused"],
-        ),
+        done(&[
+            "crates/server/src/journal_tests.rs::logs_handler_in_query_mode",
+            "crates/app/src/kubelet/support_proofs.rs::enable_system_log_query_reaches_the_secure_server",
+        ]),
     ),
     f(
         "shutdownGracePeriod",
