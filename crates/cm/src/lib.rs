@@ -5,6 +5,7 @@
 //! All host access goes through [`HostFs`], with [`FakeHostFs`] recording for unit tests.
 
 pub mod capacity;
+pub mod cgroup_manager;
 pub mod cgroups;
 pub mod hostfs;
 pub mod kernel_tunables;
@@ -17,6 +18,7 @@ pub mod rlimit;
 pub mod swap;
 
 pub use capacity::{HugePagesInfo, capacity_from_machine_info, read_hugepages};
+pub use cgroup_manager::{CgroupManager, CgroupResource, ResourceConfig};
 pub use cgroups::{CgroupDriver, CgroupName, CgroupVersion, node_allocatable_root};
 pub use hostfs::{FakeHostFs, HostFs, RealHostFs};
 pub use kernel_tunables::{KernelTunableBehavior, setup_kernel_tunables};
@@ -26,7 +28,9 @@ pub use oom::apply_oom_score_adj;
 pub use pod_container_manager::{
     FakeProcessKiller, PodContainerManager, ProcessKiller, RealProcessKiller,
 };
-pub use qos::{QosCgroups, QosSetup, setup_qos_cgroups};
+pub use qos::{
+    QosCgroups, QosContainerManager, QosMemoryReserve, QosSetup, QosUpdate, setup_qos_cgroups,
+};
 pub use rlimit::{FakeRlimits, RealRlimits, Rlimits};
 pub use swap::check_swap;
 

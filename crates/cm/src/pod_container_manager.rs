@@ -1,16 +1,17 @@
 //! Pod-level cgroups (`pkg/kubelet/cm/pod_container_manager_linux.go`): created before the
-//! pod's sandbox so the runtime finds its cgroup parent in place, with `podPidsLimit` as
-//! `pids.max`; found again by walking the QoS cgroups (`GetAllPodsFromCgroups`) and
-//! destroyed — leftover processes killed, directories removed — once the pod is gone.
-//!
-//! Of upstream's `ResourceConfigForPod` only the pids limit is applied here; CPU and memory
-//! limits stay with the containers' own cgroups (set by the runtime).
+//! pod's sandbox so the runtime finds its cgroup parent in place, with the pod's resource
+//! values (upstream `ResourceConfigForPod`, computed by the caller: CPU shares, CFS quota
+//! and period, memory limit, huge page limits) and `podPidsLimit` as `pids.max`
+//! (`EnsureExists`); updated on an in-place resize (`SetPodCgroupConfig`, read back with
+//! `GetPodCgroupConfig`); found again by walking the QoS cgroups (`GetAllPodsFromCgroups`)
+//! and destroyed — leftover processes killed, directories removed — once the pod is gone.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::CmError;
+use crate::cgroup_manager::{CgroupManager, CgroupResource, ResourceConfig};
 use crate::cgroups::{CgroupDriver, CgroupName, CgroupVersion};
 use crate::hostfs::HostFs;
 use crate::qos::V1_CONTROLLERS;
@@ -69,6 +70,7 @@ impl ProcessKiller for FakeProcessKiller {
 
 /// The pod cgroups of one node: where they live and what they get.
 pub struct PodContainerManager {
+    cgroups: CgroupManager,
     fs: Arc<dyn HostFs>,
     killer: Arc<dyn ProcessKiller>,
     version: CgroupVersion,
@@ -97,6 +99,7 @@ impl PodContainerManager {
         pod_pids_limit: i64,
     ) -> Self {
         PodContainerManager {
+            cgroups: CgroupManager::new(fs.clone(), version, driver),
             fs,
             killer,
             version,
@@ -154,13 +157,14 @@ impl PodContainerManager {
         }
     }
 
-    /// Creates the pod cgroup with its pids limit unless it exists (upstream `EnsureExists`).
-    pub fn ensure_exists(&self, name: &CgroupName) -> Result<(), CmError> {
+    /// Creates the pod cgroup unless it exists, then writes `config` and the pids limit
+    /// into it (upstream `EnsureExists` → `Create`: a failed write is logged, as
+    /// upstream's `Create` only logs its `Set` error).
+    pub fn ensure_exists(&self, name: &CgroupName, config: &ResourceConfig) -> Result<(), CmError> {
         if self.exists(name) {
             return Ok(());
         }
         let rel = self.rel(name);
-        let limit = (self.pod_pids_limit > 0).then(|| self.pod_pids_limit.to_string());
         match self.version {
             CgroupVersion::V1 => {
                 for ctrl in self.v1_controllers() {
@@ -171,9 +175,6 @@ impl PodContainerManager {
                     if ctrl.ends_with("cpuset") {
                         crate::qos::inherit_cpuset(self.fs.as_ref(), &dir)?;
                     }
-                    if let (true, Some(limit)) = (ctrl.ends_with("pids"), &limit) {
-                        write(self.fs.as_ref(), &dir.join("pids.max"), limit)?;
-                    }
                 }
             }
             CgroupVersion::V2 => {
@@ -182,13 +183,35 @@ impl PodContainerManager {
                 self.fs
                     .create_dir_all(&dir)
                     .map_err(|e| cgroup_err(&dir, e))?;
-                if let Some(limit) = &limit {
-                    write(self.fs.as_ref(), &dir.join("pids.max"), limit)?;
-                }
             }
         }
-        tracing::debug!(cgroup = %name.for_driver(self.driver), pids_limit = self.pod_pids_limit, "Created pod cgroup");
+        let mut config = config.clone();
+        if self.pod_pids_limit > 0 {
+            config.pids_limit = Some(self.pod_pids_limit);
+        }
+        if let Err(e) = self.cgroups.update(name, &config) {
+            tracing::error!(cgroup = %name.for_driver(self.driver), err = %e, "cgroup manager.Set failed");
+        }
+        tracing::debug!(cgroup = %name.for_driver(self.driver), ?config, "Created pod cgroup");
         Ok(())
+    }
+
+    /// Upstream `SetPodCgroupConfig`: writes `config` into the existing pod cgroup.
+    pub fn set_pod_cgroup_config(
+        &self,
+        name: &CgroupName,
+        config: &ResourceConfig,
+    ) -> Result<(), CmError> {
+        self.cgroups.update(name, config)
+    }
+
+    /// Upstream `GetPodCgroupConfig`: the pod cgroup's CPU or memory values as set now.
+    pub fn get_pod_cgroup_config(
+        &self,
+        name: &CgroupName,
+        resource: CgroupResource,
+    ) -> Result<ResourceConfig, CmError> {
+        self.cgroups.get_cgroup_config(name, resource)
     }
 
     /// cgroup v2: a child only gets the controllers its parent delegates; enable every
@@ -409,7 +432,7 @@ mod tests {
         let (m, _) = pcm(&fs, CgroupVersion::V1, CgroupDriver::Cgroupfs, 100);
         let pod = burstable_pod();
         assert!(!m.exists(&pod));
-        m.ensure_exists(&pod).unwrap();
+        m.ensure_exists(&pod, &ResourceConfig::default()).unwrap();
         assert!(m.exists(&pod));
         for c in ["cpu", "memory", "pids"] {
             assert!(
@@ -428,14 +451,14 @@ mod tests {
             )]
         );
         // Existing: nothing is written again.
-        m.ensure_exists(&pod).unwrap();
+        m.ensure_exists(&pod, &ResourceConfig::default()).unwrap();
         assert_eq!(fs.writes().len(), 1);
 
         // No limit (-1, the default, or 0): the cgroup without pids.max.
         for limit in [-1, 0] {
             let fs = v1_host();
             let (m, _) = pcm(&fs, CgroupVersion::V1, CgroupDriver::Cgroupfs, limit);
-            m.ensure_exists(&pod).unwrap();
+            m.ensure_exists(&pod, &ResourceConfig::default()).unwrap();
             assert!(m.exists(&pod));
             assert!(fs.writes().is_empty(), "{:?}", fs.writes());
         }
@@ -452,7 +475,7 @@ mod tests {
             "cpu memory pids\n",
         );
         let (m, _) = pcm(&fs, CgroupVersion::V2, CgroupDriver::Cgroupfs, 42);
-        m.ensure_exists(&pod).unwrap();
+        m.ensure_exists(&pod, &ResourceConfig::default()).unwrap();
         let writes = fs.writes();
         assert!(writes.contains(&(
             PathBuf::from("/sys/fs/cgroup/kubepods/burstable/cgroup.subtree_control"),
@@ -469,7 +492,7 @@ mod tests {
         // systemd driver: the slice names.
         let fs = v1_host();
         let (m, _) = pcm(&fs, CgroupVersion::V1, CgroupDriver::Systemd, 7);
-        m.ensure_exists(&pod).unwrap();
+        m.ensure_exists(&pod, &ResourceConfig::default()).unwrap();
         assert_eq!(
             fs.writes()[0].0,
             PathBuf::from(
@@ -487,9 +510,10 @@ mod tests {
         let fs = v1_host();
         let (m, killed) = pcm(&fs, CgroupVersion::V1, CgroupDriver::Cgroupfs, -1);
         let pod = burstable_pod();
-        m.ensure_exists(&pod).unwrap();
+        m.ensure_exists(&pod, &ResourceConfig::default()).unwrap();
         let guaranteed = node_allocatable_root("/", true).child("podgg-1");
-        m.ensure_exists(&guaranteed).unwrap();
+        m.ensure_exists(&guaranteed, &ResourceConfig::default())
+            .unwrap();
         // What the runtime adds: a container cgroup (with a process) in more hierarchies.
         let ctr = "/sys/fs/cgroup/devices/kubepods/burstable/pod1234-abcd/c0ffee";
         fs.add_dir(ctr);

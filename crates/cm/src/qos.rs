@@ -1,10 +1,15 @@
 //! The node's pod cgroup hierarchy: `kubepods`, `kubepods/burstable`,
 //! `kubepods/besteffort` (mirrors `pkg/kubelet/cm/qos_container_manager_linux.go` `Start`
-//! and `node_container_manager_linux.go` `enforceNodeAllocatableCgroups` for `pods`).
+//! and `node_container_manager_linux.go` `enforceNodeAllocatableCgroups` for `pods`), and
+//! keeping the QoS cgroups' values current as pods come and go
+//! ([`QosContainerManager::update_cgroups`], upstream `UpdateCgroups`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::CmError;
+use crate::cgroup_manager::{CgroupManager, ResourceConfig};
 use crate::cgroups::{CgroupDriver, CgroupName, CgroupVersion};
 use crate::hostfs::HostFs;
 
@@ -29,10 +34,12 @@ pub fn milli_cpu_to_shares(milli: i64) -> i64 {
 
 /// cgroup v2 `cpu.weight` for v1 shares (runc's `ConvertCPUSharesToCgroupV2Value`).
 pub fn shares_to_weight(shares: i64) -> i64 {
-    if shares <= 0 {
-        return 0;
+    match u64::try_from(shares) {
+        Ok(s) if s > 0 => {
+            i64::try_from(crate::cgroup_manager::cpu_shares_to_cpu_weight(s)).unwrap_or(10_000)
+        }
+        _ => 0,
     }
-    1 + ((shares - 2) * 9999) / 262_142
 }
 
 /// The QoS cgroup names, in the driver's form.
@@ -200,12 +207,277 @@ fn setup_v2(fs: &dyn HostFs, setup: QosSetup<'_>) -> Result<(), CmError> {
     )
 }
 
+/// Upstream `periodicQOSCgroupUpdateInterval`.
+pub const PERIODIC_QOS_CGROUP_UPDATE_INTERVAL: std::time::Duration =
+    std::time::Duration::from_secs(60);
+
+/// What the active pods ask of the QoS cgroups (what upstream's `UpdateCgroups` sums from
+/// `activePods`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QosUpdate {
+    /// Sum of the Burstable pods' CPU requests (`PodRequests`), in millicores.
+    pub burstable_cpu_request_milli: i64,
+    /// `qosReserved` memory, with the `QOSReserved` gate on (`None` otherwise).
+    pub memory_reserve: Option<QosMemoryReserve>,
+}
+
+/// Inputs of upstream `setMemoryReserve`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QosMemoryReserve {
+    /// `qosReserved` memory percentage.
+    pub percent: i64,
+    /// Node allocatable memory in bytes (0: unknown, no limits are set).
+    pub allocatable: i64,
+    /// Sum of the Guaranteed pods' memory requests.
+    pub guaranteed_requests: i64,
+    /// Sum of the Burstable pods' memory requests.
+    pub burstable_requests: i64,
+}
+
+/// The QoS cgroups' values kept current (upstream `qosContainerManagerImpl`).
+pub struct QosContainerManager {
+    cgroups: CgroupManager,
+    /// Guaranteed (`kubepods`), Burstable, BestEffort.
+    names: [CgroupName; 3],
+    lock: Mutex<()>,
+}
+
+impl QosContainerManager {
+    /// The manager of the QoS cgroups under `kubepods`.
+    pub fn new(cgroups: CgroupManager, kubepods: &CgroupName) -> Self {
+        QosContainerManager {
+            cgroups,
+            names: [
+                kubepods.clone(),
+                kubepods.child("burstable"),
+                kubepods.child("besteffort"),
+            ],
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// `setHugePagesUnbounded`: every host page size at `1 << 62`.
+    fn huge_pages_unbounded(&self) -> BTreeMap<i64, i64> {
+        self.cgroups
+            .huge_page_sizes()
+            .iter()
+            .filter_map(|s| {
+                let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
+                let shift = match unit {
+                    "KB" => 10,
+                    "MB" => 20,
+                    "GB" => 30,
+                    "TB" => 40,
+                    _ => return None,
+                };
+                Some((num.parse::<i64>().ok()? << shift, 1_i64 << 62))
+            })
+            .collect()
+    }
+
+    /// Upstream `UpdateCgroups`: Burstable CPU shares from the sum of its pods' requests,
+    /// BestEffort at [`MIN_SHARES`], huge pages unbounded in all three, and with
+    /// `qosReserved` memory (`QOSReserved` gate) the Burstable and BestEffort memory
+    /// limits — lowered to the current usage for a cgroup already above its limit
+    /// (`retrySetMemoryReserve`).
+    pub fn update_cgroups(&self, update: &QosUpdate) -> Result<(), CmError> {
+        let _guard = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let hugepages = self.huge_pages_unbounded();
+        let mut configs: [ResourceConfig; 3] = std::array::from_fn(|_| ResourceConfig {
+            huge_page_limit: hugepages.clone(),
+            ..ResourceConfig::default()
+        });
+        let burstable_shares = milli_cpu_to_shares(update.burstable_cpu_request_milli);
+        configs[1].cpu_shares = u64::try_from(burstable_shares).ok();
+        configs[2].cpu_shares = u64::try_from(MIN_SHARES).ok();
+        if let Some(reserve) = update.memory_reserve {
+            set_memory_reserve(&mut configs, &reserve);
+            // Every cgroup is tried, as upstream does, before the failures are looked at.
+            let failures = self
+                .names
+                .iter()
+                .zip(&configs)
+                .filter(|(name, config)| self.cgroups.update(name, config).is_err())
+                .count();
+            if failures == 0 {
+                tracing::trace!("Updated QoS cgroup configuration");
+                return Ok(());
+            }
+            self.retry_set_memory_reserve(&mut configs);
+        }
+        for (name, config) in self.names.iter().zip(&configs) {
+            if let Err(e) = self.cgroups.update(name, config) {
+                tracing::error!(err = %e, "Failed to update QoS cgroup configuration");
+                return Err(e);
+            }
+        }
+        tracing::trace!("Updated QoS cgroup configuration");
+        Ok(())
+    }
+
+    /// Upstream `retrySetMemoryReserve`: a cgroup whose usage is above the limit tried
+    /// gets its usage as the limit instead.
+    fn retry_set_memory_reserve(&self, configs: &mut [ResourceConfig; 3]) {
+        for (name, config) in self.names.iter().zip(configs.iter_mut()) {
+            let usage = match self.cgroups.memory_usage(name) {
+                Ok(u) => u,
+                Err(e) => {
+                    tracing::debug!(err = %e, "Failed to get resource stats");
+                    return;
+                }
+            };
+            if config.memory.is_some_and(|limit| usage > limit) {
+                config.memory = Some(usage);
+            }
+        }
+    }
+}
+
+/// Upstream `setMemoryReserve`.
+fn set_memory_reserve(configs: &mut [ResourceConfig; 3], r: &QosMemoryReserve) {
+    if r.allocatable == 0 {
+        tracing::debug!(
+            "Allocatable memory reported as 0, might be in standalone mode, not setting QoS memory limits"
+        );
+        return;
+    }
+    let burstable = r.allocatable - r.guaranteed_requests * r.percent / 100;
+    let best_effort = burstable - r.burstable_requests * r.percent / 100;
+    configs[1].memory = Some(burstable);
+    configs[2].memory = Some(best_effort);
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::cgroups::node_allocatable_root;
     use crate::hostfs::FakeHostFs;
+    use std::sync::Arc;
+
+    fn qos_manager(fs: &Arc<FakeHostFs>, version: CgroupVersion) -> QosContainerManager {
+        QosContainerManager::new(
+            CgroupManager::new(fs.clone(), version, CgroupDriver::Cgroupfs),
+            &node_allocatable_root("/", true),
+        )
+    }
+
+    #[test]
+    fn update_cgroups_sets_burstable_shares_from_requests_and_best_effort_minimum() {
+        let fs = Arc::new(FakeHostFs::default());
+        for c in ["cpu", "memory", "hugetlb"] {
+            fs.add_dir(format!("/sys/fs/cgroup/{c}"));
+        }
+        fs.add_dir("/sys/kernel/mm/hugepages/hugepages-2048kB");
+        let m = qos_manager(&fs, CgroupVersion::V1);
+        m.update_cgroups(&QosUpdate {
+            burstable_cpu_request_milli: 1500,
+            memory_reserve: None,
+        })
+        .unwrap();
+        let unbounded = (1_i64 << 62).to_string();
+        let w = |p: &str, v: &str| (PathBuf::from(format!("/sys/fs/cgroup/{p}")), v.to_string());
+        assert_eq!(
+            fs.writes(),
+            [
+                w("hugetlb/kubepods/hugetlb.2MB.limit_in_bytes", &unbounded),
+                w("cpu/kubepods/burstable/cpu.shares", "1536"),
+                w(
+                    "hugetlb/kubepods/burstable/hugetlb.2MB.limit_in_bytes",
+                    &unbounded
+                ),
+                w("cpu/kubepods/besteffort/cpu.shares", "2"),
+                w(
+                    "hugetlb/kubepods/besteffort/hugetlb.2MB.limit_in_bytes",
+                    &unbounded
+                ),
+            ]
+        );
+
+        // No Burstable pod: the minimum; v2 writes weights.
+        let fs = Arc::new(FakeHostFs::default());
+        let m = qos_manager(&fs, CgroupVersion::V2);
+        m.update_cgroups(&QosUpdate::default()).unwrap();
+        assert_eq!(
+            fs.writes(),
+            [
+                w("kubepods/burstable/cpu.weight", "1"),
+                w("kubepods/besteffort/cpu.weight", "1"),
+            ]
+        );
+    }
+
+    #[test]
+    fn qos_reserved_memory_limits_and_retry_at_usage() {
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_dir("/sys/fs/cgroup/memory");
+        let m = qos_manager(&fs, CgroupVersion::V1);
+        let reserve = QosMemoryReserve {
+            percent: 50,
+            allocatable: 1000 << 20,
+            guaranteed_requests: 200 << 20,
+            burstable_requests: 100 << 20,
+        };
+        m.update_cgroups(&QosUpdate {
+            burstable_cpu_request_milli: 0,
+            memory_reserve: Some(reserve),
+        })
+        .unwrap();
+        let mem = |q: &str| {
+            PathBuf::from(format!(
+                "/sys/fs/cgroup/memory/kubepods/{q}memory.limit_in_bytes"
+            ))
+        };
+        assert_eq!(
+            fs.writes(),
+            [
+                (mem("burstable/"), (900_i64 << 20).to_string()),
+                (mem("besteffort/"), (850_i64 << 20).to_string()),
+            ]
+        );
+        // Burstable already uses more than its new limit: the write fails, the retry
+        // sets the usage.
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_dir("/sys/fs/cgroup/memory");
+        for q in ["", "burstable/", "besteffort/"] {
+            fs.add_file(
+                format!("/sys/fs/cgroup/memory/kubepods/{q}memory.usage_in_bytes"),
+                (950_i64 << 20).to_string(),
+            );
+        }
+        fs.deny_writes(mem("burstable/"));
+        let m = qos_manager(&fs, CgroupVersion::V1);
+        let err = m
+            .update_cgroups(&QosUpdate {
+                burstable_cpu_request_milli: 0,
+                memory_reserve: Some(reserve),
+            })
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("burstable/memory.limit_in_bytes"),
+            "{err}"
+        );
+        let tried: Vec<String> = fs.writes().into_iter().map(|(_, v)| v).collect();
+        // First round: best-effort written (850Mi); second round: burstable refused again.
+        assert_eq!(tried, [(850_i64 << 20).to_string()]);
+
+        // Standalone (allocatable unknown): no memory limits.
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_dir("/sys/fs/cgroup/memory");
+        let m = qos_manager(&fs, CgroupVersion::V1);
+        m.update_cgroups(&QosUpdate {
+            burstable_cpu_request_milli: 0,
+            memory_reserve: Some(QosMemoryReserve {
+                allocatable: 0,
+                ..reserve
+            }),
+        })
+        .unwrap();
+        assert!(fs.writes().is_empty(), "{:?}", fs.writes());
+    }
 
     #[test]
     fn shares_math() {

@@ -282,8 +282,100 @@ fn cgroup_value(c: &Cluster, pod: &str, container: &str, file: &str) -> String {
     .to_string()
 }
 
-/// `VerifyContainerCgroupValues` on cgroup v1.
+/// The pod cgroup's values on the host (cgroup v1), as upstream's
+/// `ResourceConfigForPod` gives them: shares from the summed CPU requests, CFS quota from
+/// the summed CPU limits when every container has one (else -1), the summed memory limits
+/// when every container has one (else unlimited). Polled: the pod cgroup is written in
+/// the same sync as the containers, a moment after the status may show them resized.
+fn check_pod_cgroup(c: &Cluster, pod: &str, want: &[(&str, Res)]) {
+    let q = |s: &str| if s.is_empty() { 0 } else { quantity(s) };
+    let cpu_req: i64 = want
+        .iter()
+        .map(|(_, r)| if r.0.is_empty() { q(r.1) } else { q(r.0) })
+        .sum();
+    let all = |f: fn(&Res) -> &str| want.iter().all(|(_, r)| !f(r).is_empty());
+    let cpu_lim: i64 = want.iter().map(|(_, r)| q(r.1)).sum();
+    let mem_lim: i64 = want.iter().map(|(_, r)| q(r.3)).sum();
+    let guaranteed = want.iter().all(|(_, r)| {
+        !r.1.is_empty()
+            && !r.3.is_empty()
+            && (r.0.is_empty() || q(r.0) == q(r.1))
+            && (r.2.is_empty() || q(r.2) == q(r.3))
+    });
+    let best_effort = want
+        .iter()
+        .all(|(_, r)| r.0.is_empty() && r.1.is_empty() && r.2.is_empty() && r.3.is_empty());
+    let qos = if guaranteed {
+        ""
+    } else if best_effort {
+        "besteffort/"
+    } else {
+        "burstable/"
+    };
+    let shares = if best_effort {
+        2
+    } else {
+        (cpu_req * 1024 / 1000).max(2)
+    };
+    let quota = if all(|r| r.1) {
+        (cpu_lim * 100).max(1000)
+    } else {
+        -1
+    };
+    let uid = get_pod(c, pod)["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The node's cgroupRoot is `/kubelet-rs-test/<node>` (`hack/lib/cluster-node.sh`).
+    let dir = |ctrl: &str| {
+        PathBuf::from(format!(
+            "/sys/fs/cgroup/{ctrl}/kubelet-rs-test/{NODE}/kubepods/{qos}pod{uid}"
+        ))
+    };
+    let read = |ctrl: &str, file: &str| {
+        std::fs::read_to_string(dir(ctrl).join(file))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|e| format!("{file}: {e}"))
+    };
+    let want_values = [
+        shares.to_string(),
+        quota.to_string(),
+        if all(|r| r.3) {
+            mem_lim.to_string()
+        } else {
+            "unlimited".into()
+        },
+    ];
+    let unlimited = std::fs::read_to_string("/sys/fs/cgroup/memory/memory.limit_in_bytes")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mem = read("memory", "memory.limit_in_bytes");
+        let got = [
+            read("cpu", "cpu.shares"),
+            read("cpu", "cpu.cfs_quota_us"),
+            if mem == unlimited {
+                "unlimited".into()
+            } else {
+                mem
+            },
+        ];
+        if got == want_values {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "pod cgroup {} of {pod}: (cpu.shares, cpu.cfs_quota_us, memory.limit_in_bytes) = {got:?}, want {want_values:?}",
+            dir("cpu").display()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// `VerifyContainerCgroupValues` on cgroup v1, and the pod cgroup ([`check_pod_cgroup`]).
 fn check_cgroups(c: &Cluster, pod: &str, want: &[(&str, Res)]) {
+    check_pod_cgroup(c, pod, want);
     for (name, res) in want {
         let mem_limit = if res.3.is_empty() { 0 } else { quantity(res.3) };
         if mem_limit != 0 {

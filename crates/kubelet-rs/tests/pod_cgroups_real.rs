@@ -107,3 +107,143 @@ async fn static_pod_runs_in_pod_cgroup_with_pids_limit_removed_with_the_pod() {
         remove_tree(&h.join(CGROUP_ROOT));
     }
 }
+
+/// A static busybox pod with `resources` (YAML lines under `resources:`).
+fn pod_with_resources(name: &str, image: &str, resources: &str) -> String {
+    let mut pod = busybox_pod(name, image, "Always", "sleep 3600");
+    pod.push_str("    resources:\n");
+    for line in resources.lines() {
+        pod.push_str(&format!("      {line}\n"));
+    }
+    pod
+}
+
+/// The trimmed content of `<controller>/<cgroup>/<file>` (v1) or `<cgroup>/<file>` (v2).
+fn cgroup_file(controller: &str, cgroup: &str, file: &str) -> String {
+    let v1 = Path::new("/sys/fs/cgroup").join(controller);
+    let base = if v1.is_dir() {
+        v1
+    } else {
+        PathBuf::from("/sys/fs/cgroup")
+    };
+    let path = base.join(cgroup).join(file);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .trim()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pod_and_qos_cgroups_hold_upstream_values_per_qos_class() {
+    // The files checked are cgroup v1's (this development host); on v2 they differ.
+    if !Path::new("/sys/fs/cgroup/cpu").is_dir() {
+        if std::env::var_os("KRS_SKIP_RUNTIME_TESTS").is_some() {
+            return;
+        }
+        panic!("this test checks cgroup v1 files; the host runs cgroup v2");
+    }
+    const ROOT: &str = "krs-test-pod-values";
+    let _g = runtime_lock().await;
+    let mut node = Node::new("rt-cgvalues").await;
+    let config = std::fs::read_to_string(&node.config).unwrap();
+    let config = config.replace(
+        "cgroupsPerQOS: false\n",
+        &format!("cgroupsPerQOS: true\ncgroupRoot: /{ROOT}\n"),
+    );
+    std::fs::write(&node.config, config).unwrap();
+    node.start().await;
+    let pods = [
+        (
+            "guaranteed",
+            "limits: {cpu: 200m, memory: 64Mi}\nrequests: {cpu: 200m, memory: 64Mi}",
+        ),
+        (
+            "burstable",
+            "requests: {cpu: 300m, memory: 32Mi}\nlimits: {memory: 64Mi}",
+        ),
+        ("burstable-small", "requests: {cpu: 100m}"),
+        ("besteffort", "{}"),
+    ];
+    for (name, resources) in pods {
+        node.write_manifest(
+            &format!("{name}.yaml"),
+            &pod_with_resources(name, &node.busybox, resources),
+        );
+    }
+    let mut cgroup = std::collections::BTreeMap::new();
+    for (name, _) in pods {
+        node.wait_for(&format!("{name} running"), T, || async {
+            node.running(name).await.pop()
+        })
+        .await;
+        let uid = node
+            .wait_for(&format!("{name} in /pods"), T, || async {
+                node.pod(name)
+                    .and_then(|p| p["metadata"]["uid"].as_str().map(str::to_string))
+            })
+            .await;
+        let qos = match name {
+            "guaranteed" => String::new(),
+            "besteffort" => "besteffort/".to_string(),
+            _ => "burstable/".to_string(),
+        };
+        cgroup.insert(name, format!("{ROOT}/kubepods/{qos}pod{uid}"));
+    }
+    let unlimited = cgroup_file("memory", ROOT, "memory.limit_in_bytes");
+    let values = |name: &str| {
+        let c = &cgroup[name];
+        [
+            cgroup_file("cpu", c, "cpu.shares"),
+            cgroup_file("cpu", c, "cpu.cfs_quota_us"),
+            cgroup_file("cpu", c, "cpu.cfs_period_us"),
+            cgroup_file("memory", c, "memory.limit_in_bytes"),
+        ]
+    };
+    let log = node.log();
+    // Guaranteed: shares from the request, quota from the limit, the memory limit.
+    assert_eq!(
+        values("guaranteed"),
+        ["204", "20000", "100000", "67108864"],
+        "{log}"
+    );
+    // Burstable without a CPU limit: shares, no quota; every container has a memory
+    // limit, so the pod cgroup has it.
+    assert_eq!(
+        values("burstable"),
+        ["307", "-1", "100000", "67108864"],
+        "{log}"
+    );
+    assert_eq!(values("burstable-small")[..2], ["102", "-1"], "{log}");
+    assert_eq!(values("burstable-small")[3], unlimited, "{log}");
+    // BestEffort: the minimum shares, no limits.
+    assert_eq!(
+        values("besteffort"),
+        ["2", "-1", "100000", unlimited.as_str()],
+        "{log}"
+    );
+    // The QoS cgroups: Burstable shares = the Burstable pods' requests (400m).
+    let qos_shares = |q: &str| cgroup_file("cpu", &format!("{ROOT}/kubepods/{q}"), "cpu.shares");
+    node.wait_for("burstable QoS shares 409", T, || async {
+        (qos_shares("burstable") == "409").then_some(())
+    })
+    .await;
+    assert_eq!(qos_shares("besteffort"), "2");
+
+    // A Burstable pod goes: its requests leave the Burstable QoS cgroup's shares.
+    node.remove_manifest("burstable-small.yaml");
+    node.wait_for("burstable QoS shares 307", T, || async {
+        (qos_shares("burstable") == "307").then_some(())
+    })
+    .await;
+    node.wait_for("burstable-small pod cgroup removed", T, || async {
+        hierarchies()
+            .iter()
+            .all(|h| !h.join(&cgroup["burstable-small"]).exists())
+            .then_some(())
+    })
+    .await;
+    node.cleanup().await;
+    for h in hierarchies() {
+        remove_tree(&h.join(ROOT));
+    }
+}

@@ -101,6 +101,8 @@ pub struct KubeGenericRuntimeManager {
     pub(crate) recorder: FilteredRecorder,
     pub(crate) runtime_classes: Arc<dyn RuntimeHandlerResolver>,
     pub(crate) actuated: Arc<crate::resize::ActuatedState>,
+    /// The pod cgroups a resize writes (set by the kubelet; unset: containers only).
+    pub(crate) pod_cgroups: std::sync::OnceLock<Arc<dyn crate::resize::PodCgroupConfig>>,
     pub(crate) lifecycle_http: Arc<dyn LifecycleHttpClient>,
 }
 
@@ -172,6 +174,7 @@ impl KubeGenericRuntimeManager {
             config,
             runtime_classes: Arc::new(NoRuntimeClassManager),
             actuated: Arc::default(),
+            pod_cgroups: std::sync::OnceLock::new(),
             lifecycle_http: Arc::new(NoLifecycleHttpClient),
         })
     }

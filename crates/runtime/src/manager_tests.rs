@@ -877,6 +877,20 @@ fn with_resources(mut c: ApiContainer, cpu: &str, memory: &str) -> ApiContainer 
     c
 }
 
+/// The one-container `app` pod resized to 200m / 50Mi, which `status` shows in progress.
+fn resized_app(
+    m: &KubeGenericRuntimeManager,
+    status: &PodStatus,
+) -> k8s_openapi::api::core::v1::Pod {
+    let resized = pod(vec![with_resources(busybox("app"), "200m", "50Mi")], vec![]);
+    assert!(crate::resize::is_pod_resize_in_progress(
+        &resized,
+        status,
+        m.actuated_state()
+    ));
+    resized
+}
+
 #[tokio::test]
 async fn resized_containers_are_updated_in_place_memory_then_cpu() {
     let env = Env::new();
@@ -895,12 +909,7 @@ async fn resized_containers_are_updated_in_place_memory_then_cpu() {
     assert_eq!(r.memory_request.unwrap().0, "100Mi");
 
     env.runtime.clear_calls();
-    let resized = pod(vec![with_resources(busybox("app"), "200m", "50Mi")], vec![]);
-    assert!(crate::resize::is_pod_resize_in_progress(
-        &resized,
-        &status,
-        m.actuated_state()
-    ));
+    let resized = resized_app(&m, &status);
     let (result, after) = sync(&env, &m, &resized).await;
     assert_eq!(result.error(), None);
     assert!(
@@ -935,4 +944,114 @@ async fn resized_containers_are_updated_in_place_memory_then_cpu() {
     let (result, _) = sync(&env, &m, &resized).await;
     assert_eq!(result.error(), None);
     assert_eq!(env.calls("UpdateContainerResources"), 0);
+}
+
+/// A pod cgroup in memory that records each write with how many
+/// `UpdateContainerResources` calls came before it.
+struct RecordingPodCgroup {
+    runtime: Arc<FakeRuntimeService>,
+    current: std::sync::Mutex<kubelet_cm::ResourceConfig>,
+    log: std::sync::Mutex<Vec<String>>,
+}
+
+impl crate::resize::PodCgroupConfig for RecordingPodCgroup {
+    fn resource_config_for_pod(
+        &self,
+        pod: &k8s_openapi::api::core::v1::Pod,
+    ) -> Option<kubelet_cm::ResourceConfig> {
+        Some(crate::resources::resource_config_for_pod(
+            pod, true, 100_000,
+        ))
+    }
+    fn get_pod_cgroup_config(
+        &self,
+        _: &k8s_openapi::api::core::v1::Pod,
+        _: kubelet_cm::CgroupResource,
+    ) -> Result<kubelet_cm::ResourceConfig, String> {
+        Ok(self.current.lock().unwrap().clone())
+    }
+    fn set_pod_cgroup_config(
+        &self,
+        _: &k8s_openapi::api::core::v1::Pod,
+        c: &kubelet_cm::ResourceConfig,
+    ) -> Result<(), String> {
+        let updates = self
+            .runtime
+            .called()
+            .iter()
+            .filter(|m| *m == "UpdateContainerResources")
+            .count();
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{c:?} after {updates} container updates",));
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn resize_grows_the_pod_cgroup_before_the_containers_and_shrinks_it_after() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let p = pod(
+        vec![with_resources(busybox("app"), "100m", "100Mi")],
+        vec![],
+    );
+    let (_, status) = sync(&env, &m, &p).await;
+    let pcm = Arc::new(RecordingPodCgroup {
+        runtime: env.runtime.clone(),
+        current: std::sync::Mutex::new(crate::resources::resource_config_for_pod(
+            &p, true, 100_000,
+        )),
+        log: std::sync::Mutex::default(),
+    });
+    m.set_pod_cgroup_config(pcm.clone());
+    env.runtime.clear_calls();
+    // Memory shrinks (the pod cgroup after the container), CPU grows (before it).
+    let resized = resized_app(&m, &status);
+    let (result, _) = sync(&env, &m, &resized).await;
+    assert_eq!(result.error(), None);
+    let mem = kubelet_cm::ResourceConfig {
+        memory: Some(50 << 20),
+        ..Default::default()
+    };
+    let quota = kubelet_cm::ResourceConfig {
+        cpu_quota: Some(20_000),
+        cpu_period: Some(100_000),
+        ..Default::default()
+    };
+    let shares = kubelet_cm::ResourceConfig {
+        cpu_shares: Some(204),
+        ..Default::default()
+    };
+    assert_eq!(
+        *pcm.log.lock().unwrap(),
+        [
+            format!("{mem:?} after 1 container updates"),
+            format!("{quota:?} after 1 container updates"),
+            format!("{shares:?} after 1 container updates"),
+        ]
+    );
+    assert_eq!(env.calls("UpdateContainerResources"), 2);
+    // After each pod cgroup write the runtime is told the pod's resources so far.
+    let updates = env
+        .runtime
+        .with_state(|st| st.sandbox_resource_updates.clone());
+    let told: Vec<(i64, i64, i64)> = updates
+        .iter()
+        .map(|u| {
+            let r = u.resources.as_ref().unwrap();
+            (r.memory_limit_in_bytes, r.cpu_quota, r.cpu_shares)
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [
+            (50 << 20, 10_000, 102),
+            (50 << 20, 20_000, 102),
+            (50 << 20, 20_000, 204)
+        ]
+    );
+    let sandbox = &status.sandbox_statuses[0].id;
+    assert!(updates.iter().all(|u| &u.pod_sandbox_id == sandbox));
 }

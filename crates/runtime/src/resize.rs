@@ -11,12 +11,16 @@
 //! as upstream does: zero values, so the next sync re-applies its allocated resources with
 //! an idempotent `UpdateContainerResources`.
 //!
-//! Pod cgroups: kubelet-rs does not write CPU or memory values to pod cgroups (see
-//! `kubelet_cm::pod_container_manager`), so `doPodResizeAction`'s pod cgroup steps have
-//! nothing to change, and only the containers are updated, in upstream's order (memory
-//! first, then CPU; decreases before increases). Upstream's check that a memory limit
-//! decrease stays above the current usage (`validateMemoryResizeAction`) is not made: the
-//! runtime refuses a limit below usage itself, and the resize is reported as an `Error`.
+//! Pod cgroups: `doPodResizeAction` updates the pod cgroup around the containers, memory
+//! first, then CPU: a limit (memory limit; CFS quota and period) or request (CPU shares)
+//! that grows is written to the pod cgroup before the containers are updated, one that
+//! shrinks after them, so the pod cgroup always holds its containers (the kubelet gives
+//! the manager its pod cgroups through [`PodCgroupConfig`]). Upstream's check that a
+//! memory limit decrease stays above the current usage (`validateMemoryResizeAction`) is
+//! not made: the kernel refuses a limit below usage itself, and the resize is reported as
+//! an `Error`. After each pod cgroup write the runtime is told the pod's resources with a
+//! best-effort CRI `UpdatePodSandboxResources` (overhead apart; a failure is logged, an
+//! `Unimplemented` answer ignored).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -25,11 +29,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use k8s_openapi::api::core::v1::{Container, Pod, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubelet_apimachinery::{Format, Quantity as ParsedQuantity};
+use kubelet_cm::{CgroupResource, ResourceConfig};
 use kubelet_container::kubetypes::is_static_pod;
 use kubelet_container::{
     ContainerId, ContainerState, PodStatus, Status, SyncAction, SyncErrorKind, SyncResult,
 };
-use kubelet_cri::v1::ContainerResources as CriContainerResources;
+use kubelet_cri::v1::{
+    ContainerResources as CriContainerResources, LinuxContainerResources,
+    UpdatePodSandboxResourcesRequest,
+};
 
 use crate::actions::{ContainerToKill, KillReason, PodActions};
 use crate::manager::KubeGenericRuntimeManager;
@@ -37,6 +45,22 @@ use crate::os::OsInterface;
 use crate::quantity;
 use crate::resources::generate_linux_container_resources;
 use crate::sync::format_pod;
+
+/// The pod cgroups a resize writes (upstream's `PodContainerManager` as
+/// `doPodResizeAction` uses it, with `ResourceConfigForPod`); the kubelet implements it.
+pub trait PodCgroupConfig: Send + Sync {
+    /// `ResourceConfigForPod` for the pod's allocated resources; `None` when pods have no
+    /// cgroups (`cgroupsPerQOS: false`).
+    fn resource_config_for_pod(&self, pod: &Pod) -> Option<ResourceConfig>;
+    /// `GetPodCgroupConfig`: the pod cgroup's current CPU or memory values.
+    fn get_pod_cgroup_config(
+        &self,
+        pod: &Pod,
+        resource: CgroupResource,
+    ) -> Result<ResourceConfig, String>;
+    /// `SetPodCgroupConfig`: writes the values set in `config`.
+    fn set_pod_cgroup_config(&self, pod: &Pod, config: &ResourceConfig) -> Result<(), String>;
+}
 
 /// The resource name `cpu`.
 pub const RESOURCE_CPU: &str = "cpu";
@@ -491,22 +515,37 @@ impl KubeGenericRuntimeManager {
         Ok(())
     }
 
-    /// `doPodResizeAction`: memory, then CPU, each container update in the order
-    /// `computePodResizeAction` queued them. A failure is the sync result's error
-    /// (`ResizePodInPlaceError`), reported on the `PodResizeInProgress` condition.
+    /// The pod cgroups a resize writes; without them only containers are resized.
+    pub fn set_pod_cgroup_config(&self, pcm: Arc<dyn PodCgroupConfig>) {
+        let _ = self.pod_cgroups.set(pcm);
+    }
+
+    /// `doPodResizeAction`: memory, then CPU; for each, the pod cgroup's limit and request
+    /// grow before the queued containers are updated and shrink after them. A failure is
+    /// the sync result's error (`ResizePodInPlaceError`), reported on the
+    /// `PodResizeInProgress` condition.
     pub(crate) async fn do_pod_resize_action(&self, pod: &Pod, changes: &PodActions) -> SyncResult {
         let mut result = SyncResult::new(SyncAction::ResizePodInPlace, format_pod(pod));
+        let mut plan = match self.pod_cgroup_resize_plan(pod) {
+            Ok(plan) => plan,
+            Err(e) => {
+                tracing::error!(pod = %format_pod(pod), error = %e, "Unable to get pod cgroup config");
+                result.fail(SyncErrorKind::ResizePodInPlace, e);
+                return result;
+            }
+        };
         let mut current = HashMap::new();
         for resource in [RESOURCE_MEMORY, RESOURCE_CPU] {
-            let Some(list) = changes
+            let list = changes
                 .containers_to_update
                 .get(resource)
-                .filter(|l| !l.is_empty())
-            else {
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            if list.is_empty() && !changes.update_pod_resources {
                 continue;
-            };
+            }
             if let Err(e) = self
-                .update_pod_container_resources(pod, resource, list, &mut current)
+                .resize_containers(pod, changes, resource, plan.as_mut(), list, &mut current)
                 .await
             {
                 tracing::error!(pod = %format_pod(pod), resource, error = %e, "updatePodContainerResources failed");
@@ -515,6 +554,211 @@ impl KubeGenericRuntimeManager {
             }
         }
         result
+    }
+
+    /// The pod cgroup's wanted (`ResourceConfigForPod`) and current values, with upstream's
+    /// defaults: an unset memory limit or CFS quota stays at the current value.
+    fn pod_cgroup_resize_plan(&self, pod: &Pod) -> Result<Option<PodCgroupPlan>, String> {
+        let Some(pcm) = self.pod_cgroups.get() else {
+            return Ok(None);
+        };
+        let Some(mut want) = pcm.resource_config_for_pod(pod) else {
+            return Ok(None);
+        };
+        let name = format_pod(pod);
+        let memory = pcm
+            .get_pod_cgroup_config(pod, CgroupResource::Memory)
+            .map_err(|e| format!("unable to get pod cgroup memory config for pod {name:?}: {e}"))?;
+        let cpu = pcm
+            .get_pod_cgroup_config(pod, CgroupResource::Cpu)
+            .map_err(|e| format!("unable to get pod cgroup cpu config for pod {name:?}: {e}"))?;
+        want.memory = want.memory.or(memory.memory);
+        want.cpu_quota = want.cpu_quota.or(cpu.cpu_quota);
+        Ok(Some(PodCgroupPlan {
+            pcm: pcm.clone(),
+            want,
+            current: ResourceConfig {
+                memory: memory.memory,
+                ..cpu
+            },
+        }))
+    }
+
+    /// Upstream `resizeContainers` for one resource.
+    async fn resize_containers(
+        &self,
+        pod: &Pod,
+        changes: &PodActions,
+        resource: &str,
+        mut plan: Option<&mut PodCgroupPlan>,
+        list: &[ContainerToUpdate],
+        current: &mut HashMap<String, ContainerResourceValues>,
+    ) -> Result<(), String> {
+        let (lim, req) = plan
+            .as_ref()
+            .map_or(((0, 0), (0, 0)), |p| p.values(resource));
+        let before = [(lim.1 > lim.0, true), (req.1 > req.0, false)];
+        let after = [(req.1 < req.0, false), (lim.1 < lim.0, true)];
+        if let Some(p) = plan.as_deref_mut() {
+            for (wanted, limit) in before {
+                if wanted {
+                    self.apply_pod_cgroup_config(p, pod, changes, resource, limit)
+                        .await?;
+                }
+            }
+        }
+        if !list.is_empty() {
+            self.update_pod_container_resources(pod, resource, list, current)
+                .await?;
+        }
+        if let Some(p) = plan {
+            for (wanted, limit) in after {
+                if wanted {
+                    self.apply_pod_cgroup_config(p, pod, changes, resource, limit)
+                        .await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Upstream `setPodCgroupConfig`: the pod cgroup write, then the runtime told.
+    async fn apply_pod_cgroup_config(
+        &self,
+        plan: &mut PodCgroupPlan,
+        pod: &Pod,
+        changes: &PodActions,
+        resource: &str,
+        limit: bool,
+    ) -> Result<(), String> {
+        if plan.set(pod, resource, limit)? {
+            self.update_pod_sandbox_resources(&changes.sandbox_id, pod, &plan.current)
+                .await;
+        }
+        Ok(())
+    }
+
+    /// Upstream `updatePodSandboxResources` (best-effort: errors are logged).
+    async fn update_pod_sandbox_resources(
+        &self,
+        sandbox_id: &str,
+        pod: &Pod,
+        current: &ResourceConfig,
+    ) {
+        let req = UpdatePodSandboxResourcesRequest {
+            pod_sandbox_id: sandbox_id.to_string(),
+            overhead: Some(crate::resources::overhead_resources(
+                &self.config.resources,
+                pod,
+            )),
+            resources: Some(resource_config_to_linux(&subtract_overhead(current, pod))),
+        };
+        match self.runtime.update_pod_sandbox_resources(&req).await {
+            Ok(_) => {}
+            Err(e) if e.is_unimplemented() => {
+                tracing::trace!(
+                    sandbox_id,
+                    "updatePodSandboxResources failed: unimplemented; this call is best-effort: proceeding with resize"
+                );
+            }
+            Err(e) => {
+                tracing::error!(sandbox_id, pod = %format_pod(pod), error = %e, "Failed to notify runtime for UpdatePodSandboxResources");
+            }
+        }
+    }
+}
+
+/// Upstream `convertResourceConfigToLinuxContainerResources`.
+fn resource_config_to_linux(rc: &ResourceConfig) -> LinuxContainerResources {
+    LinuxContainerResources {
+        cpu_period: rc
+            .cpu_period
+            .map_or(0, |p| i64::try_from(p).unwrap_or(i64::MAX)),
+        cpu_quota: rc.cpu_quota.unwrap_or(0),
+        cpu_shares: rc
+            .cpu_shares
+            .map_or(0, |s| i64::try_from(s).unwrap_or(i64::MAX)),
+        memory_limit_in_bytes: rc.memory.unwrap_or(0),
+        ..LinuxContainerResources::default()
+    }
+}
+
+/// Upstream `subtractOverheadFromResourceConfig`: the pod's resources without
+/// `spec.overhead`.
+fn subtract_overhead(rc: &ResourceConfig, pod: &Pod) -> ResourceConfig {
+    let mut rc = rc.clone();
+    let Some(overhead) = pod.spec.as_ref().and_then(|s| s.overhead.as_ref()) else {
+        return rc;
+    };
+    if let Some(cpu) = overhead.get(RESOURCE_CPU) {
+        let milli = quantity::milli_value(cpu).unwrap_or(0);
+        if let (Some(period), Some(quota)) = (rc.cpu_period, rc.cpu_quota) {
+            let period = i64::try_from(period).unwrap_or(i64::MAX);
+            rc.cpu_quota = Some(quota - crate::resources::milli_cpu_to_quota(milli, period));
+        }
+        if let Some(shares) = rc.cpu_shares {
+            let total = shares_to_milli_cpu(i64::try_from(shares).unwrap_or(i64::MAX));
+            rc.cpu_shares =
+                u64::try_from(crate::resources::milli_cpu_to_shares(total - milli)).ok();
+        }
+    }
+    if let (Some(memory), Some(mem)) = (overhead.get(RESOURCE_MEMORY), rc.memory) {
+        rc.memory = Some(mem - quantity::value(memory).unwrap_or(0));
+    }
+    rc
+}
+
+/// What a resize writes to the pod cgroup.
+struct PodCgroupPlan {
+    pcm: Arc<dyn PodCgroupConfig>,
+    want: ResourceConfig,
+    current: ResourceConfig,
+}
+
+impl PodCgroupPlan {
+    /// `((current, new) limit, (current, new) request)` of `resource`: memory limit (no
+    /// request is written), CFS quota and CPU shares.
+    fn values(&self, resource: &str) -> ((i64, i64), (i64, i64)) {
+        let (c, w) = (&self.current, &self.want);
+        let shares = |r: &ResourceConfig| {
+            r.cpu_shares
+                .map_or(0, |s| i64::try_from(s).unwrap_or(i64::MAX))
+        };
+        if resource == RESOURCE_MEMORY {
+            ((c.memory.unwrap_or(0), w.memory.unwrap_or(0)), (0, 0))
+        } else {
+            (
+                (c.cpu_quota.unwrap_or(0), w.cpu_quota.unwrap_or(0)),
+                (shares(c), shares(w)),
+            )
+        }
+    }
+
+    /// The pod cgroup half of upstream `setPodCgroupConfig`: the limit (memory; CFS period
+    /// and quota) or the request (CPU shares; memory requests are not written), merged
+    /// into the current values; whether anything was written.
+    fn set(&mut self, pod: &Pod, resource: &str, limit: bool) -> Result<bool, String> {
+        let mut config = ResourceConfig::default();
+        match (resource == RESOURCE_MEMORY, limit) {
+            (true, true) => config.memory = self.want.memory,
+            (true, false) => return Ok(false),
+            (false, true) => {
+                config.cpu_period = self.want.cpu_period;
+                config.cpu_quota = self.want.cpu_quota;
+            }
+            (false, false) => config.cpu_shares = self.want.cpu_shares,
+        }
+        self.pcm.set_pod_cgroup_config(pod, &config).map_err(|e| {
+            tracing::error!(resource, pod = %format_pod(pod), error = %e, "Failed to set cgroup config");
+            e
+        })?;
+        // Upstream `mergeResourceConfig`.
+        let c = &mut self.current;
+        c.memory = config.memory.or(c.memory);
+        c.cpu_period = config.cpu_period.or(c.cpu_period);
+        c.cpu_quota = config.cpu_quota.or(c.cpu_quota);
+        c.cpu_shares = config.cpu_shares.or(c.cpu_shares);
+        Ok(true)
     }
 }
 

@@ -207,3 +207,35 @@ fn runtime_reported_resources_convert_like_upstream() {
     assert_eq!(r.cpu_limit, None);
     assert_eq!(r.cpu_request, Some(q("2m")));
 }
+
+#[test]
+fn sandbox_resources_leave_the_overhead_out() {
+    let mut p = pod(vec![container("c1", reqs("1", "1", "1Gi", "1Gi"), &[])]);
+    p.spec.as_mut().unwrap().overhead = Some(
+        [
+            ("cpu".to_string(), q("250m")),
+            ("memory".to_string(), q("64Mi")),
+        ]
+        .into(),
+    );
+    let rc = ResourceConfig {
+        cpu_shares: Some(1280),
+        cpu_quota: Some(125_000),
+        cpu_period: Some(100_000),
+        memory: Some((1 << 30) + (64 << 20)),
+        ..ResourceConfig::default()
+    };
+    let linux = resource_config_to_linux(&subtract_overhead(&rc, &p));
+    assert_eq!(
+        (
+            linux.cpu_shares,
+            linux.cpu_quota,
+            linux.cpu_period,
+            linux.memory_limit_in_bytes
+        ),
+        (1024, 100_000, 100_000, 1 << 30)
+    );
+    // Without overhead: as is.
+    let plain = pod(vec![]);
+    assert_eq!(subtract_overhead(&rc, &plain), rc);
+}

@@ -1,14 +1,18 @@
 //! CPU/memory requests and limits → CRI `LinuxContainerResources` (upstream
 //! `kuberuntime_container_linux.go` `calculateLinuxResources`,
 //! `generateLinuxContainerResources`, `helpers_linux.go` and `pkg/kubelet/cm/helpers_linux.go`
-//! `MilliCPUToShares`; sandbox resources from `kuberuntime_sandbox_linux.go`).
+//! `MilliCPUToShares`, `ResourceConfigForPod`; sandbox resources from
+//! `kuberuntime_sandbox_linux.go`; the sums `qos_container_manager_linux.go`'s
+//! `UpdateCgroups` makes over the active pods).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use k8s_openapi::api::core::v1::{Container, Pod, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use kubelet_container::is_restartable_init_container;
+use kubelet_cm::ResourceConfig;
+use kubelet_cm::cgroup_manager::huge_page_unit_size;
+use kubelet_container::{QosClass, get_pod_qos, is_restartable_init_container};
 use kubelet_cri::v1::{HugepageLimit, LinuxContainerResources};
 
 use crate::{qos, quantity};
@@ -82,14 +86,8 @@ pub fn discover_hugepage_sizes(root: &Path) -> Vec<String> {
 }
 
 /// `HugePageUnitSizeFromByteSize`: 2097152 → `2MB`.
-fn unit_size(mut bytes: u64) -> String {
-    let units = ["B", "KB", "MB", "GB", "TB", "PB"];
-    let mut i = 0;
-    while bytes >= 1024 && bytes.is_multiple_of(1024) && i + 1 < units.len() {
-        bytes /= 1024;
-        i += 1;
-    }
-    format!("{bytes}{}", units[i])
+fn unit_size(bytes: u64) -> String {
+    huge_page_unit_size(i64::try_from(bytes).unwrap_or(i64::MAX))
 }
 
 fn get<'a>(m: &'a Option<BTreeMap<String, Quantity>>, name: &str) -> Option<&'a Quantity> {
@@ -202,11 +200,27 @@ pub fn hugepage_limits(
 /// (`resourcehelper.PodRequests`/`PodLimits`): sidecars add up, regular init containers
 /// only raise the maximum.
 fn pod_total(pod: &Pod, pick: impl Fn(&ResourceRequirements) -> i64) -> i64 {
+    aggregate(pod, pick, |_| {})
+}
+
+/// `AggregateContainerRequests` / `AggregateContainerLimits` for one resource; `each` sees
+/// what each container counts with (upstream `ContainerFn`: an init container's own value
+/// plus the sidecars started before it).
+fn aggregate(
+    pod: &Pod,
+    pick: impl Fn(&ResourceRequirements) -> i64,
+    mut each: impl FnMut(i64),
+) -> i64 {
     let Some(spec) = pod.spec.as_ref() else {
         return 0;
     };
     let of = |c: &Container| c.resources.as_ref().map_or(0, &pick);
-    let mut total: i64 = spec.containers.iter().map(of).sum();
+    let mut total = 0;
+    for c in &spec.containers {
+        let v = of(c);
+        each(v);
+        total += v;
+    }
     let mut sidecars = 0;
     let mut init_max = 0;
     for c in spec.init_containers.iter().flatten() {
@@ -218,9 +232,175 @@ fn pod_total(pod: &Pod, pick: impl Fn(&ResourceRequirements) -> i64) -> i64 {
         } else {
             v + sidecars
         };
+        each(peak);
         init_max = init_max.max(peak);
     }
     total.max(init_max)
+}
+
+/// Resources a pod may set at pod level (upstream `IsSupportedPodLevelResource`).
+fn is_supported_pod_level_resource(name: &str) -> bool {
+    name == "cpu" || name == "memory" || name.starts_with("hugepages-")
+}
+
+/// A quantity in the resource's unit: millicores for `cpu`, bytes otherwise.
+fn amount(name: &str, q: Option<&Quantity>) -> i64 {
+    if name == "cpu" { milli(q) } else { bytes(q) }
+}
+
+fn overhead(pod: &Pod, name: &str) -> i64 {
+    amount(name, pod.spec.as_ref().and_then(|s| get(&s.overhead, name)))
+}
+
+/// `PodRequests` for one resource, with pod-level resources (the `PodLevelResources`
+/// gate, on by default in 1.35) and the overhead.
+pub fn pod_request(pod: &Pod, name: &str) -> i64 {
+    let pod_level = pod_level_resources(pod)
+        .and_then(|r| get(&r.requests, name))
+        .filter(|_| is_supported_pod_level_resource(name));
+    let value = match pod_level {
+        Some(q) => amount(name, Some(q)),
+        None => pod_total(pod, |r| amount(name, get(&r.requests, name))),
+    };
+    value + overhead(pod, name)
+}
+
+/// `PodLimits` for one resource (pod-level resources, overhead added to a non-zero
+/// limit); `each` as in [`aggregate`].
+fn pod_limit(pod: &Pod, name: &str, each: impl FnMut(i64)) -> i64 {
+    let container_total = aggregate(pod, |r| amount(name, get(&r.limits, name)), each);
+    let pod_level = pod_level_resources(pod)
+        .and_then(|r| get(&r.limits, name))
+        .filter(|_| is_supported_pod_level_resource(name));
+    let value = pod_level.map_or(container_total, |q| amount(name, Some(q)));
+    if value == 0 {
+        return 0;
+    }
+    value + overhead(pod, name)
+}
+
+/// `ResourceConfigForPod` (without MemoryQoS, an alpha gate): the pod cgroup's values by
+/// QoS class — Guaranteed: shares, quota and period, memory limit; Burstable: shares, the
+/// quota and period only when every container has a CPU limit (or the pod has one), the
+/// memory limit only when every container has a memory limit (or the pod has one);
+/// BestEffort: `MinShares`. Huge page limits from the requests, for every class.
+/// `enforce_cpu_limits` is `cpuCFSQuota` (off: quota -1); `cpu_period` is
+/// `cpuCFSQuotaPeriod` in microseconds.
+pub fn resource_config_for_pod(
+    pod: &Pod,
+    enforce_cpu_limits: bool,
+    cpu_period: u64,
+) -> ResourceConfig {
+    let mut cpu_declared = true;
+    let mut memory_declared = true;
+    let cpu_limits = pod_limit(pod, "cpu", |v| cpu_declared &= v != 0);
+    let memory_limits = pod_limit(pod, "memory", |v| memory_declared &= v != 0);
+    if let Some(pod_res) = pod_level_resources(pod).filter(|_| is_pod_level_resources_set(pod)) {
+        cpu_declared |= milli(get(&pod_res.limits, "cpu")) != 0;
+        memory_declared |= bytes(get(&pod_res.limits, "memory")) != 0;
+    }
+    let shares = u64::try_from(milli_cpu_to_shares(pod_request(pod, "cpu"))).ok();
+    let quota = if enforce_cpu_limits {
+        milli_cpu_to_quota(
+            cpu_limits,
+            i64::try_from(cpu_period).unwrap_or(QUOTA_PERIOD_US),
+        )
+    } else {
+        -1
+    };
+    let mut config = ResourceConfig {
+        huge_page_limit: huge_page_requests(pod),
+        ..ResourceConfig::default()
+    };
+    match get_pod_qos(pod) {
+        QosClass::Guaranteed => {
+            config.cpu_shares = shares;
+            config.cpu_quota = Some(quota);
+            config.cpu_period = Some(cpu_period);
+            config.memory = Some(memory_limits);
+        }
+        QosClass::Burstable => {
+            config.cpu_shares = shares;
+            if cpu_declared {
+                config.cpu_quota = Some(quota);
+                config.cpu_period = Some(cpu_period);
+            }
+            if memory_declared {
+                config.memory = Some(memory_limits);
+            }
+        }
+        QosClass::BestEffort => {
+            config.cpu_shares = u64::try_from(MIN_SHARES).ok();
+        }
+    }
+    config
+}
+
+/// Upstream `IsPodLevelResourcesSet`.
+fn is_pod_level_resources_set(pod: &Pod) -> bool {
+    pod_level_resources(pod).is_some_and(|r| {
+        r.requests
+            .iter()
+            .chain(r.limits.iter())
+            .flatten()
+            .any(|(name, _)| is_supported_pod_level_resource(name))
+    })
+}
+
+/// `HugePageLimits(PodRequests(pod))`: huge page requests in bytes by page size in bytes.
+fn huge_page_requests(pod: &Pod) -> BTreeMap<i64, i64> {
+    let Some(spec) = pod.spec.as_ref() else {
+        return BTreeMap::new();
+    };
+    let names: std::collections::BTreeSet<&String> = spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .filter_map(|c| c.resources.as_ref())
+        .chain(spec.resources.as_ref())
+        .flat_map(|r| r.requests.iter().flatten().map(|(n, _)| n))
+        .filter(|n| n.starts_with("hugepages-"))
+        .collect();
+    let mut out = BTreeMap::new();
+    for name in names {
+        let Some(size) = name
+            .strip_prefix("hugepages-")
+            .and_then(|s| quantity::value(&Quantity(s.to_string())).ok())
+        else {
+            continue;
+        };
+        *out.entry(size).or_insert(0) += pod_request(pod, name);
+    }
+    out
+}
+
+/// What [`kubelet_cm::QosContainerManager::update_cgroups`] needs from the active pods:
+/// the Burstable pods' CPU requests (`setCPUCgroupConfig`) and the Guaranteed and
+/// Burstable pods' memory requests (`getQoSMemoryRequests`), summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QosPodRequests {
+    /// Burstable CPU requests, millicores.
+    pub burstable_cpu_milli: i64,
+    /// Guaranteed memory requests, bytes.
+    pub guaranteed_memory: i64,
+    /// Burstable memory requests, bytes.
+    pub burstable_memory: i64,
+}
+
+/// Sums [`QosPodRequests`] over `pods`.
+pub fn qos_pod_requests<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> QosPodRequests {
+    let mut out = QosPodRequests::default();
+    for pod in pods {
+        match get_pod_qos(pod) {
+            QosClass::Guaranteed => out.guaranteed_memory += pod_request(pod, "memory"),
+            QosClass::Burstable => {
+                out.burstable_cpu_milli += pod_request(pod, "cpu");
+                out.burstable_memory += pod_request(pod, "memory");
+            }
+            QosClass::BestEffort => {}
+        }
+    }
+    out
 }
 
 /// The memory of `ResourceConfigForPod`: the pod-level memory limit if set, else the sum of
@@ -301,6 +481,7 @@ pub fn overhead_resources(settings: &ResourceSettings, pod: &Pod) -> LinuxContai
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::qos::tests::{pod_with, resources};
@@ -416,6 +597,72 @@ mod tests {
         assert_eq!(
             overhead_resources(&s, &pod),
             LinuxContainerResources::default()
+        );
+    }
+
+    #[test]
+    fn resource_config_for_pod_with_init_containers_pod_level_resources_and_overhead() {
+        // Burstable: a sidecar with limits, a regular init container without a memory
+        // limit counts with the sidecar's (upstream's cumulative `ContainerFn`), so both
+        // limits are "declared"; the overhead adds to requests and to non-zero limits.
+        let mut pod = pod_with(vec![resources(
+            &[("cpu", "100m"), ("memory", "10Mi")],
+            &[("cpu", "200m"), ("memory", "20Mi")],
+        )]);
+        let spec = pod.spec.as_mut().unwrap();
+        spec.init_containers = Some(vec![
+            Container {
+                name: "sidecar".into(),
+                restart_policy: Some("Always".into()),
+                resources: Some(resources(
+                    &[("cpu", "50m")],
+                    &[("cpu", "100m"), ("memory", "5Mi")],
+                )),
+                ..Container::default()
+            },
+            Container {
+                name: "init".into(),
+                resources: Some(resources(&[("cpu", "1")], &[("cpu", "1")])),
+                ..Container::default()
+            },
+        ]);
+        spec.overhead = Some(
+            [
+                ("cpu".to_string(), Quantity("10m".into())),
+                ("memory".to_string(), Quantity("1Mi".into())),
+            ]
+            .into(),
+        );
+        let r = resource_config_for_pod(&pod, true, QUOTA_PERIOD_US as u64);
+        // Requests: max(100m + 50m, 50m + 1000m) + 10m; limits: max(300m, 1100m) + 10m.
+        assert_eq!(r.cpu_shares, Some(milli_cpu_to_shares(1060) as u64));
+        assert_eq!(r.cpu_quota, Some(111_000));
+        assert_eq!(r.memory, Some((25 << 20) + (1 << 20)));
+
+        // Pod-level limits make the limits declared even where containers set none.
+        let mut pod = pod_with(vec![resources(&[("cpu", "100m")], &[])]);
+        pod.spec.as_mut().unwrap().resources = Some(resources(
+            &[("cpu", "500m"), ("memory", "64Mi")],
+            &[("cpu", "1"), ("memory", "128Mi")],
+        ));
+        let r = resource_config_for_pod(&pod, true, QUOTA_PERIOD_US as u64);
+        assert_eq!(r.cpu_shares, Some(512));
+        assert_eq!(r.cpu_quota, Some(100_000));
+        assert_eq!(r.memory, Some(128 << 20));
+
+        // The QoS sums: Burstable CPU requests; Guaranteed and Burstable memory requests.
+        let g = pod_with(vec![resources(
+            &[("cpu", "1"), ("memory", "1Gi")],
+            &[("cpu", "1"), ("memory", "1Gi")],
+        )]);
+        let be = pod_with(vec![resources(&[], &[])]);
+        assert_eq!(
+            qos_pod_requests([&g, &pod, &be]),
+            QosPodRequests {
+                burstable_cpu_milli: 500,
+                guaranteed_memory: 1 << 30,
+                burstable_memory: 64 << 20,
+            }
         );
     }
 }

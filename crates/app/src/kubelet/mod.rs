@@ -300,8 +300,12 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         deps.process_killer.clone(),
         (deps.cgroup_version, deps.runtime.cgroup_driver),
         pod_state.clone(),
+        pod_cgroups::QosReservedMemory::from_deps(deps),
     )
     .map(Arc::new);
+    if let Some(pc) = &pod_cgroups {
+        manager.set_pod_cgroup_config(pc.clone());
+    }
     let backoff: Arc<Backoff> =
         Arc::new(crash_loop::crash_loop_back_off(server, Arc::new(RealClock)));
     let active_deadline = Arc::new(active_deadline::ActiveDeadlineHandler::new(
@@ -548,6 +552,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         inputs,
         ..
     } = b;
+    pod_cgroups::spawn_qos_updates(&kubelet, deps.shutdown.clone(), &mut tasks);
     spawn_sync_loop(&deps, kubelet.clone(), inputs, &mut tasks);
     for h in sources {
         tasks.spawn(async move {

@@ -1,28 +1,74 @@
-//! The kubelet's use of pod-level cgroups (`pkg/kubelet/kubelet.go` `SyncPod`, the
-//! `NewPodContainerManager` block, and `kubelet_pods.go` `HandlePodCleanups` /
-//! `cleanupOrphanedPodCgroups`): with `cgroupsPerQOS` every pod gets its cgroup — with
-//! `podPidsLimit` — before its sandbox, and loses it once no pod worker runs it any more.
+//! The kubelet's use of pod-level and QoS cgroups (`pkg/kubelet/kubelet.go` `SyncPod`, the
+//! `NewPodContainerManager` block; `kubelet_pods.go` `killPod`, `HandlePodCleanups` /
+//! `cleanupOrphanedPodCgroups`; `cm/qos_container_manager_linux.go` `Start`'s periodic
+//! `UpdateCgroups`): with `cgroupsPerQOS` every pod gets its cgroup — with upstream's
+//! `ResourceConfigForPod` values and `podPidsLimit` — before its sandbox, and loses it once
+//! no pod worker runs it any more; the QoS cgroups follow the active pods (Burstable CPU
+//! shares, `qosReserved` memory) when a pod cgroup is created, after a pod is killed, and
+//! every minute.
 
 use kubelet_container::events::{EventRecorder, EventType, pod_ref, reasons};
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 
 use k8s_openapi::api::core::v1::{Pod as ApiPod, PodStatus as ApiPodStatus};
 use kubelet_cm::{
-    CgroupDriver, CgroupName, CgroupVersion, HostFs, PodContainerManager, ProcessKiller,
+    CgroupDriver, CgroupManager, CgroupName, CgroupResource, CgroupVersion, HostFs,
+    PodContainerManager, ProcessKiller, QosContainerManager, QosMemoryReserve, QosUpdate,
+    ResourceConfig,
 };
 use kubelet_config::KubeletConfiguration;
 use kubelet_container::{PodStateProvider, PodStatus, Runtime, convert_pod_status_to_running_pod};
 use kubelet_podworkers::PodSyncError;
 use kubelet_runtime::cgroup::PodCgroupNamer;
+use kubelet_runtime::resources::{qos_pod_requests, resource_config_for_pod};
 
 use super::pod_manager::pod_uid;
+use super::{Kubelet, KubeletDeps};
 
-/// Pod cgroup names and the manager that creates and removes them.
+/// The active pods (upstream `GetActivePods`), read when the QoS cgroups are updated.
+type ActivePodsFn = Box<dyn Fn() -> Vec<Arc<ApiPod>> + Send + Sync>;
+
+/// Pod cgroup names and the managers that create, update and remove them.
 pub struct PodCgroups {
     namer: PodCgroupNamer,
     pcm: PodContainerManager,
+    qos: QosContainerManager,
     pod_state: Arc<dyn PodStateProvider>,
+    /// `cpuCFSQuota`.
+    enforce_cpu_limits: bool,
+    /// `cpuCFSQuotaPeriod` in microseconds.
+    cpu_cfs_quota_period_us: u64,
+    /// `qosReserved` memory, only with the `QOSReserved` gate on.
+    qos_reserved: Option<QosReservedMemory>,
+    active_pods: OnceLock<ActivePodsFn>,
+}
+
+/// `qosReserved` memory as upstream's `UpdateCgroups` applies it with the `QOSReserved`
+/// feature gate (alpha, off by default: `qosReserved` then changes nothing, as upstream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QosReservedMemory {
+    /// The `memory` percentage.
+    pub percent: i64,
+    /// Node allocatable memory, absolute (capacity minus kube- and system-reserved,
+    /// upstream `GetNodeAllocatableAbsolute`).
+    pub allocatable: i64,
+}
+
+impl QosReservedMemory {
+    /// From the configuration: `None` without the gate or without a `memory` entry.
+    pub fn from_deps(deps: &KubeletDeps<'_>) -> Option<Self> {
+        let gate = deps
+            .server
+            .feature_gates
+            .enabled(kubelet_features::gates::QOS_RESERVED);
+        let percent = *deps.node_config.qos_reserved.get("memory")?;
+        let (_, allocatable) = deps.node_config.pods_cgroup_limits(&deps.machine);
+        gate.then_some(QosReservedMemory {
+            percent,
+            allocatable,
+        })
+    }
 }
 
 /// Upstream `SyncPod`'s `firstSync`: no container of the generated API status is running.
@@ -39,18 +85,24 @@ pub type CgroupPods = BTreeMap<String, CgroupName>;
 
 impl PodCgroups {
     /// `NewPodContainerManager`: with `cgroupsPerQOS`, pod cgroups under the QoS cgroups
-    /// of `cgroupRoot`, with `podPidsLimit`; none otherwise (upstream's no-op manager).
+    /// of `cgroupRoot`, with `podPidsLimit`, `cpuCFSQuota` and `cpuCFSQuotaPeriod`; none
+    /// otherwise (upstream's no-op manager).
     pub fn from_config(
         c: &KubeletConfiguration,
         fs: Arc<dyn HostFs>,
         killer: Arc<dyn ProcessKiller>,
         (version, driver): (CgroupVersion, CgroupDriver),
         pod_state: Arc<dyn PodStateProvider>,
+        qos_reserved: Option<QosReservedMemory>,
     ) -> Option<Self> {
         if !c.cgroups_per_qos.unwrap_or(true) {
             return None;
         }
         let namer = PodCgroupNamer::new(driver, &c.cgroup_root, true);
+        let qos = QosContainerManager::new(
+            CgroupManager::new(fs.clone(), version, driver),
+            namer.kubepods(),
+        );
         let pcm = PodContainerManager::new(
             fs,
             killer,
@@ -59,17 +111,54 @@ impl PodCgroups {
             namer.kubepods(),
             c.pod_pids_limit.unwrap_or(-1),
         );
+        let period = c
+            .cpu_cfs_quota_period
+            .and_then(|d| d.as_std())
+            .map_or(100_000, |d| u64::try_from(d.as_micros()).unwrap_or(100_000));
         Some(PodCgroups {
             namer,
             pcm,
+            qos,
             pod_state,
+            enforce_cpu_limits: c.cpu_cfs_quota.unwrap_or(true),
+            cpu_cfs_quota_period_us: period,
+            qos_reserved,
+            active_pods: OnceLock::new(),
         })
+    }
+
+    /// Where [`Self::update_qos_cgroups`] reads the active pods from (upstream passes
+    /// `GetActivePods` to the container manager's `Start`); until set, there are none.
+    pub fn set_active_pods(&self, f: ActivePodsFn) {
+        let _ = self.active_pods.set(f);
+    }
+
+    /// Upstream `UpdateQOSCgroups`: the QoS cgroups' values from the active pods.
+    pub fn update_qos_cgroups(&self) -> Result<(), kubelet_cm::CmError> {
+        let pods = self.active_pods.get().map(|f| f()).unwrap_or_default();
+        let sums = qos_pod_requests(pods.iter().map(AsRef::as_ref));
+        let memory_reserve = self.qos_reserved.map(|r| QosMemoryReserve {
+            percent: r.percent,
+            allocatable: r.allocatable,
+            guaranteed_requests: sums.guaranteed_memory,
+            burstable_requests: sums.burstable_memory,
+        });
+        self.qos.update_cgroups(&QosUpdate {
+            burstable_cpu_request_milli: sums.burstable_cpu_milli,
+            memory_reserve,
+        })
+    }
+
+    /// `ResourceConfigForPod` with this node's `cpuCFSQuota` and `cpuCFSQuotaPeriod`.
+    pub fn resource_config_for_pod(&self, pod: &ApiPod) -> ResourceConfig {
+        resource_config_for_pod(pod, self.enforce_cpu_limits, self.cpu_cfs_quota_period_us)
     }
 
     /// The `SyncPod` step: a pod that has running containers but no cgroup (a kubelet
     /// restarted with `cgroupsPerQOS` newly on) is killed so it restarts inside its cgroup;
-    /// then the cgroup is created unless the pod was killed and never restarts.
-    /// `first_sync` is [`is_first_sync`] of the pod's generated API status.
+    /// then, unless the pod was killed and never restarts, the QoS cgroups are updated and
+    /// the pod cgroup is created with its values. `first_sync` is [`is_first_sync`] of the
+    /// pod's generated API status.
     pub async fn sync_pod(
         &self,
         runtime: &dyn Runtime,
@@ -90,7 +179,10 @@ impl PodCgroups {
         if !exists && !first_sync {
             let running = convert_pod_status_to_running_pod(runtime.type_name(), pod_status);
             match runtime.kill_pod(Some(pod), &running, None).await {
-                Ok(()) => pod_killed = true,
+                Ok(()) => {
+                    pod_killed = true;
+                    self.after_kill_pod();
+                }
                 Err(e) => tracing::error!(pod = %uid, err = %e, "KillPod failed"),
             }
         }
@@ -98,7 +190,11 @@ impl PodCgroups {
         // A run-once pod killed above is not expected to run again: no cgroup for it.
         let skip = pod_killed && never;
         if !skip && !exists {
-            self.pcm.ensure_exists(&name).map_err(|e| {
+            if let Err(e) = self.update_qos_cgroups() {
+                tracing::debug!(pod = %uid, err = %e, "Failed to update QoS cgroups while syncing pod");
+            }
+            let config = self.resource_config_for_pod(pod);
+            self.pcm.ensure_exists(&name, &config).map_err(|e| {
                 recorder.event(
                     &pod_ref(pod),
                     EventType::Warning,
@@ -111,6 +207,14 @@ impl PodCgroups {
             })?;
         }
         Ok(())
+    }
+
+    /// Upstream `killPod`'s tail: once a pod's containers are stopped, the QoS cgroups
+    /// are updated (errors are logged).
+    pub fn after_kill_pod(&self) {
+        if let Err(e) = self.update_qos_cgroups() {
+            tracing::debug!(err = %e, "Failed to update QoS cgroups while killing pod");
+        }
     }
 
     /// The `SyncTerminatedPod` step: the pod's cgroup goes (processes left in it are
@@ -155,6 +259,78 @@ impl PodCgroups {
     }
 }
 
+impl kubelet_runtime::resize::PodCgroupConfig for PodCgroups {
+    fn resource_config_for_pod(&self, pod: &ApiPod) -> Option<ResourceConfig> {
+        self.namer
+            .pod_cgroup_name(pod)
+            .map(|_| PodCgroups::resource_config_for_pod(self, pod))
+    }
+
+    fn get_pod_cgroup_config(
+        &self,
+        pod: &ApiPod,
+        resource: CgroupResource,
+    ) -> Result<ResourceConfig, String> {
+        let name = self
+            .namer
+            .pod_cgroup_name(pod)
+            .ok_or_else(|| "no pod cgroup without cgroupsPerQOS".to_string())?;
+        self.pcm
+            .get_pod_cgroup_config(&name, resource)
+            .map_err(|e| e.to_string())
+    }
+
+    fn set_pod_cgroup_config(&self, pod: &ApiPod, config: &ResourceConfig) -> Result<(), String> {
+        let name = self
+            .namer
+            .pod_cgroup_name(pod)
+            .ok_or_else(|| "no pod cgroup without cgroupsPerQOS".to_string())?;
+        self.pcm
+            .set_pod_cgroup_config(&name, config)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Upstream `GetActivePods`: the pod manager's pods, inactive ones left out.
+fn active_pods(kl: &Kubelet) -> Vec<Arc<ApiPod>> {
+    kl.pod_manager
+        .pods()
+        .into_iter()
+        .filter(|p| !kl.is_pod_inactive(p))
+        .collect()
+}
+
+/// The QoS container manager's `Start` tail: the active pods are the kubelet's, and the
+/// QoS cgroups are updated at once and every minute (`periodicQOSCgroupUpdateInterval`).
+pub fn spawn_qos_updates(
+    kubelet: &Arc<Kubelet>,
+    cancel: tokio_util::sync::CancellationToken,
+    tasks: &mut tokio::task::JoinSet<()>,
+) {
+    let Some(pc) = kubelet.pod_cgroups.clone() else {
+        return;
+    };
+    let weak: Weak<Kubelet> = Arc::downgrade(kubelet);
+    pc.set_active_pods(Box::new(move || {
+        weak.upgrade()
+            .map(|kl| active_pods(&kl))
+            .unwrap_or_default()
+    }));
+    tasks.spawn(async move {
+        let mut tick = tokio::time::interval(kubelet_cm::qos::PERIODIC_QOS_CGROUP_UPDATE_INTERVAL);
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                _ = tick.tick() => {
+                    if let Err(e) = pc.update_qos_cgroups() {
+                        tracing::info!(err = %e, "Failed to reserve QoS requests");
+                    }
+                }
+            }
+        }
+    });
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -187,14 +363,280 @@ mod tests {
     }
 
     fn pod_cgroups(extra: &str, fs: &Arc<FakeHostFs>) -> Option<PodCgroups> {
+        pod_cgroups_on(extra, fs, CgroupVersion::V1)
+    }
+
+    fn pod_cgroups_on(
+        extra: &str,
+        fs: &Arc<FakeHostFs>,
+        version: CgroupVersion,
+    ) -> Option<PodCgroups> {
         let server = crate::kubelet::test_config::server(extra);
         PodCgroups::from_config(
             &server.config,
             fs.clone(),
             Arc::new(FakeProcessKiller::default()),
-            (CgroupVersion::V1, CgroupDriver::Cgroupfs),
+            (version, CgroupDriver::Cgroupfs),
             Arc::new(NoTermination),
+            None,
         )
+    }
+
+    /// A pod whose containers have these `(requests, limits)`.
+    fn pod_with(uid: &str, containers: &[(serde_json::Value, serde_json::Value)]) -> ApiPod {
+        let containers: Vec<serde_json::Value> = containers
+            .iter()
+            .enumerate()
+            .map(|(i, (req, lim))| {
+                serde_json::json!({"name": format!("c{i}"), "image": "busybox",
+                    "resources": {"requests": req, "limits": lim}})
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": uid, "namespace": "default", "uid": uid},
+            "spec": {"containers": containers}
+        }))
+        .unwrap()
+    }
+
+    fn guaranteed() -> ApiPod {
+        let r = serde_json::json!({"cpu": "500m", "memory": "128Mi", "hugepages-2Mi": "4Mi"});
+        pod_with("g", &[(r.clone(), r)])
+    }
+
+    fn burstable_limited() -> ApiPod {
+        use serde_json::json;
+        pod_with(
+            "bl",
+            &[
+                (
+                    json!({"cpu": "100m", "memory": "64Mi"}),
+                    json!({"cpu": "200m", "memory": "128Mi"}),
+                ),
+                (
+                    json!({"cpu": "300m", "memory": "32Mi"}),
+                    json!({"cpu": "300m", "memory": "64Mi"}),
+                ),
+            ],
+        )
+    }
+
+    fn burstable_unlimited() -> ApiPod {
+        use serde_json::json;
+        pod_with(
+            "bu",
+            &[
+                (json!({"cpu": "250m"}), json!({"memory": "64Mi"})),
+                (json!({"memory": "32Mi"}), json!({})),
+            ],
+        )
+    }
+
+    fn best_effort() -> ApiPod {
+        pod_with("be", &[(serde_json::json!({}), serde_json::json!({}))])
+    }
+
+    /// The files written into `pod`'s cgroup by its first `SyncPod` on a fake host with the
+    /// cpu, cpuacct, memory, pids and hugetlb controllers (v1) or the same controllers
+    /// delegated (v2), and 2 MiB and 1 GiB huge pages, as `<controller>/<file>=<value>`
+    /// (v1) or `<file>=<value>` (v2).
+    async fn pod_cgroup_files(extra: &str, version: CgroupVersion, pod: &ApiPod) -> Vec<String> {
+        let fs = Arc::new(FakeHostFs::default());
+        for c in ["cpu", "cpuacct", "memory", "pids", "hugetlb"] {
+            fs.add_dir(format!("/sys/fs/cgroup/{c}"));
+        }
+        fs.add_file(
+            "/sys/fs/cgroup/cgroup.controllers",
+            "cpu memory pids hugetlb\n",
+        );
+        fs.add_dir("/sys/kernel/mm/hugepages/hugepages-2048kB");
+        fs.add_dir("/sys/kernel/mm/hugepages/hugepages-1048576kB");
+        let pc = pod_cgroups_on(extra, &fs, version).unwrap();
+        pc.sync_pod(
+            &FakeRuntime::default(),
+            &kubelet_container::NoopRecorder,
+            pod,
+            &PodStatus::default(),
+            true,
+        )
+        .await
+        .unwrap();
+        let uid = pod_uid(pod);
+        fs.writes()
+            .into_iter()
+            .filter_map(|(path, value)| {
+                let path = path.to_string_lossy().into_owned();
+                let (dir, file) = path.rsplit_once('/')?;
+                if !dir.ends_with(&format!("/pod{uid}")) {
+                    return None;
+                }
+                let rel = dir.strip_prefix("/sys/fs/cgroup/")?;
+                Some(match version {
+                    CgroupVersion::V1 => {
+                        format!(
+                            "{}/{file}={value}",
+                            rel.split('/').next().unwrap_or_default()
+                        )
+                    }
+                    CgroupVersion::V2 => format!("{file}={value}"),
+                })
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn pod_cgroups_get_upstream_values_per_qos_class_on_v1() {
+        let v1 = CgroupVersion::V1;
+        let pids = "podPidsLimit: 64\n";
+        assert_eq!(
+            pod_cgroup_files(pids, v1, &guaranteed()).await,
+            [
+                "memory/memory.limit_in_bytes=134217728",
+                "cpu/cpu.shares=512",
+                "cpu/cpu.cfs_period_us=100000",
+                "cpu/cpu.cfs_quota_us=50000",
+                "pids/pids.max=64",
+                "hugetlb/hugetlb.2MB.limit_in_bytes=4194304",
+                "hugetlb/hugetlb.1GB.limit_in_bytes=0",
+            ]
+        );
+        // Burstable, every container limited: the summed limits; shares from the requests.
+        assert_eq!(
+            pod_cgroup_files("", v1, &burstable_limited()).await,
+            [
+                "memory/memory.limit_in_bytes=201326592",
+                "cpu/cpu.shares=409",
+                "cpu/cpu.cfs_period_us=100000",
+                "cpu/cpu.cfs_quota_us=50000",
+                "hugetlb/hugetlb.2MB.limit_in_bytes=0",
+                "hugetlb/hugetlb.1GB.limit_in_bytes=0",
+            ]
+        );
+        // Burstable, a container without a CPU and one without a memory limit: shares only.
+        assert_eq!(
+            pod_cgroup_files("", v1, &burstable_unlimited()).await,
+            [
+                "cpu/cpu.shares=256",
+                "hugetlb/hugetlb.2MB.limit_in_bytes=0",
+                "hugetlb/hugetlb.1GB.limit_in_bytes=0",
+            ]
+        );
+        assert_eq!(
+            pod_cgroup_files("", v1, &best_effort()).await,
+            [
+                "cpu/cpu.shares=2",
+                "hugetlb/hugetlb.2MB.limit_in_bytes=0",
+                "hugetlb/hugetlb.1GB.limit_in_bytes=0",
+            ]
+        );
+        // cpuCFSQuota off: no quota (-1), the period still; a custom period.
+        assert_eq!(
+            pod_cgroup_files("cpuCFSQuota: false\n", v1, &guaranteed()).await[1..4],
+            [
+                "cpu/cpu.shares=512",
+                "cpu/cpu.cfs_period_us=100000",
+                "cpu/cpu.cfs_quota_us=-1",
+            ]
+        );
+        assert_eq!(
+            pod_cgroup_files(
+                "featureGates: {CustomCPUCFSQuotaPeriod: true}\ncpuCFSQuotaPeriod: 50ms\n",
+                v1,
+                &guaranteed()
+            )
+            .await[1..4],
+            [
+                "cpu/cpu.shares=512",
+                "cpu/cpu.cfs_period_us=50000",
+                "cpu/cpu.cfs_quota_us=25000",
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn pod_cgroups_get_upstream_values_per_qos_class_on_v2() {
+        let v2 = CgroupVersion::V2;
+        assert_eq!(
+            pod_cgroup_files("podPidsLimit: 64\n", v2, &guaranteed()).await,
+            [
+                "pids.max=64",
+                "memory.max=134217728",
+                "cpu.weight=20",
+                "cpu.max=50000 100000",
+                "hugetlb.2MB.max=4194304",
+                "hugetlb.1GB.max=0",
+            ]
+        );
+        assert_eq!(
+            pod_cgroup_files("", v2, &burstable_limited()).await,
+            [
+                "memory.max=201326592",
+                "cpu.weight=16",
+                "cpu.max=50000 100000",
+                "hugetlb.2MB.max=0",
+                "hugetlb.1GB.max=0",
+            ]
+        );
+        assert_eq!(
+            pod_cgroup_files("", v2, &burstable_unlimited()).await,
+            ["cpu.weight=10", "hugetlb.2MB.max=0", "hugetlb.1GB.max=0"]
+        );
+        assert_eq!(
+            pod_cgroup_files("", v2, &best_effort()).await,
+            ["cpu.weight=1", "hugetlb.2MB.max=0", "hugetlb.1GB.max=0"]
+        );
+        assert_eq!(
+            pod_cgroup_files("cpuCFSQuota: false\n", v2, &guaranteed()).await[1..3],
+            ["cpu.weight=20", "cpu.max=max 100000"]
+        );
+    }
+
+    #[tokio::test]
+    async fn qos_cgroups_follow_the_active_pods() {
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_dir("/sys/fs/cgroup/cpu");
+        let pc = pod_cgroups("", &fs).unwrap();
+        let active = Arc::new(std::sync::Mutex::new(vec![
+            Arc::new(guaranteed()),
+            Arc::new(burstable_limited()),
+            Arc::new(burstable_unlimited()),
+            Arc::new(best_effort()),
+        ]));
+        let pods = active.clone();
+        pc.set_active_pods(Box::new(move || pods.lock().unwrap().clone()));
+        let shares = |fs: &FakeHostFs| {
+            let get = |q: &str| {
+                fs.read_to_string(&PathBuf::from(format!(
+                    "/sys/fs/cgroup/cpu/kubepods/{q}/cpu.shares"
+                )))
+                .unwrap()
+            };
+            (get("burstable"), get("besteffort"))
+        };
+        // Creating a pod cgroup updates the QoS cgroups first: 400m + 250m requested.
+        pc.sync_pod(
+            &FakeRuntime::default(),
+            &kubelet_container::NoopRecorder,
+            &burstable_unlimited(),
+            &PodStatus::default(),
+            true,
+        )
+        .await
+        .unwrap();
+        assert_eq!(shares(&fs), ("665".to_string(), "2".to_string()));
+        let first_pod_write = fs
+            .writes()
+            .iter()
+            .position(|(p, _)| p.to_string_lossy().contains("/podbu"))
+            .unwrap();
+        assert!(first_pod_write > 0, "{:?}", fs.writes());
+        // A Burstable pod goes: after its kill the shares drop to the other one's.
+        active.lock().unwrap().retain(|p| pod_uid(p) != "bl");
+        pc.after_kill_pod();
+        assert_eq!(shares(&fs), ("256".to_string(), "2".to_string()));
+        active.lock().unwrap().clear();
+        pc.update_qos_cgroups().unwrap();
+        assert_eq!(shares(&fs), ("2".to_string(), "2".to_string()));
     }
 
     /// A v1 host with the `pids` controller after one `SyncPod` of [`pod`].

@@ -356,6 +356,9 @@ impl PodSyncer for KubeletSyncer {
             );
             return Err(e.into());
         }
+        if let Some(pc) = &self.pod_cgroups {
+            pc.after_kill_pod();
+        }
         // Once the containers are stopped, probing stops.
         self.probe_manager.remove_pod(pod);
         let after = self.fresh_status(pod).await?;
@@ -401,6 +404,9 @@ impl PodSyncer for KubeletSyncer {
                 &format!("error killing pod: {e}"),
             );
             return Err(e.into());
+        }
+        if let Some(pc) = &self.pod_cgroups {
+            pc.after_kill_pod();
         }
         Ok(())
     }

@@ -441,16 +441,15 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "cgroupsPerQOS",
         Some("cgroups-per-qos"),
-        Support::Partial {
-            works: "`true` creates the QoS cgroups (`kubepods`, `burstable`, `besteffort`) and, before each pod's sandbox, its cgroup `pod<uid>` in its QoS cgroup (with `podPidsLimit`), removed once the pod is gone; `false` runs pods under cgroupRoot",
-            upstream: "also gives each pod cgroup the pod's cpu shares, cpu quota and memory limit (summed over its containers); kubelet-rs leaves them unset",
-            proof: &[
-                RUNTIME_SETTINGS,
-                QOS_CGROUP_LIMITS,
-                "crates/runtime/src/cgroup.rs::cgroupfs_names",
-            ],
-            unsupported: is_true,
-        },
+        done(&[
+            RUNTIME_SETTINGS,
+            QOS_CGROUP_LIMITS,
+            "crates/runtime/src/cgroup.rs::cgroupfs_names",
+            "crates/app/src/kubelet/pod_cgroups.rs::pod_cgroups_get_upstream_values_per_qos_class_on_v1",
+            "crates/app/src/kubelet/pod_cgroups.rs::pod_cgroups_get_upstream_values_per_qos_class_on_v2",
+            "crates/app/src/kubelet/pod_cgroups.rs::qos_cgroups_follow_the_active_pods",
+            "crates/kubelet-rs/tests/pod_cgroups_real.rs::pod_and_qos_cgroups_hold_upstream_values_per_qos_class",
+        ]),
     ),
     f(
         "cgroupDriver",
@@ -520,9 +519,7 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "qosReserved",
         Some("qos-reserved"),
-        ignored(
-            "with the QOSReserved feature gate, reserves this share of guaranteed pods' memory requests by limiting the burstable and best-effort QoS cgroups",
-        ),
+        done(&["crates/cm/src/qos.rs::qos_reserved_memory_limits_and_retry_at_usage"]),
     ),
     f(
         "runtimeRequestTimeout",
