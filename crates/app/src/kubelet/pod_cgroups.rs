@@ -9,6 +9,7 @@
 
 use kubelet_container::events::{EventRecorder, EventType, pod_ref, reasons};
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 use k8s_openapi::api::core::v1::{Pod as ApiPod, PodStatus as ApiPodStatus};
@@ -42,6 +43,8 @@ pub struct PodCgroups {
     /// `qosReserved` memory, only with the `QOSReserved` gate on.
     qos_reserved: Option<QosReservedMemory>,
     active_pods: OnceLock<ActivePodsFn>,
+    /// Calls of [`PodCgroups::cgroup_pods`], to list the hierarchies in turn.
+    housekeeping_round: AtomicUsize,
 }
 
 /// `qosReserved` memory as upstream's `UpdateCgroups` applies it with the `QOSReserved`
@@ -124,6 +127,7 @@ impl PodCgroups {
             cpu_cfs_quota_period_us: period,
             qos_reserved,
             active_pods: OnceLock::new(),
+            housekeeping_round: AtomicUsize::new(0),
         })
     }
 
@@ -235,9 +239,11 @@ impl PodCgroups {
         Ok(())
     }
 
-    /// The pod cgroups on the host (upstream `GetAllPodsFromCgroups`).
+    /// The pod cgroups on the host (upstream `GetAllPodsFromCgroups`), one hierarchy per
+    /// call in turn (`PodContainerManager::get_pods_from_cgroups_round`).
     pub fn cgroup_pods(&self) -> Result<CgroupPods, kubelet_cm::CmError> {
-        self.pcm.get_all_pods_from_cgroups()
+        let round = self.housekeeping_round.fetch_add(1, Ordering::Relaxed);
+        self.pcm.get_pods_from_cgroups_round(round)
     }
 
     /// Upstream `cleanupOrphanedPodCgroups`: destroys the cgroups of pods no worker may
