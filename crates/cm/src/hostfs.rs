@@ -23,13 +23,36 @@ pub trait HostFs: Send + Sync {
     fn remove_dir(&self, path: &Path) -> std::io::Result<()>;
 }
 
+/// Reads a whole file into a page-sized buffer: cgroupfs and procfs files report a size of
+/// 0, on which `std::fs::read_to_string` does a `statx` and doubling reads from 32 bytes (9
+/// syscalls for a v1 `memory.stat`); this is `open`, `read` until 0, `close`.
+fn read_pseudo_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 4096];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            buf.resize(len * 2, 0);
+        }
+        match f.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(len);
+    String::from_utf8(buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
 /// The real host.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RealHostFs;
 
 impl HostFs for RealHostFs {
     fn read_to_string(&self, path: &Path) -> std::io::Result<String> {
-        std::fs::read_to_string(path)
+        read_pseudo_file(path)
     }
     fn write(&self, path: &Path, data: &str) -> std::io::Result<()> {
         std::fs::write(path, data)
@@ -186,5 +209,28 @@ impl HostFs for FakeHostFs {
             s.removed.push(path.to_path_buf());
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod read_tests {
+    use super::*;
+
+    #[test]
+    fn real_reads_small_large_and_pseudo_files_whole() {
+        let d = std::env::temp_dir().join(format!("krs-hostfs-read-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let big: String = (0..3000).map(|i| format!("{i}\n")).collect();
+        std::fs::write(d.join("big"), &big).unwrap();
+        std::fs::write(d.join("small"), "42\n").unwrap();
+        assert_eq!(RealHostFs.read_to_string(&d.join("big")).unwrap(), big);
+        assert_eq!(RealHostFs.read_to_string(&d.join("small")).unwrap(), "42\n");
+        let stat = RealHostFs
+            .read_to_string(Path::new("/proc/self/status"))
+            .unwrap();
+        assert!(stat.starts_with("Name:") && stat.ends_with('\n'), "{stat}");
+        assert!(RealHostFs.read_to_string(&d.join("none")).is_err());
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

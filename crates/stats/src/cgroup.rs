@@ -39,6 +39,34 @@ pub struct CgroupSample {
     pub pids: Option<u64>,
 }
 
+/// What a reading reads beyond CPU, memory and swap (`/metrics/resource` needs nothing more,
+/// so a scrape of it reads nothing more).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Want {
+    /// `pids.current`.
+    pub processes: bool,
+    /// The memory limit (`availableBytes`; `/metrics/resource` does not report it).
+    pub memory_limit: bool,
+}
+
+impl Want {
+    /// `/metrics/resource`: CPU, memory usage and swap.
+    pub const RESOURCE_METRICS: Want = Want {
+        processes: false,
+        memory_limit: false,
+    };
+    /// `GetCPUAndMemoryStats` (`only_cpu_and_memory`).
+    pub const CPU_AND_MEMORY: Want = Want {
+        processes: false,
+        memory_limit: true,
+    };
+    /// The full summary and `/metrics/cadvisor`.
+    pub const SUMMARY: Want = Want {
+        processes: true,
+        memory_limit: true,
+    };
+}
+
 /// Memory figures of a cgroup.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemorySample {
@@ -150,34 +178,42 @@ impl CgroupReader {
             .unwrap_or_default()
     }
 
-    /// Reads the cgroup; `Err(NotFound)` when it does not exist.
+    /// Reads the cgroup's CPU, memory, swap and processes; `Err(NotFound)` when it does not
+    /// exist.
     pub fn sample(&self, cgroup: &str) -> Result<CgroupSample, StatsError> {
-        if !self.exists(cgroup) {
-            return Err(StatsError::CgroupNotFound(cgroup.to_string()));
-        }
-        let root = cgroup.trim_matches('/').is_empty();
-        Ok(match self.version {
-            CgroupVersion::V1 => self.sample_v1(cgroup, root),
-            CgroupVersion::V2 => self.sample_v2(cgroup, root),
-        })
+        self.sample_with(cgroup, Want::SUMMARY)
     }
 
-    fn sample_v1(&self, cgroup: &str, root: bool) -> CgroupSample {
-        let cpu_usage_ns = self.read_u64(&self.dir("cpuacct", cgroup).join("cpuacct.usage"));
+    /// Reads what `want` asks of the cgroup; `Err(NotFound)` when it does not exist. The
+    /// existence is only checked when the first file cannot be read (one syscall less per
+    /// cgroup on the hot path).
+    pub fn sample_with(&self, cgroup: &str, want: Want) -> Result<CgroupSample, StatsError> {
+        let root = cgroup.trim_matches('/').is_empty();
+        let sample = match self.version {
+            CgroupVersion::V1 => self.sample_v1(cgroup, root, want),
+            CgroupVersion::V2 => self.sample_v2(cgroup, root, want),
+        };
+        if sample.memory.is_none() && sample.cpu_usage_ns.is_none() && !self.exists(cgroup) {
+            return Err(StatsError::CgroupNotFound(cgroup.to_string()));
+        }
+        Ok(sample)
+    }
+
+    fn sample_v1(&self, cgroup: &str, root: bool, want: Want) -> CgroupSample {
         let mem = self.dir("memory", cgroup);
-        let stat = self
-            .read(&mem.join("memory.stat"))
-            .map(|s| parse_flat_keyed(&s))
-            .unwrap_or_default();
+        let stat = self.read(&mem.join("memory.stat"));
+        let cpu_usage_ns = self.read_u64(&self.dir("cpuacct", cgroup).join("cpuacct.usage"));
         let memory = self
             .read_u64(&mem.join("memory.usage_in_bytes"))
             .map(|usage| {
                 let limit = if root {
                     self.machine_memory()
-                } else {
+                } else if want.memory_limit {
                     self.read_u64(&mem.join("memory.limit_in_bytes"))
+                } else {
+                    None
                 };
-                memory_sample(usage, &stat, "total_", limit)
+                memory_sample(usage, stat.as_deref().unwrap_or_default(), "total_", limit)
             });
         let swap = self
             .read_u64(&mem.join("memory.memsw.usage_in_bytes"))
@@ -190,7 +226,10 @@ impl CgroupReader {
                     self.read_u64(&mem.join("memory.memsw.limit_in_bytes"))
                 },
             });
-        let pids = self.read_u64(&self.dir("pids", cgroup).join("pids.current"));
+        let pids = want
+            .processes
+            .then(|| self.read_u64(&self.dir("pids", cgroup).join("pids.current")))
+            .flatten();
         CgroupSample {
             cpu_usage_ns,
             memory,
@@ -199,28 +238,27 @@ impl CgroupReader {
         }
     }
 
-    fn sample_v2(&self, cgroup: &str, root: bool) -> CgroupSample {
+    fn sample_v2(&self, cgroup: &str, root: bool, want: Want) -> CgroupSample {
         let dir = self.dir("", cgroup);
+        let stat = self.read(&dir.join("memory.stat"));
         let cpu_usage_ns = self
             .read(&dir.join("cpu.stat"))
-            .and_then(|s| parse_flat_keyed(&s).get("usage_usec").copied())
+            .and_then(|s| flat_keyed_value(&s, "usage_usec"))
             .map(|us| us.saturating_mul(1000))
             .or_else(|| root.then(|| self.proc_stat_cpu_ns()).flatten());
-        let stat = self
-            .read(&dir.join("memory.stat"))
-            .map(|s| parse_flat_keyed(&s))
-            .unwrap_or_default();
         let usage = self
             .read_u64(&dir.join("memory.current"))
             .or_else(|| root.then(|| self.meminfo_usage()).flatten());
         let memory = usage.map(|usage| {
             let limit = if root {
                 self.machine_memory()
-            } else {
+            } else if want.memory_limit {
                 // `max` does not parse: unlimited.
                 self.read_u64(&dir.join("memory.max"))
+            } else {
+                None
             };
-            memory_sample(usage, &stat, "", limit)
+            memory_sample(usage, stat.as_deref().unwrap_or_default(), "", limit)
         });
         let swap = self
             .read_u64(&dir.join("memory.swap.current"))
@@ -232,7 +270,10 @@ impl CgroupReader {
                     self.read_u64(&dir.join("memory.swap.max"))
                 },
             });
-        let pids = self.read_u64(&dir.join("pids.current"));
+        let pids = want
+            .processes
+            .then(|| self.read_u64(&dir.join("pids.current")))
+            .flatten();
         CgroupSample {
             cpu_usage_ns,
             memory,
@@ -280,28 +321,46 @@ impl CgroupReader {
     }
 }
 
-fn memory_sample(
-    usage: u64,
-    stat: &BTreeMap<String, u64>,
-    prefix: &str,
-    limit: Option<u64>,
-) -> MemorySample {
-    let key = |k: &str| stat.get(&format!("{prefix}{k}")).copied().unwrap_or(0);
+fn memory_sample(usage: u64, stat: &str, prefix: &str, limit: Option<u64>) -> MemorySample {
     let (rss_key, cache_key) = if prefix.is_empty() {
         ("anon", "file")
     } else {
         ("rss", "cache")
     };
-    let inactive = key("inactive_file");
-    MemorySample {
+    let mut m = MemorySample {
         usage,
-        working_set: usage.saturating_sub(inactive),
-        rss: key(rss_key),
-        cache: key(cache_key),
-        page_faults: key("pgfault"),
-        major_page_faults: key("pgmajfault"),
         limit,
+        ..MemorySample::default()
+    };
+    let mut inactive = 0;
+    // One pass over `memory.stat`, no allocation per line.
+    for line in stat.lines() {
+        let Some((k, v)) = line.split_once(' ') else {
+            continue;
+        };
+        let Some(k) = k.strip_prefix(prefix) else {
+            continue;
+        };
+        let slot = match k {
+            "inactive_file" => &mut inactive,
+            "pgfault" => &mut m.page_faults,
+            "pgmajfault" => &mut m.major_page_faults,
+            k if k == rss_key => &mut m.rss,
+            k if k == cache_key => &mut m.cache,
+            _ => continue,
+        };
+        *slot = v.trim().parse().unwrap_or(0);
     }
+    m.working_set = usage.saturating_sub(inactive);
+    m
+}
+
+/// The value of `key` in `key value` lines (`cpu.stat`, `memory.events`).
+pub fn flat_keyed_value(s: &str, key: &str) -> Option<u64> {
+    s.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok()).flatten()
+    })
 }
 
 /// `key value` lines (`memory.stat`, `cpu.stat`).

@@ -23,7 +23,7 @@
 //! by default in 1.35), accelerators and user-defined metrics.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kubelet_cm::HostFs;
@@ -35,10 +35,10 @@ use kubelet_cri::{ImageService, RuntimeService};
 
 use crate::StatsError;
 use crate::cgroup::{
-    CgroupReader, CgroupSample, extract_id_from_cgroup_path, pod_uid_from_cgroup_name,
+    CgroupReader, CgroupSample, Want, extract_id_from_cgroup_path, pod_uid_from_cgroup_name,
 };
 use crate::cpu::CpuUsageCache;
-use crate::fs::FsInfo;
+use crate::fs::{FsCapacity, FsInfo};
 use crate::network::{network_stats, parse_net_dev};
 use crate::types::*;
 
@@ -104,10 +104,23 @@ pub struct ContainerInfo {
     pub sample: Option<CgroupSample>,
 }
 
-/// The summary provider (upstream `SummaryProvider` + `stats.Provider`).
+/// The summary provider (upstream `SummaryProvider` + `stats.Provider`): the runtime calls
+/// on the async runtime, everything read from the host (cgroups, `/proc`, `statfs`, `du`) in
+/// one task on the blocking pool per request ([`HostReaders`]).
 pub struct SummaryProvider {
+    runtime: Arc<dyn RuntimeService>,
+    images: Arc<dyn ImageService>,
+    host: Arc<HostReaders>,
+}
+
+/// The host side of the provider, shared with the blocking task of each request.
+struct HostReaders {
     cfg: ProviderConfig,
-    src: ProviderSources,
+    cgroups: CgroupReader,
+    host: Arc<dyn HostFs>,
+    fs: Arc<dyn FsInfo>,
+    clock: Clock,
+    boot_time: Time,
     cpu: CpuUsageCache,
     kubelet_creation: Time,
 }
@@ -117,8 +130,34 @@ struct RuntimeView {
     sandboxes: HashMap<String, PodSandbox>,
     containers: HashMap<String, Container>,
     stats: Vec<CriContainerStats>,
-    /// Pod UID → pod cgroup (cgroupfs path).
-    pod_cgroups: HashMap<String, String>,
+}
+
+/// A pod cgroup and its children, listed once per request.
+struct PodCgroup {
+    path: String,
+    children: Vec<String>,
+}
+
+impl PodCgroup {
+    /// The cgroup of the pod's container (or sandbox) `id` (`extractIDFromCgroupPath` of the
+    /// children).
+    fn child(&self, id: &str) -> Option<String> {
+        self.children
+            .iter()
+            .find(|child| extract_id_from_cgroup_path(child) == id)
+            .map(|child| format!("{}/{child}", self.path))
+    }
+}
+
+/// One request's reading of the host: the pod cgroups listed once, each filesystem's
+/// capacity asked once.
+struct Scrape<'a> {
+    r: &'a HostReaders,
+    now: Time,
+    want: Want,
+    /// Pod UID → pod cgroup.
+    pods: HashMap<String, PodCgroup>,
+    capacities: HashMap<PathBuf, Option<FsCapacity>>,
 }
 
 fn value(v: Option<&UInt64Value>) -> Option<u64> {
@@ -168,58 +207,149 @@ fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     Some(a.unwrap_or(0) + b.unwrap_or(0))
 }
 
+/// Runs `f` on the blocking pool (the host reads of one request).
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, StatsError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StatsError::Summary(format!("stats reader task failed: {e}")))
+}
+
 impl SummaryProvider {
     /// A provider; `kubelet_creation` is now.
     pub fn new(cfg: ProviderConfig, src: ProviderSources) -> Self {
         let kubelet_creation = Time((src.clock)());
         SummaryProvider {
-            cfg,
-            src,
-            cpu: CpuUsageCache::default(),
-            kubelet_creation,
+            runtime: src.runtime,
+            images: src.images,
+            host: Arc::new(HostReaders {
+                cfg,
+                cgroups: src.cgroups,
+                host: src.host,
+                fs: src.fs,
+                clock: src.clock,
+                boot_time: src.boot_time,
+                cpu: CpuUsageCache::default(),
+                kubelet_creation,
+            }),
         }
-    }
-
-    fn now(&self) -> Time {
-        Time((self.src.clock)())
-    }
-
-    /// The root cgroup's CPU, memory and swap (`GetCgroupStats("/")`).
-    fn root_stats(&self, now: Time) -> Result<CgroupFigures, StatsError> {
-        let root =
-            self.src.cgroups.sample("/").map_err(|e| {
-                StatsError::Summary(format!("failed to get root cgroup stats: {e}"))
-            })?;
-        Ok(self.cgroup_stats("/", &root, now))
     }
 
     /// `Get`: the full summary.
     pub async fn get(&self) -> Result<Summary, StatsError> {
-        let now = self.now();
-        let (cpu, memory, swap) = self.root_stats(now)?;
-        let fs = self
-            .root_fs_stats(now)
+        let image_fs = self.images.image_fs_info().await;
+        let view = self.runtime_view().await;
+        let r = self.host.clone();
+        blocking(move || r.summary(image_fs, view)).await?
+    }
+
+    /// `GetCPUAndMemoryStats`: node, system containers and pods, CPU and memory only.
+    pub async fn get_cpu_and_memory_stats(&self) -> Result<Summary, StatsError> {
+        self.cpu_and_memory(Want::CPU_AND_MEMORY).await
+    }
+
+    /// What `/metrics/resource` renders: `GetCPUAndMemoryStats` without the memory limits
+    /// (`availableBytes`), which it does not report.
+    pub async fn get_resource_metrics_stats(&self) -> Result<Summary, StatsError> {
+        self.cpu_and_memory(Want::RESOURCE_METRICS).await
+    }
+
+    async fn cpu_and_memory(&self, want: Want) -> Result<Summary, StatsError> {
+        let view = self.runtime_view().await;
+        let r = self.host.clone();
+        blocking(move || r.cpu_and_memory_stats(view, want)).await?
+    }
+
+    /// What `/metrics/cadvisor` reports: the root, pod and running container cgroups.
+    pub async fn cadvisor_snapshot(&self) -> crate::cadvisor_metrics::Snapshot {
+        let view = self.runtime_view().await;
+        let r = self.host.clone();
+        let time = r.now();
+        blocking(move || r.cadvisor_snapshot(view))
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(err = %e, "Couldn't get containers");
+                crate::cadvisor_metrics::Snapshot {
+                    time,
+                    error: true,
+                    ..Default::default()
+                }
+            })
+    }
+
+    /// `getPodAndContainerMaps` + `ListContainerStats` (the three calls at once).
+    async fn runtime_view(&self) -> Result<RuntimeView, StatsError> {
+        let rt = &self.runtime;
+        let (containers, sandboxes, stats) = tokio::join!(
+            rt.list_containers(None),
+            rt.list_pod_sandbox(None),
+            rt.list_container_stats(None)
+        );
+        let containers = containers
+            .map_err(|e| StatsError::Runtime(format!("failed to list all containers: {e}")))?;
+        let sandboxes = sandboxes
+            .map_err(|e| StatsError::Runtime(format!("failed to list all pod sandboxes: {e}")))?;
+        let stats = stats
+            .map_err(|e| StatsError::Runtime(format!("failed to list all container stats: {e}")))?;
+        Ok(RuntimeView {
+            sandboxes: remove_terminated_pods(sandboxes)
+                .into_iter()
+                .map(|s| (s.id.clone(), s))
+                .collect(),
+            containers: remove_terminated_containers(containers)
+                .into_iter()
+                .map(|c| (c.id.clone(), c))
+                .collect(),
+            stats,
+        })
+    }
+}
+
+impl HostReaders {
+    fn now(&self) -> Time {
+        Time((self.clock)())
+    }
+
+    fn scrape(&self, want: Want) -> Scrape<'_> {
+        Scrape {
+            r: self,
+            now: self.now(),
+            want,
+            pods: self.pod_cgroups(),
+            capacities: HashMap::new(),
+        }
+    }
+
+    /// `Get`, after the runtime calls.
+    fn summary(
+        &self,
+        image_fs: Result<kubelet_cri::v1::ImageFsInfoResponse, kubelet_cri::CriError>,
+        view: Result<RuntimeView, StatsError>,
+    ) -> Result<Summary, StatsError> {
+        let mut sc = self.scrape(Want::SUMMARY);
+        let now = sc.now;
+        let (cpu, memory, swap) = sc.root_stats()?;
+        let fs = sc
+            .root_fs_stats()
             .map_err(|e| StatsError::Summary(format!("failed to get rootFs stats: {e}")))?;
-        let (image_fs, container_fs) = self
-            .image_fs_stats(now)
-            .await
+        let (image_fs, container_fs) = image_fs
+            .map_err(|e| StatsError::Runtime(e.to_string()))
+            .and_then(|resp| sc.image_fs_stats(&resp))
             .map_err(|e| StatsError::Summary(format!("failed to get imageFs stats: {e}")))?;
-        let view = self
-            .runtime_view()
-            .await
-            .map_err(|e| StatsError::Summary(format!("failed to list pod stats: {e}")))?;
-        let pods = self.list_pod_stats(&view, true, now);
+        let view =
+            view.map_err(|e| StatsError::Summary(format!("failed to list pod stats: {e}")))?;
+        let pods = sc.list_pod_stats(&view, true);
         let network = self
-            .src
             .host
-            .read_to_string(&PathBuf::from("/proc/net/dev"))
+            .read_to_string(Path::new("/proc/net/dev"))
             .ok()
             .and_then(|s| network_stats(now, parse_net_dev(&s)));
         let summary = Summary {
             node: NodeStats {
                 node_name: self.cfg.node_name.clone(),
-                system_containers: self.system_containers(now),
-                start_time: self.src.boot_time,
+                system_containers: sc.system_containers(),
+                start_time: self.boot_time,
                 cpu,
                 memory,
                 network,
@@ -237,21 +367,24 @@ impl SummaryProvider {
         Ok(summary)
     }
 
-    /// `GetCPUAndMemoryStats`: node, system containers and pods, CPU and memory only.
-    pub async fn get_cpu_and_memory_stats(&self) -> Result<Summary, StatsError> {
-        let now = self.now();
-        let (cpu, memory, swap) = self.root_stats(now)?;
-        let view = self
-            .runtime_view()
-            .await
-            .map_err(|e| StatsError::Summary(format!("failed to list pod stats: {e}")))?;
-        let pods = self.list_pod_stats(&view, false, now);
+    /// `GetCPUAndMemoryStats`, after the runtime calls.
+    fn cpu_and_memory_stats(
+        &self,
+        view: Result<RuntimeView, StatsError>,
+        want: Want,
+    ) -> Result<Summary, StatsError> {
+        let mut sc = self.scrape(want);
+        let now = sc.now;
+        let (cpu, memory, swap) = sc.root_stats()?;
+        let view =
+            view.map_err(|e| StatsError::Summary(format!("failed to list pod stats: {e}")))?;
+        let pods = sc.list_pod_stats(&view, false);
         self.cpu.cleanup(now);
         Ok(Summary {
             node: NodeStats {
                 node_name: self.cfg.node_name.clone(),
-                system_containers: self.system_containers(now),
-                start_time: self.src.boot_time,
+                system_containers: sc.system_containers(),
+                start_time: self.boot_time,
                 cpu,
                 memory,
                 swap,
@@ -261,17 +394,20 @@ impl SummaryProvider {
         })
     }
 
-    /// What `/metrics/cadvisor` reports: the root, pod and running container cgroups.
-    pub async fn cadvisor_snapshot(&self) -> crate::cadvisor_metrics::Snapshot {
+    /// `/metrics/cadvisor`'s reading, after the runtime calls.
+    fn cadvisor_snapshot(
+        &self,
+        view: Result<RuntimeView, StatsError>,
+    ) -> crate::cadvisor_metrics::Snapshot {
         use crate::cadvisor_metrics::{CgroupEntry, Snapshot};
-        let now = self.now();
+        let mut sc = self.scrape(Want::SUMMARY);
         let mut snap = Snapshot {
-            time: now,
-            boot_time: self.src.boot_time,
-            machine_memory: self.src.cgroups.machine_memory(),
+            time: sc.now,
+            boot_time: self.boot_time,
+            machine_memory: self.cgroups.machine_memory(),
             ..Snapshot::default()
         };
-        let view = match self.runtime_view().await {
+        let view = match view {
             Ok(v) => v,
             Err(e) => {
                 tracing::warn!(err = %e, "Couldn't get containers");
@@ -279,21 +415,21 @@ impl SummaryProvider {
                 return snap;
             }
         };
-        if let Ok(sample) = self.src.cgroups.sample("/") {
+        if let Ok(sample) = self.cgroups.sample_with("/", sc.want) {
             snap.cgroups.push(CgroupEntry {
                 id: "/".into(),
-                start: self.src.boot_time,
+                start: self.boot_time,
                 sample,
                 ..CgroupEntry::default()
             });
         }
         for sandbox in view.sandboxes.values() {
             let pod = pod_ref(sandbox);
-            if let Some(cg) = view.pod_cgroups.get(&pod.uid)
-                && let Ok(sample) = self.src.cgroups.sample(cg)
+            if let Some(pc) = sc.pods.get(&pod.uid)
+                && let Ok(sample) = self.cgroups.sample_with(&pc.path, sc.want)
             {
                 snap.cgroups.push(CgroupEntry {
-                    id: cg.clone(),
+                    id: pc.path.clone(),
                     pod,
                     start: Time::from_nanos(sandbox.created_at),
                     sample,
@@ -302,10 +438,10 @@ impl SummaryProvider {
             }
         }
         for s in &view.stats {
-            let Some((c, sandbox)) = self.container_and_sandbox(&view, s) else {
+            let Some((c, sandbox)) = container_and_sandbox(&view, s) else {
                 continue;
             };
-            let info = self.container_info(&view, s, c, sandbox, false, now);
+            let info = sc.container_info(s, c, sandbox, false);
             if let (Some(id), Some(sample)) = (info.cgroup, info.sample) {
                 snap.cgroups.push(CgroupEntry {
                     id,
@@ -321,12 +457,99 @@ impl SummaryProvider {
         snap
     }
 
+    /// Pod UID → pod cgroup and its children, from the pods cgroup and its QoS children.
+    fn pod_cgroups(&self) -> HashMap<String, PodCgroup> {
+        let mut out = HashMap::new();
+        let Some(root) = self.cfg.pods_cgroup.as_deref() else {
+            return out;
+        };
+        let cg = &self.cgroups;
+        let mut add = |uid: String, path: String| {
+            let children = cg.children(&path);
+            out.insert(uid, PodCgroup { path, children });
+        };
+        let root = root.trim_end_matches('/');
+        for child in cg.children(root) {
+            let path = format!("{root}/{child}");
+            match pod_uid_from_cgroup_name(&child) {
+                Some(uid) => add(uid, path),
+                None => {
+                    for grandchild in cg.children(&path) {
+                        if let Some(uid) = pod_uid_from_cgroup_name(&grandchild) {
+                            add(uid, format!("{path}/{grandchild}"));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `pidlimit.Stats`: min(`pid_max`, `threads-max`), tasks from `/proc/loadavg`.
+    fn rlimit_stats(&self, now: Time) -> RlimitStats {
+        let read = |p: &str| {
+            self.host
+                .read_to_string(Path::new(p))
+                .ok()
+                .and_then(|s| s.trim().parse::<i64>().ok())
+        };
+        let max_pid = [
+            read("/proc/sys/kernel/pid_max"),
+            read("/proc/sys/kernel/threads-max"),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let procs = self
+            .host
+            .read_to_string(Path::new("/proc/loadavg"))
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(3)?.split_once('/')?.1.parse().ok());
+        RlimitStats {
+            time: now,
+            max_pid,
+            num_of_running_processes: procs,
+        }
+    }
+}
+
+fn container_and_sandbox<'v>(
+    view: &'v RuntimeView,
+    s: &CriContainerStats,
+) -> Option<(&'v Container, &'v PodSandbox)> {
+    let id = s.attributes.as_ref()?.id.as_str();
+    let c = view.containers.get(id)?;
+    let sandbox = view.sandboxes.get(&c.pod_sandbox_id)?;
+    Some((c, sandbox))
+}
+
+impl Scrape<'_> {
+    /// The root cgroup's CPU, memory and swap (`GetCgroupStats("/")`).
+    fn root_stats(&self) -> Result<CgroupFigures, StatsError> {
+        let root =
+            self.r.cgroups.sample_with("/", self.want).map_err(|e| {
+                StatsError::Summary(format!("failed to get root cgroup stats: {e}"))
+            })?;
+        Ok(self.cgroup_stats("/", &root))
+    }
+
+    /// The capacity of the filesystem holding `path`, asked once per request.
+    fn capacity(&mut self, path: &Path) -> Option<FsCapacity> {
+        if let Some(c) = self.capacities.get(path) {
+            return *c;
+        }
+        let c = self.r.fs.capacity(path).ok();
+        self.capacities.insert(path.to_path_buf(), c);
+        c
+    }
+
     /// CPU, memory and swap of a cgroup reading (cAdvisor's `cadvisorInfoToCPUandMemoryStats`
     /// and `cadvisorInfoToSwapStats`), the CPU rate from [`CpuUsageCache`] under `key`.
-    fn cgroup_stats(&self, key: &str, s: &CgroupSample, now: Time) -> CgroupFigures {
+    fn cgroup_stats(&self, key: &str, s: &CgroupSample) -> CgroupFigures {
+        let now = self.now;
         let cpu = s.cpu_usage_ns.map(|usage| CpuStats {
             time: now,
-            usage_nano_cores: self.cpu.nano_cores(key, now, usage),
+            usage_nano_cores: self.r.cpu.nano_cores(key, now, usage),
             usage_core_nano_seconds: Some(usage),
         });
         let memory = s.memory.as_ref().map(|m| MemoryStats {
@@ -350,13 +573,13 @@ impl SummaryProvider {
     }
 
     /// `GetSystemContainersStats`: `kubelet`, `runtime`, `misc` (when configured) and `pods`.
-    fn system_containers(&self, now: Time) -> Vec<ContainerStats> {
-        let c = &self.cfg;
+    fn system_containers(&self) -> Vec<ContainerStats> {
+        let c = &self.r.cfg;
         let entries = [
             (
                 system_containers::KUBELET,
                 c.kubelet_cgroup.as_str(),
-                Some(self.kubelet_creation),
+                Some(self.r.kubelet_creation),
             ),
             (system_containers::RUNTIME, c.runtime_cgroup.as_str(), None),
             (system_containers::MISC, c.system_cgroup.as_str(), None),
@@ -371,17 +594,17 @@ impl SummaryProvider {
             if cgroup.is_empty() {
                 continue;
             }
-            let s = match self.src.cgroups.sample(cgroup) {
+            let s = match self.r.cgroups.sample_with(cgroup, self.want) {
                 Ok(s) => s,
                 Err(e) => {
                     tracing::error!(err = %e, container_name = cgroup, "Failed to get system container stats");
                     continue;
                 }
             };
-            let (cpu, memory, swap) = self.cgroup_stats(cgroup, &s, now);
+            let (cpu, memory, swap) = self.cgroup_stats(cgroup, &s);
             out.push(ContainerStats {
                 name: name.to_string(),
-                start_time: start.unwrap_or(self.src.boot_time),
+                start_time: start.unwrap_or(self.r.boot_time),
                 cpu,
                 memory,
                 swap,
@@ -391,93 +614,16 @@ impl SummaryProvider {
         out
     }
 
-    /// `getPodAndContainerMaps` + `ListContainerStats` + the pod cgroups.
-    async fn runtime_view(&self) -> Result<RuntimeView, StatsError> {
-        let rt = &self.src.runtime;
-        let containers = rt
-            .list_containers(None)
-            .await
-            .map_err(|e| StatsError::Runtime(format!("failed to list all containers: {e}")))?;
-        let sandboxes = rt
-            .list_pod_sandbox(None)
-            .await
-            .map_err(|e| StatsError::Runtime(format!("failed to list all pod sandboxes: {e}")))?;
-        let stats = rt
-            .list_container_stats(None)
-            .await
-            .map_err(|e| StatsError::Runtime(format!("failed to list all container stats: {e}")))?;
-        Ok(RuntimeView {
-            sandboxes: remove_terminated_pods(sandboxes)
-                .into_iter()
-                .map(|s| (s.id.clone(), s))
-                .collect(),
-            containers: remove_terminated_containers(containers)
-                .into_iter()
-                .map(|c| (c.id.clone(), c))
-                .collect(),
-            stats,
-            pod_cgroups: self.pod_cgroups(),
-        })
-    }
-
-    /// Pod UID → pod cgroup, from the pods cgroup and its QoS children.
-    fn pod_cgroups(&self) -> HashMap<String, String> {
-        let mut out = HashMap::new();
-        let Some(root) = self.cfg.pods_cgroup.as_deref() else {
-            return out;
-        };
-        let cg = &self.src.cgroups;
-        let root = root.trim_end_matches('/');
-        for child in cg.children(root) {
-            let path = format!("{root}/{child}");
-            match pod_uid_from_cgroup_name(&child) {
-                Some(uid) => {
-                    out.insert(uid, path);
-                }
-                None => {
-                    for grandchild in cg.children(&path) {
-                        if let Some(uid) = pod_uid_from_cgroup_name(&grandchild) {
-                            out.insert(uid, format!("{path}/{grandchild}"));
-                        }
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    fn container_and_sandbox<'v>(
-        &self,
-        view: &'v RuntimeView,
-        s: &CriContainerStats,
-    ) -> Option<(&'v Container, &'v PodSandbox)> {
-        let id = s.attributes.as_ref()?.id.as_str();
-        let c = view.containers.get(id)?;
-        let sandbox = view.sandboxes.get(&c.pod_sandbox_id)?;
-        Some((c, sandbox))
-    }
-
-    /// The cgroup of a container of the pod cgroup (`extractIDFromCgroupPath` of its children).
-    fn container_cgroup(&self, pod_cgroup: &str, id: &str) -> Option<String> {
-        self.src
-            .cgroups
-            .children(pod_cgroup)
-            .into_iter()
-            .find(|child| extract_id_from_cgroup_path(child) == id)
-            .map(|child| format!("{pod_cgroup}/{child}"))
-    }
-
     /// `makeContainerStats` / `makeContainerCPUAndMemoryStats`, then the cgroup's figures
     /// (`addCadvisorContainerStats`).
     fn container_info(
-        &self,
-        view: &RuntimeView,
+        &mut self,
         s: &CriContainerStats,
         c: &Container,
         sandbox: &PodSandbox,
         full: bool,
-        now: Time,
     ) -> ContainerInfo {
+        let now = self.now;
         let name = s
             .attributes
             .as_ref()
@@ -490,67 +636,26 @@ impl SummaryProvider {
             start_time: Time::from_nanos(c.created_at),
             ..ContainerStats::default()
         };
-        // The runtime's figures, zero when missing (`zeroMissingValues`).
-        cs.cpu = Some(match &s.cpu {
-            Some(cpu) => CpuStats {
-                time: Time::from_nanos(cpu.timestamp),
-                usage_nano_cores: value(cpu.usage_nano_cores.as_ref()),
-                usage_core_nano_seconds: Some(
-                    value(cpu.usage_core_nano_seconds.as_ref()).unwrap_or(0),
-                ),
-            },
-            None => CpuStats {
-                time: now,
-                usage_nano_cores: Some(0),
-                usage_core_nano_seconds: Some(0),
-            },
-        });
-        cs.memory = Some(match &s.memory {
-            Some(m) => MemoryStats {
-                time: Time::from_nanos(m.timestamp),
-                available_bytes: value(m.available_bytes.as_ref()),
-                usage_bytes: Some(value(m.usage_bytes.as_ref()).unwrap_or(0)),
-                working_set_bytes: Some(value(m.working_set_bytes.as_ref()).unwrap_or(0)),
-                rss_bytes: Some(value(m.rss_bytes.as_ref()).unwrap_or(0)),
-                page_faults: value(m.page_faults.as_ref()),
-                major_page_faults: value(m.major_page_faults.as_ref()),
-            },
-            None => MemoryStats {
-                time: now,
-                usage_bytes: Some(0),
-                working_set_bytes: Some(0),
-                rss_bytes: Some(0),
-                ..MemoryStats::default()
-            },
-        });
-        cs.swap = Some(match &s.swap {
-            Some(sw) => SwapStats {
-                time: Time::from_nanos(sw.timestamp),
-                swap_available_bytes: value(sw.swap_available_bytes.as_ref()),
-                swap_usage_bytes: value(sw.swap_usage_bytes.as_ref()),
-            },
-            None => SwapStats {
-                time: now,
-                swap_available_bytes: Some(0),
-                swap_usage_bytes: Some(0),
-            },
-        });
-        let cgroup = view
-            .pod_cgroups
-            .get(&pod.uid)
-            .and_then(|pc| self.container_cgroup(pc, &c.id));
+        let cgroup = self.pods.get(&pod.uid).and_then(|pc| pc.child(&c.id));
         let sample = cgroup
             .as_deref()
-            .and_then(|cg| self.src.cgroups.sample(cg).ok());
-        if let Some(sample) = &sample {
-            let (cpu, memory, swap) = self.cgroup_stats(&c.id, sample, now);
-            cs.cpu = cpu.or(cs.cpu);
-            cs.memory = memory.or(cs.memory);
-            cs.swap = swap.or(cs.swap);
+            .and_then(|cg| self.r.cgroups.sample_with(cg, self.want).ok());
+        match &sample {
+            Some(sample) => {
+                let (cpu, memory, swap) = self.cgroup_stats(&c.id, sample);
+                cs.cpu = cpu.or_else(|| runtime_cpu(s, now));
+                cs.memory = memory.or_else(|| runtime_memory(s, now));
+                cs.swap = swap.or_else(|| runtime_swap(s, now));
+            }
+            None => {
+                cs.cpu = runtime_cpu(s, now);
+                cs.memory = runtime_memory(s, now);
+                cs.swap = runtime_swap(s, now);
+            }
         }
         if full {
-            cs.rootfs = Some(self.writable_layer(s, now));
-            cs.logs = self.log_stats(&pod, &cs.name, now);
+            cs.rootfs = Some(self.writable_layer(s));
+            cs.logs = self.log_stats(&pod, &cs.name);
         }
         ContainerInfo {
             id: c.id.clone(),
@@ -567,10 +672,10 @@ impl SummaryProvider {
     }
 
     /// The writable layer (`makeContainerStats`' `Rootfs`).
-    fn writable_layer(&self, s: &CriContainerStats, now: Time) -> FsStats {
+    fn writable_layer(&mut self, s: &CriContainerStats) -> FsStats {
         let Some(w) = &s.writable_layer else {
             return FsStats {
-                time: now,
+                time: self.now,
                 ..FsStats::default()
             };
         };
@@ -581,7 +686,7 @@ impl SummaryProvider {
             ..FsStats::default()
         };
         if let Some(id) = &w.fs_id
-            && let Ok(c) = self.src.fs.capacity(&PathBuf::from(&id.mountpoint))
+            && let Some(c) = self.capacity(Path::new(&id.mountpoint))
         {
             fs.available_bytes = Some(c.available);
             fs.capacity_bytes = Some(c.capacity);
@@ -593,16 +698,15 @@ impl SummaryProvider {
 
     /// `getPodContainerLogStats`: usage of the container's log directory, capacity of the
     /// root filesystem.
-    fn log_stats(&self, pod: &PodReference, container: &str, now: Time) -> Option<FsStats> {
-        let dir = self
-            .cfg
-            .pod_logs_dir
-            .join(format!("{}_{}_{}", pod.namespace, pod.name, pod.uid))
-            .join(container);
-        let u = self.src.fs.dir_usage(&dir).ok()?;
-        let c = self.src.fs.capacity(&self.cfg.root_dir).ok();
+    fn log_stats(&mut self, pod: &PodReference, container: &str) -> Option<FsStats> {
+        let mut dir = self.r.cfg.pod_logs_dir.clone();
+        dir.push(format!("{}_{}_{}", pod.namespace, pod.name, pod.uid));
+        dir.push(container);
+        let u = self.r.fs.dir_usage(&dir).ok()?;
+        let root_dir = self.r.cfg.root_dir.clone();
+        let c = self.capacity(&root_dir);
         Some(FsStats {
-            time: now,
+            time: self.now,
             available_bytes: c.map(|c| c.available),
             capacity_bytes: c.map(|c| c.capacity),
             used_bytes: Some(u.bytes),
@@ -613,14 +717,14 @@ impl SummaryProvider {
     }
 
     /// `listPodStatsPartiallyFromCRI` (full) / `ListPodCPUAndMemoryStats`.
-    fn list_pod_stats(&self, view: &RuntimeView, full: bool, now: Time) -> Vec<PodStats> {
-        let mut pods: BTreeMap<String, PodStats> = BTreeMap::new();
+    fn list_pod_stats(&mut self, view: &RuntimeView, full: bool) -> Vec<PodStats> {
+        let mut pods: BTreeMap<&str, PodStats> = BTreeMap::new();
         for s in &view.stats {
-            let Some((c, sandbox)) = self.container_and_sandbox(view, s) else {
+            let Some((c, sandbox)) = container_and_sandbox(view, s) else {
                 continue;
             };
-            let info = self.container_info(view, s, c, sandbox, full, now);
-            let ps = pods.entry(sandbox.id.clone()).or_insert_with(|| PodStats {
+            let info = self.container_info(s, c, sandbox, full);
+            let ps = pods.entry(&sandbox.id).or_insert_with(|| PodStats {
                 pod_ref: info.pod.clone(),
                 start_time: Time::from_nanos(sandbox.created_at),
                 ..PodStats::default()
@@ -634,10 +738,10 @@ impl SummaryProvider {
         let mut out: Vec<PodStats> = pods
             .into_iter()
             .map(|(sandbox_id, mut ps)| {
-                self.add_pod_cpu_memory(view, &mut ps, now);
+                self.add_pod_cpu_memory(&mut ps);
                 if full {
-                    ps.network = self.pod_network(view, &ps.pod_ref.uid, &sandbox_id, now);
-                    ps.ephemeral_storage = Some(ephemeral_storage(&ps, now));
+                    ps.network = self.pod_network(&ps.pod_ref.uid, sandbox_id);
+                    ps.ephemeral_storage = Some(ephemeral_storage(&ps, self.now));
                 }
                 ps
             })
@@ -647,12 +751,11 @@ impl SummaryProvider {
     }
 
     /// `addPodCPUMemoryStats` + `addSwapStats`: the pod cgroup, else the containers' sum.
-    fn add_pod_cpu_memory(&self, view: &RuntimeView, ps: &mut PodStats, now: Time) {
-        if let Some(pc) = view.pod_cgroups.get(&ps.pod_ref.uid)
-            && let Ok(sample) = self.src.cgroups.sample(pc)
+    fn add_pod_cpu_memory(&self, ps: &mut PodStats) {
+        if let Some(pc) = self.pods.get(&ps.pod_ref.uid)
+            && let Ok(sample) = self.r.cgroups.sample_with(&pc.path, self.want)
         {
-            let (cpu, memory, swap) =
-                self.cgroup_stats(&format!("pod{}", ps.pod_ref.uid), &sample, now);
+            let (cpu, memory, swap) = self.cgroup_stats(&pc.path, &sample);
             ps.cpu = cpu;
             ps.memory = memory;
             ps.swap = swap;
@@ -686,33 +789,28 @@ impl SummaryProvider {
     }
 
     /// The pod's network namespace counters, through a process of the sandbox's cgroup.
-    fn pod_network(
-        &self,
-        view: &RuntimeView,
-        uid: &str,
-        sandbox_id: &str,
-        now: Time,
-    ) -> Option<NetworkStats> {
-        let pc = view.pod_cgroups.get(uid)?;
-        let cg = self.container_cgroup(pc, sandbox_id)?;
-        let pid = *self.src.cgroups.procs(&cg).first()?;
+    fn pod_network(&self, uid: &str, sandbox_id: &str) -> Option<NetworkStats> {
+        let cg = self.pods.get(uid)?.child(sandbox_id)?;
+        let pid = *self.r.cgroups.procs(&cg).first()?;
         let dev = self
-            .src
+            .r
             .host
-            .read_to_string(&PathBuf::from(format!("/proc/{pid}/net/dev")))
+            .read_to_string(Path::new(&format!("/proc/{pid}/net/dev")))
             .ok()?;
-        network_stats(now, parse_net_dev(&dev))
+        network_stats(self.now, parse_net_dev(&dev))
     }
 
     /// `RootFsStats`: the filesystem of `--root-dir`.
-    fn root_fs_stats(&self, now: Time) -> Result<FsStats, StatsError> {
+    fn root_fs_stats(&mut self) -> Result<FsStats, StatsError> {
+        let root_dir = self.r.cfg.root_dir.clone();
         let c = self
-            .src
+            .r
             .fs
-            .capacity(&self.cfg.root_dir)
-            .map_err(|e| StatsError::Fs(format!("{}: {e}", self.cfg.root_dir.display())))?;
+            .capacity(&root_dir)
+            .map_err(|e| StatsError::Fs(format!("{}: {e}", root_dir.display())))?;
+        self.capacities.insert(root_dir, Some(c));
         Ok(FsStats {
-            time: now,
+            time: self.now,
             available_bytes: Some(c.available),
             capacity_bytes: Some(c.capacity),
             used_bytes: Some(c.usage),
@@ -724,81 +822,97 @@ impl SummaryProvider {
 
     /// `ImageFsStats`: the runtime's image filesystem (and container filesystem, the image
     /// one when the runtime names none), with the capacity of its mount point.
-    async fn image_fs_stats(
-        &self,
-        now: Time,
+    fn image_fs_stats(
+        &mut self,
+        resp: &kubelet_cri::v1::ImageFsInfoResponse,
     ) -> Result<(Option<FsStats>, Option<FsStats>), StatsError> {
-        let resp = self
-            .src
-            .images
-            .image_fs_info()
-            .await
-            .map_err(|e| StatsError::Runtime(e.to_string()))?;
         let Some(first) = resp.image_filesystems.first() else {
             return Err(StatsError::Runtime(
                 "imageFs information is unavailable".into(),
             ));
         };
-        let to_stats = |u: &kubelet_cri::v1::FilesystemUsage| {
-            let mut fs = FsStats {
-                time: Time::from_nanos(u.timestamp),
-                used_bytes: value(u.used_bytes.as_ref()),
-                inodes_used: value(u.inodes_used.as_ref()),
-                ..FsStats::default()
-            };
-            if fs.time == Time::default() {
-                fs.time = now;
-            }
-            if let Some(id) = &u.fs_id
-                && let Ok(c) = self.src.fs.capacity(&PathBuf::from(&id.mountpoint))
-            {
-                fs.available_bytes = Some(c.available);
-                fs.capacity_bytes = Some(c.capacity);
-                fs.inodes_free = Some(c.inodes_free);
-                fs.inodes = Some(c.inodes);
-            }
-            fs
+        let image = self.filesystem_usage(first);
+        let container = match resp.container_filesystems.first() {
+            Some(u) => self.filesystem_usage(u),
+            None => image.clone(),
         };
-        let image = to_stats(first);
-        let container = resp
-            .container_filesystems
-            .first()
-            .map(to_stats)
-            .unwrap_or_else(|| image.clone());
         Ok((Some(image), Some(container)))
     }
 
-    /// `pidlimit.Stats`: min(`pid_max`, `threads-max`), tasks from `/proc/loadavg`.
-    fn rlimit_stats(&self, now: Time) -> RlimitStats {
-        let read = |p: &str| {
-            self.src
-                .host
-                .read_to_string(&PathBuf::from(p))
-                .ok()
-                .and_then(|s| s.trim().parse::<i64>().ok())
+    fn filesystem_usage(&mut self, u: &kubelet_cri::v1::FilesystemUsage) -> FsStats {
+        let mut fs = FsStats {
+            time: Time::from_nanos(u.timestamp),
+            used_bytes: value(u.used_bytes.as_ref()),
+            inodes_used: value(u.inodes_used.as_ref()),
+            ..FsStats::default()
         };
-        let max_pid = [
-            read("/proc/sys/kernel/pid_max"),
-            read("/proc/sys/kernel/threads-max"),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let procs = self
-            .src
-            .host
-            .read_to_string(&PathBuf::from("/proc/loadavg"))
-            .ok()
-            .and_then(|s| {
-                let f = s.split_whitespace().nth(3)?.split_once('/')?.1.to_string();
-                f.parse().ok()
-            });
-        RlimitStats {
-            time: now,
-            max_pid,
-            num_of_running_processes: procs,
+        if fs.time == Time::default() {
+            fs.time = self.now;
         }
+        if let Some(id) = &u.fs_id
+            && let Some(c) = self.capacity(Path::new(&id.mountpoint))
+        {
+            fs.available_bytes = Some(c.available);
+            fs.capacity_bytes = Some(c.capacity);
+            fs.inodes_free = Some(c.inodes_free);
+            fs.inodes = Some(c.inodes);
+        }
+        fs
     }
+}
+
+/// The runtime's CPU figures, zero when missing (`zeroMissingValues`).
+fn runtime_cpu(s: &CriContainerStats, now: Time) -> Option<CpuStats> {
+    Some(match &s.cpu {
+        Some(cpu) => CpuStats {
+            time: Time::from_nanos(cpu.timestamp),
+            usage_nano_cores: value(cpu.usage_nano_cores.as_ref()),
+            usage_core_nano_seconds: Some(value(cpu.usage_core_nano_seconds.as_ref()).unwrap_or(0)),
+        },
+        None => CpuStats {
+            time: now,
+            usage_nano_cores: Some(0),
+            usage_core_nano_seconds: Some(0),
+        },
+    })
+}
+
+/// The runtime's memory figures, zero when missing.
+fn runtime_memory(s: &CriContainerStats, now: Time) -> Option<MemoryStats> {
+    Some(match &s.memory {
+        Some(m) => MemoryStats {
+            time: Time::from_nanos(m.timestamp),
+            available_bytes: value(m.available_bytes.as_ref()),
+            usage_bytes: Some(value(m.usage_bytes.as_ref()).unwrap_or(0)),
+            working_set_bytes: Some(value(m.working_set_bytes.as_ref()).unwrap_or(0)),
+            rss_bytes: Some(value(m.rss_bytes.as_ref()).unwrap_or(0)),
+            page_faults: value(m.page_faults.as_ref()),
+            major_page_faults: value(m.major_page_faults.as_ref()),
+        },
+        None => MemoryStats {
+            time: now,
+            usage_bytes: Some(0),
+            working_set_bytes: Some(0),
+            rss_bytes: Some(0),
+            ..MemoryStats::default()
+        },
+    })
+}
+
+/// The runtime's swap figures, zero when missing.
+fn runtime_swap(s: &CriContainerStats, now: Time) -> Option<SwapStats> {
+    Some(match &s.swap {
+        Some(sw) => SwapStats {
+            time: Time::from_nanos(sw.timestamp),
+            swap_available_bytes: value(sw.swap_available_bytes.as_ref()),
+            swap_usage_bytes: value(sw.swap_usage_bytes.as_ref()),
+        },
+        None => SwapStats {
+            time: now,
+            swap_available_bytes: Some(0),
+            swap_usage_bytes: Some(0),
+        },
+    })
 }
 
 /// `calcEphemeralStorage` without volumes: writable layers and logs of the containers.

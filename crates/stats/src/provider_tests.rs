@@ -334,3 +334,21 @@ async fn cadvisor_snapshot_has_root_pod_and_container_cgroups() {
 fn tonic_code() -> tonic::Code {
     tonic::Code::Unavailable
 }
+
+#[tokio::test]
+async fn resource_metrics_read_no_memory_limit_nor_processes() {
+    let e = env().await;
+    let rel = format!("/kubepods/burstable/poduid-1/{}", e.container_id);
+    e.host.add_file(
+        format!("/sys/fs/cgroup/memory{rel}/memory.limit_in_bytes"),
+        "8000",
+    );
+    let full = e.provider.get_cpu_and_memory_stats().await.unwrap();
+    let mem = full.pods[1].containers[0].memory.as_ref().unwrap();
+    assert_eq!(mem.available_bytes, Some(8000 - 2000));
+    let lean = e.provider.get_resource_metrics_stats().await.unwrap();
+    let mem = lean.pods[1].containers[0].memory.as_ref().unwrap();
+    assert_eq!(mem.available_bytes, None);
+    assert_eq!(mem.working_set_bytes, Some(2000));
+    assert!(lean.pods.iter().all(|p| p.process_stats.is_none()));
+}
