@@ -8,7 +8,8 @@
 //! Families: `container_cpu_usage_seconds_total{cpu="total"}`, `container_memory_usage_bytes`,
 //! `container_memory_working_set_bytes`, `container_memory_rss`, `container_memory_cache`,
 //! `container_memory_swap`, `container_processes`, `container_spec_memory_limit_bytes`,
-//! `container_start_time_seconds`, `container_last_seen`, `container_scrape_error`, and the
+//! `container_start_time_seconds`, `container_last_seen`, `container_scrape_error`,
+//! `container_pressure_{cpu,memory,io}_{stalled,waiting}_seconds_total` (`KubeletPSI`), and the
 //! machine collector's `machine_memory_bytes`. Not served (no reader yet): per-CPU, user/system
 //! CPU, CFS throttling, load, disk I/O, filesystem, network, OOM event and file-descriptor
 //! families, and the sandbox (pause) cgroups.
@@ -137,6 +138,42 @@ mod desc {
         &[],
         Kind::Gauge,
     );
+    pub const PSI_CPU_STALLED: Desc = d(
+        "container_pressure_cpu_stalled_seconds_total",
+        "Total time duration no tasks in the container could make progress due to CPU congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const PSI_CPU_WAITING: Desc = d(
+        "container_pressure_cpu_waiting_seconds_total",
+        "Total time duration tasks in the container have waited due to CPU congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const PSI_MEMORY_STALLED: Desc = d(
+        "container_pressure_memory_stalled_seconds_total",
+        "Total time duration no tasks in the container could make progress due to memory congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const PSI_MEMORY_WAITING: Desc = d(
+        "container_pressure_memory_waiting_seconds_total",
+        "Total time duration tasks in the container have waited due to memory congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const PSI_IO_STALLED: Desc = d(
+        "container_pressure_io_stalled_seconds_total",
+        "Total time duration no tasks in the container could make progress due to IO congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const PSI_IO_WAITING: Desc = d(
+        "container_pressure_io_waiting_seconds_total",
+        "Total time duration tasks in the container have waited due to IO congestion.",
+        LABELS,
+        Kind::Counter,
+    );
     pub const MACHINE_MEMORY: Desc = d(
         "machine_memory_bytes",
         "Amount of memory installed on the machine.",
@@ -189,6 +226,22 @@ pub fn render(s: &Snapshot) -> String {
             if let Some(p) = c.sample.pids {
                 f.push(&desc::PROCESSES, &l, p as f64, ts);
             }
+            // `PressureMetrics` (`KubeletPSI`): the kernel's microseconds in seconds
+            // (`asMicrosecondsToSeconds`); IO zero without an io controller, as cAdvisor's
+            // zero-valued `DiskIo`.
+            if let Some(psi) = &c.sample.psi {
+                let io = psi.io.unwrap_or_default();
+                for (d, v) in [
+                    (&desc::PSI_CPU_STALLED, psi.cpu.full.total),
+                    (&desc::PSI_CPU_WAITING, psi.cpu.some.total),
+                    (&desc::PSI_MEMORY_STALLED, psi.memory.full.total),
+                    (&desc::PSI_MEMORY_WAITING, psi.memory.some.total),
+                    (&desc::PSI_IO_STALLED, io.full.total),
+                    (&desc::PSI_IO_WAITING, io.some.total),
+                ] {
+                    f.push(d, &l, v as f64 / 1e6, ts);
+                }
+            }
         }
     }
     f.push(
@@ -230,6 +283,16 @@ mod tests {
                         limit: Some(u64::MAX),
                         ..Default::default()
                     }),
+                    psi: Some(crate::cgroup::PsiSample {
+                        cpu: crate::types::PsiStats {
+                            some: crate::types::PsiData {
+                                total: 2_500_000,
+                                ..Default::default()
+                            },
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    }),
                     ..Default::default()
                 },
             }],
@@ -243,6 +306,9 @@ mod tests {
                 &l[16..]
             ),
             format!("container_memory_working_set_bytes{{{l}}} 8 1764547200000"),
+            format!("container_pressure_cpu_waiting_seconds_total{{{l}}} 2.5 1764547200000"),
+            format!("container_pressure_io_stalled_seconds_total{{{l}}} 0 1764547200000"),
+            "# TYPE container_pressure_memory_waiting_seconds_total counter".to_string(),
             format!("container_spec_memory_limit_bytes{{{l}}} 0"),
             format!("container_start_time_seconds{{{l}}} 1.764547e+09"),
             "# HELP container_memory_working_set_bytes Current working set in bytes.".to_string(),

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use kubelet_cm::{CgroupVersion, HostFs};
 
 use crate::StatsError;
+use crate::types::PsiStats;
 
 /// Memory above this is "unlimited" (upstream `isMemoryUnlimited`: the kernel rounds
 /// `PAGE_COUNTER_MAX`).
@@ -37,6 +38,22 @@ pub struct CgroupSample {
     pub swap: Option<SwapSample>,
     /// `pids.current`.
     pub pids: Option<u64>,
+    /// Pressure stall information (when asked).
+    pub psi: Option<PsiSample>,
+}
+
+/// Pressure stall information of a cgroup: v2 `cpu.pressure`, `memory.pressure`,
+/// `io.pressure` (a missing file reads as zeros, as libcontainer's `statPSI` leaves them);
+/// zeros on v1, which has none (cAdvisor reports its zero-valued `PSI` structs there).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PsiSample {
+    /// CPU pressure.
+    pub cpu: PsiStats,
+    /// Memory pressure.
+    pub memory: PsiStats,
+    /// IO pressure, when the cgroup has the io (v1 `blkio`) controller and IO was asked
+    /// (cAdvisor's `HasDiskIo`).
+    pub io: Option<PsiStats>,
 }
 
 /// What a reading reads beyond CPU, memory and swap (`/metrics/resource` needs nothing more,
@@ -47,6 +64,10 @@ pub struct Want {
     pub processes: bool,
     /// The memory limit (`availableBytes`; `/metrics/resource` does not report it).
     pub memory_limit: bool,
+    /// CPU and memory pressure (`KubeletPSI`).
+    pub psi: bool,
+    /// IO pressure (`KubeletPSI`; the full summary and `/metrics/cadvisor` only).
+    pub io: bool,
 }
 
 impl Want {
@@ -54,17 +75,32 @@ impl Want {
     pub const RESOURCE_METRICS: Want = Want {
         processes: false,
         memory_limit: false,
+        psi: false,
+        io: false,
     };
     /// `GetCPUAndMemoryStats` (`only_cpu_and_memory`).
     pub const CPU_AND_MEMORY: Want = Want {
         processes: false,
         memory_limit: true,
+        psi: true,
+        io: false,
     };
     /// The full summary and `/metrics/cadvisor`.
     pub const SUMMARY: Want = Want {
         processes: true,
         memory_limit: true,
+        psi: true,
+        io: true,
     };
+
+    /// Without pressure (`KubeletPSI` off).
+    pub fn without_psi(self) -> Want {
+        Want {
+            psi: false,
+            io: false,
+            ..self
+        }
+    }
 }
 
 /// Memory figures of a cgroup.
@@ -230,11 +266,16 @@ impl CgroupReader {
             .processes
             .then(|| self.read_u64(&self.dir("pids", cgroup).join("pids.current")))
             .flatten();
+        let psi = want.psi.then(|| PsiSample {
+            io: (want.io && self.fs.exists(&self.dir("blkio", cgroup))).then(PsiStats::default),
+            ..PsiSample::default()
+        });
         CgroupSample {
             cpu_usage_ns,
             memory,
             swap,
             pids,
+            psi,
         }
     }
 
@@ -274,11 +315,22 @@ impl CgroupReader {
             .processes
             .then(|| self.read_u64(&dir.join("pids.current")))
             .flatten();
+        let pressure = |file: &str| {
+            self.read(&dir.join(file))
+                .map(|s| parse_psi(&s))
+                .unwrap_or_default()
+        };
+        let psi = want.psi.then(|| PsiSample {
+            cpu: pressure("cpu.pressure"),
+            memory: pressure("memory.pressure"),
+            io: want.io.then(|| pressure("io.pressure")),
+        });
         CgroupSample {
             cpu_usage_ns,
             memory,
             swap,
             pids,
+            psi,
         }
     }
 
@@ -371,6 +423,33 @@ pub fn parse_flat_keyed(s: &str) -> BTreeMap<String, u64> {
             Some((it.next()?.to_string(), it.next()?.parse().ok()?))
         })
         .collect()
+}
+
+/// A `*.pressure` file (libcontainer's `statPSI`): `some`/`full` lines of `avg10=`,
+/// `avg60=`, `avg300=`, `total=`; what does not parse stays 0.
+pub fn parse_psi(s: &str) -> PsiStats {
+    let mut psi = PsiStats::default();
+    for line in s.lines() {
+        let mut fields = line.split_whitespace();
+        let data = match fields.next() {
+            Some("some") => &mut psi.some,
+            Some("full") => &mut psi.full,
+            _ => continue,
+        };
+        for f in fields {
+            let Some((k, v)) = f.split_once('=') else {
+                continue;
+            };
+            match k {
+                "avg10" => data.avg10 = v.parse().unwrap_or(0.0),
+                "avg60" => data.avg60 = v.parse().unwrap_or(0.0),
+                "avg300" => data.avg300 = v.parse().unwrap_or(0.0),
+                "total" => data.total = v.parse().unwrap_or(0),
+                _ => {}
+            }
+        }
+    }
+    psi
 }
 
 /// `/proc/meminfo` in bytes.
@@ -502,6 +581,42 @@ mod tests {
         let m = root.memory.unwrap();
         assert_eq!((m.usage, m.working_set), (600 * 1024, 500 * 1024));
         assert_eq!(m.available(), Some(500 * 1024));
+    }
+
+    #[test]
+    fn psi_from_v2_pressure_files_and_zeros_on_v1() {
+        let fs = Arc::new(FakeHostFs::default());
+        let cg = "/sys/fs/cgroup/kubepods/podx";
+        fs.add_dir(cg);
+        fs.add_file(format!("{cg}/memory.current"), "5000");
+        fs.add_file(
+            format!("{cg}/cpu.pressure"),
+            "some avg10=1.50 avg60=0.25 avg300=0.00 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=789\n",
+        );
+        fs.add_file(
+            format!("{cg}/io.pressure"),
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=5\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=4\n",
+        );
+        let r = CgroupReader::new(fs, CgroupVersion::V2);
+        let psi = r.sample("/kubepods/podx").unwrap().psi.unwrap();
+        assert_eq!(psi.cpu.some.total, 123_456);
+        assert_eq!((psi.cpu.some.avg10, psi.cpu.some.avg60), (1.5, 0.25));
+        assert_eq!(psi.cpu.full.total, 789);
+        assert_eq!(psi.memory, PsiStats::default(), "no memory.pressure: zeros");
+        assert_eq!(psi.io.unwrap().full.total, 4);
+        let lean = r.sample_with("/kubepods/podx", Want::RESOURCE_METRICS);
+        assert_eq!(lean.unwrap().psi, None);
+        let cpu_mem = r
+            .sample_with("/kubepods/podx", Want::CPU_AND_MEMORY)
+            .unwrap();
+        assert_eq!(cpu_mem.psi.unwrap().io, None, "IO only in the full summary");
+
+        let v1 = v1_fs();
+        v1.add_dir("/sys/fs/cgroup/blkio/kubepods/burstable/podabc");
+        let r = CgroupReader::new(v1, CgroupVersion::V1);
+        let psi = r.sample("/kubepods/burstable/podabc").unwrap().psi.unwrap();
+        assert_eq!(psi.cpu, PsiStats::default());
+        assert_eq!(psi.io, Some(PsiStats::default()), "blkio: HasDiskIo");
     }
 
     #[test]

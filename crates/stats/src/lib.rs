@@ -14,8 +14,7 @@
 //! * `/metrics/resource`: [`resource_metrics::render`];
 //! * `/metrics/cadvisor`: [`cadvisor_metrics::render`].
 //!
-//! Not reported: pod volume stats (`volume`), PSI/IO (`KubeletPSI`, off by default),
-//! accelerators, user-defined metrics; in `/metrics/cadvisor`, the sandbox (pause) cgroups,
+//! Not reported: pod volume stats (`volume`), accelerators, user-defined metrics; in `/metrics/cadvisor`, the sandbox (pause) cgroups,
 //! disk I/O, per-interface network and filesystem families (see that module).
 
 pub mod cadvisor_metrics;

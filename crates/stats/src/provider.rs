@@ -18,9 +18,17 @@
 //! * node CPU/memory/swap from the root cgroup, network from the host's `/proc/net/dev`,
 //!   `fs` from `--root-dir`'s filesystem, `runtime.imageFs`/`containerFs` from `ImageFsInfo`.
 //!
+//! * with `KubeletPSI` (beta, on in 1.35): `psi` of CPU and memory and `io.psi` of the node,
+//!   system containers, pod cgroups and containers as cAdvisor reads them
+//!   (`cgroup.rs` [`crate::cgroup::PsiSample`]: v2 pressure files, zeros on v1).
+//!
+//! One request: the CRI calls at once on the async runtime, then every host read in one
+//! task on the blocking pool ([`HostReaders`]), each pod cgroup listed once and each
+//! filesystem's capacity asked once (`Scrape`).
+//!
 //! Not reported (documented in the crate doc): volume stats (`volume`; upstream computes
-//! them with a per-volume `du` refreshed every minute), PSI and IO stats (`KubeletPSI`, off
-//! by default in 1.35), accelerators and user-defined metrics.
+//! them with a per-volume `du` refreshed every minute), accelerators and user-defined
+//! metrics.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -42,8 +50,13 @@ use crate::fs::{FsCapacity, FsInfo};
 use crate::network::{network_stats, parse_net_dev};
 use crate::types::*;
 
-/// CPU, memory and swap of one cgroup reading.
-type CgroupFigures = (Option<CpuStats>, Option<MemoryStats>, Option<SwapStats>);
+/// CPU, memory, swap and IO of one cgroup reading.
+type CgroupFigures = (
+    Option<CpuStats>,
+    Option<MemoryStats>,
+    Option<SwapStats>,
+    Option<IoStats>,
+);
 
 /// The clock the provider stamps its readings with.
 pub type Clock = Arc<dyn Fn() -> jiff::Timestamp + Send + Sync>;
@@ -66,6 +79,8 @@ pub struct ProviderConfig {
     pub runtime_cgroup: String,
     /// `systemCgroups`.
     pub system_cgroup: String,
+    /// `KubeletPSI`: CPU, memory and IO pressure in the summary and `/metrics/cadvisor`.
+    pub psi: bool,
 }
 
 /// The sources the provider reads.
@@ -315,7 +330,11 @@ impl HostReaders {
         Scrape {
             r: self,
             now: self.now(),
-            want,
+            want: if self.cfg.psi {
+                want
+            } else {
+                want.without_psi()
+            },
             pods: self.pod_cgroups(),
             capacities: HashMap::new(),
         }
@@ -329,7 +348,7 @@ impl HostReaders {
     ) -> Result<Summary, StatsError> {
         let mut sc = self.scrape(Want::SUMMARY);
         let now = sc.now;
-        let (cpu, memory, swap) = sc.root_stats()?;
+        let (cpu, memory, swap, io) = sc.root_stats()?;
         let fs = sc
             .root_fs_stats()
             .map_err(|e| StatsError::Summary(format!("failed to get rootFs stats: {e}")))?;
@@ -352,6 +371,7 @@ impl HostReaders {
                 start_time: self.boot_time,
                 cpu,
                 memory,
+                io,
                 network,
                 fs: Some(fs),
                 runtime: Some(RuntimeStats {
@@ -375,7 +395,7 @@ impl HostReaders {
     ) -> Result<Summary, StatsError> {
         let mut sc = self.scrape(want);
         let now = sc.now;
-        let (cpu, memory, swap) = sc.root_stats()?;
+        let (cpu, memory, swap, _) = sc.root_stats()?;
         let view =
             view.map_err(|e| StatsError::Summary(format!("failed to list pod stats: {e}")))?;
         let pods = sc.list_pod_stats(&view, false);
@@ -547,10 +567,12 @@ impl Scrape<'_> {
     /// and `cadvisorInfoToSwapStats`), the CPU rate from [`CpuUsageCache`] under `key`.
     fn cgroup_stats(&self, key: &str, s: &CgroupSample) -> CgroupFigures {
         let now = self.now;
+        let psi = s.psi.as_ref();
         let cpu = s.cpu_usage_ns.map(|usage| CpuStats {
             time: now,
             usage_nano_cores: self.r.cpu.nano_cores(key, now, usage),
             usage_core_nano_seconds: Some(usage),
+            psi: psi.map(|p| p.cpu),
         });
         let memory = s.memory.as_ref().map(|m| MemoryStats {
             time: now,
@@ -560,6 +582,7 @@ impl Scrape<'_> {
             rss_bytes: Some(m.rss),
             page_faults: Some(m.page_faults),
             major_page_faults: Some(m.major_page_faults),
+            psi: psi.map(|p| p.memory),
         });
         let swap = s.swap.as_ref().map(|sw| SwapStats {
             time: now,
@@ -569,7 +592,11 @@ impl Scrape<'_> {
                 .map(|l| l.saturating_sub(sw.usage)),
             swap_usage_bytes: Some(sw.usage),
         });
-        (cpu, memory, swap)
+        let io = psi.and_then(|p| p.io).map(|io| IoStats {
+            time: now,
+            psi: Some(io),
+        });
+        (cpu, memory, swap, io)
     }
 
     /// `GetSystemContainersStats`: `kubelet`, `runtime`, `misc` (when configured) and `pods`.
@@ -601,12 +628,13 @@ impl Scrape<'_> {
                     continue;
                 }
             };
-            let (cpu, memory, swap) = self.cgroup_stats(cgroup, &s);
+            let (cpu, memory, swap, io) = self.cgroup_stats(cgroup, &s);
             out.push(ContainerStats {
                 name: name.to_string(),
                 start_time: start.unwrap_or(self.r.boot_time),
                 cpu,
                 memory,
+                io,
                 swap,
                 ..ContainerStats::default()
             });
@@ -640,17 +668,19 @@ impl Scrape<'_> {
         let sample = cgroup
             .as_deref()
             .and_then(|cg| self.r.cgroups.sample_with(cg, self.want).ok());
-        match &sample {
-            Some(sample) => {
-                let (cpu, memory, swap) = self.cgroup_stats(&c.id, sample);
-                cs.cpu = cpu.or_else(|| runtime_cpu(s, now));
-                cs.memory = memory.or_else(|| runtime_memory(s, now));
-                cs.swap = swap.or_else(|| runtime_swap(s, now));
-            }
-            None => {
-                cs.cpu = runtime_cpu(s, now);
-                cs.memory = runtime_memory(s, now);
-                cs.swap = runtime_swap(s, now);
+        // The runtime's figures (`makeContainerStats`), the cgroup's where read.
+        let psi = self.want.psi;
+        cs.cpu = runtime_cpu(s, now, psi);
+        cs.memory = runtime_memory(s, now, psi);
+        cs.swap = runtime_swap(s, now);
+        cs.io = (full && self.want.io).then(|| runtime_io(s, now));
+        if let Some(sample) = &sample {
+            let (cpu, memory, swap, io) = self.cgroup_stats(&c.id, sample);
+            cs.cpu = cpu.or(cs.cpu.take());
+            cs.memory = memory.or(cs.memory.take());
+            cs.swap = swap.or(cs.swap.take());
+            if full {
+                cs.io = io.or(cs.io.take());
             }
         }
         if full {
@@ -755,12 +785,22 @@ impl Scrape<'_> {
         if let Some(pc) = self.pods.get(&ps.pod_ref.uid)
             && let Ok(sample) = self.r.cgroups.sample_with(&pc.path, self.want)
         {
-            let (cpu, memory, swap) = self.cgroup_stats(&pc.path, &sample);
+            let (cpu, memory, swap, io) = self.cgroup_stats(&pc.path, &sample);
             ps.cpu = cpu;
             ps.memory = memory;
             ps.swap = swap;
+            ps.io = io;
             return;
         }
+        // `addIOStats`: pod-level pressure cannot be summed from the containers'.
+        ps.io = ps
+            .containers
+            .iter()
+            .find_map(|c| c.io.as_ref())
+            .map(|io| IoStats {
+                time: io.time,
+                psi: None,
+            });
         for cs in &ps.containers {
             if let Some(c) = &cs.cpu {
                 let p = ps.cpu.get_or_insert_with(CpuStats::default);
@@ -861,24 +901,58 @@ impl Scrape<'_> {
     }
 }
 
+/// `makePSIStats`: the runtime's pressure figures (`KubeletPSI`).
+fn runtime_psi(p: Option<&kubelet_cri::v1::PsiStats>, psi: bool) -> Option<PsiStats> {
+    let p = p.filter(|_| psi)?;
+    let data = |d: Option<&kubelet_cri::v1::PsiData>| {
+        d.map(|d| PsiData {
+            total: d.total,
+            avg10: d.avg10,
+            avg60: d.avg60,
+            avg300: d.avg300,
+        })
+        .unwrap_or_default()
+    };
+    Some(PsiStats {
+        full: data(p.full.as_ref()),
+        some: data(p.some.as_ref()),
+    })
+}
+
 /// The runtime's CPU figures, zero when missing (`zeroMissingValues`).
-fn runtime_cpu(s: &CriContainerStats, now: Time) -> Option<CpuStats> {
+fn runtime_cpu(s: &CriContainerStats, now: Time, psi: bool) -> Option<CpuStats> {
     Some(match &s.cpu {
         Some(cpu) => CpuStats {
             time: Time::from_nanos(cpu.timestamp),
             usage_nano_cores: value(cpu.usage_nano_cores.as_ref()),
             usage_core_nano_seconds: Some(value(cpu.usage_core_nano_seconds.as_ref()).unwrap_or(0)),
+            psi: runtime_psi(cpu.psi.as_ref(), psi),
         },
         None => CpuStats {
             time: now,
             usage_nano_cores: Some(0),
             usage_core_nano_seconds: Some(0),
+            psi: None,
         },
     })
 }
 
+/// The runtime's IO figures (`makeContainerStats` with `KubeletPSI`).
+fn runtime_io(s: &CriContainerStats, now: Time) -> IoStats {
+    match &s.io {
+        Some(io) => IoStats {
+            time: Time::from_nanos(io.timestamp),
+            psi: runtime_psi(io.psi.as_ref(), true),
+        },
+        None => IoStats {
+            time: now,
+            psi: None,
+        },
+    }
+}
+
 /// The runtime's memory figures, zero when missing.
-fn runtime_memory(s: &CriContainerStats, now: Time) -> Option<MemoryStats> {
+fn runtime_memory(s: &CriContainerStats, now: Time, psi: bool) -> Option<MemoryStats> {
     Some(match &s.memory {
         Some(m) => MemoryStats {
             time: Time::from_nanos(m.timestamp),
@@ -888,6 +962,7 @@ fn runtime_memory(s: &CriContainerStats, now: Time) -> Option<MemoryStats> {
             rss_bytes: Some(value(m.rss_bytes.as_ref()).unwrap_or(0)),
             page_faults: value(m.page_faults.as_ref()),
             major_page_faults: value(m.major_page_faults.as_ref()),
+            psi: runtime_psi(m.psi.as_ref(), psi),
         },
         None => MemoryStats {
             time: now,

@@ -44,6 +44,10 @@ fn set_cgroup(host: &FakeHostFs, dir: &str, cpu_ns: u64, usage: u64, inactive: u
 }
 
 async fn env() -> Env {
+    env_with(false).await
+}
+
+async fn env_with(psi: bool) -> Env {
     let runtime = Arc::new(FakeRuntimeService::new());
     let images = Arc::new(FakeImageService::new());
     // Pod 1 (burstable, with a pod cgroup and a container cgroup); pod 2 (no cgroups: sums
@@ -160,6 +164,7 @@ async fn env() -> Env {
             root_dir: "/var/lib/kubelet".into(),
             pod_logs_dir: "/var/log/pods".into(),
             pods_cgroup: Some("/kubepods".into()),
+            psi,
             ..ProviderConfig::default()
         },
         ProviderSources {
@@ -351,4 +356,43 @@ async fn resource_metrics_read_no_memory_limit_nor_processes() {
     assert_eq!(mem.available_bytes, None);
     assert_eq!(mem.working_set_bytes, Some(2000));
     assert!(lean.pods.iter().all(|p| p.process_stats.is_none()));
+}
+
+#[tokio::test]
+async fn psi_as_upstream_on_cgroup_v1_zeros_and_io_where_blkio() {
+    let off = env().await.provider.get().await.unwrap();
+    let json = serde_json::to_string(&off).unwrap();
+    assert!(!json.contains("psi") && !json.contains("\"io\""), "{json}");
+
+    let e = env_with(true).await;
+    e.host
+        .add_dir("/sys/fs/cgroup/blkio/kubepods/burstable/poduid-1");
+    let s = e.provider.get().await.unwrap();
+    let web = &s.pods[1];
+    assert_eq!(web.pod_ref.name, "web");
+    let zero = Some(PsiStats::default());
+    assert_eq!(web.cpu.as_ref().unwrap().psi, zero);
+    assert_eq!(web.memory.as_ref().unwrap().psi, zero);
+    assert_eq!(
+        web.io.as_ref().unwrap().psi,
+        zero,
+        "the pod cgroup has blkio"
+    );
+    assert_eq!(web.containers[0].cpu.as_ref().unwrap().psi, zero);
+    assert!(web.containers[0].io.is_some(), "{:?}", web.containers[0]);
+    // Pod 2 has no cgroups: the runtime's figures, no pressure.
+    let db = &s.pods[0];
+    assert_eq!(db.cpu.as_ref().unwrap().psi, None);
+    let json = serde_json::to_string(&web.cpu).unwrap();
+    assert!(
+        json.contains(r#""psi":{"full":{"total":0,"avg10":0,"avg60":0,"avg300":0},"some":{"total":0,"avg10":0,"avg60":0,"avg300":0}}"#),
+        "{json}"
+    );
+    // `only_cpu_and_memory`: CPU and memory pressure, no IO.
+    let cm = e.provider.get_cpu_and_memory_stats().await.unwrap();
+    assert_eq!(cm.pods[1].cpu.as_ref().unwrap().psi, zero);
+    assert!(cm.pods[1].io.is_none() && cm.node.io.is_none());
+    // `/metrics/resource` reads none.
+    let rm = e.provider.get_resource_metrics_stats().await.unwrap();
+    assert_eq!(rm.pods[1].cpu.as_ref().unwrap().psi, None);
 }

@@ -17,13 +17,6 @@ use super::KubeletDeps;
 /// upstream would report and kubelet-rs does not is said once, here, at start.
 pub fn summary_provider(deps: &KubeletDeps<'_>, root_dir: PathBuf) -> Arc<SummaryProvider> {
     let s = deps.server;
-    if s.feature_gates
-        .enabled(kubelet_features::gates::KUBELET_PSI)
-    {
-        tracing::warn!(
-            "KubeletPSI is enabled: upstream would report PSI (cpu, memory, io) and io stats in /stats/summary; kubelet-rs does not report them"
-        );
-    }
     tracing::warn!(
         "/stats/summary reports no pod volume stats (upstream reports each volume's usage); /metrics/cadvisor serves the cpu, memory, process and spec families only"
     );
@@ -41,6 +34,9 @@ pub fn summary_provider(deps: &KubeletDeps<'_>, root_dir: PathBuf) -> Arc<Summar
         kubelet_cgroup: c.kubelet_cgroups.clone(),
         runtime_cgroup: s.flags.runtime_cgroups.clone(),
         system_cgroup: c.system_cgroups.clone(),
+        psi: s
+            .feature_gates
+            .enabled(kubelet_features::gates::KUBELET_PSI),
     };
     let host = deps.host_fs.clone();
     let sources = ProviderSources {
