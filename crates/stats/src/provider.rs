@@ -26,9 +26,10 @@
 //! task on the blocking pool ([`HostReaders`]), each pod cgroup listed once and each
 //! filesystem's capacity asked once (`Scrape`).
 //!
-//! Not reported (documented in the crate doc): volume stats (`volume`; upstream computes
-//! them with a per-volume `du` refreshed every minute), accelerators and user-defined
-//! metrics.
+//! * pod `volume` entries from the [`FsResourceAnalyzer`]'s latest background measures
+//!   (`volume_stats.rs`), the local ephemeral ones added to the pod's `ephemeral-storage`.
+//!
+//! Not reported (documented in the crate doc): accelerators and user-defined metrics.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -49,6 +50,7 @@ use crate::cpu::CpuUsageCache;
 use crate::fs::{FsCapacity, FsInfo};
 use crate::network::{network_stats, parse_net_dev};
 use crate::types::*;
+use crate::volume_stats::FsResourceAnalyzer;
 
 /// CPU, memory, swap and IO of one cgroup reading.
 type CgroupFigures = (
@@ -99,6 +101,8 @@ pub struct ProviderSources {
     pub clock: Clock,
     /// The node's boot time (`node.startTime`).
     pub boot_time: Time,
+    /// Pod volume usage, measured in the background (`None`: no `volume` entries).
+    pub volumes: Option<Arc<FsResourceAnalyzer>>,
 }
 
 /// One running container as the runtime and its cgroup describe it (what `/metrics/cadvisor`
@@ -136,6 +140,7 @@ struct HostReaders {
     fs: Arc<dyn FsInfo>,
     clock: Clock,
     boot_time: Time,
+    volumes: Option<Arc<FsResourceAnalyzer>>,
     cpu: CpuUsageCache,
     kubelet_creation: Time,
 }
@@ -245,6 +250,7 @@ impl SummaryProvider {
                 fs: src.fs,
                 clock: src.clock,
                 boot_time: src.boot_time,
+                volumes: src.volumes,
                 cpu: CpuUsageCache::default(),
                 kubelet_creation,
             }),
@@ -771,7 +777,13 @@ impl Scrape<'_> {
                 self.add_pod_cpu_memory(&mut ps);
                 if full {
                     ps.network = self.pod_network(&ps.pod_ref.uid, sandbox_id);
-                    ps.ephemeral_storage = Some(ephemeral_storage(&ps, self.now));
+                    // `makePodStorageStats`: the volumes, local ephemeral ones first.
+                    let volumes = self.r.volumes.as_ref();
+                    let v = volumes.and_then(|v| v.pod_volume_stats(&ps.pod_ref.uid));
+                    let v = v.unwrap_or_default();
+                    ps.ephemeral_storage = Some(ephemeral_storage(&ps, &v.ephemeral, self.now));
+                    ps.volume_stats = v.ephemeral;
+                    ps.volume_stats.extend(v.persistent);
                 }
                 ps
             })
@@ -990,8 +1002,9 @@ fn runtime_swap(s: &CriContainerStats, now: Time) -> Option<SwapStats> {
     })
 }
 
-/// `calcEphemeralStorage` without volumes: writable layers and logs of the containers.
-fn ephemeral_storage(ps: &PodStats, now: Time) -> FsStats {
+/// `calcEphemeralStorage`: writable layers and logs of the containers, and the local
+/// ephemeral volumes.
+fn ephemeral_storage(ps: &PodStats, volumes: &[VolumeStats], now: Time) -> FsStats {
     let mut fs = FsStats {
         time: now,
         used_bytes: Some(0),
@@ -1009,6 +1022,11 @@ fn ephemeral_storage(ps: &PodStats, now: Time) -> FsStats {
                 fs.inodes_free = part.inodes_free;
             }
         }
+    }
+    for v in volumes {
+        fs.used_bytes = add(fs.used_bytes, v.fs.used_bytes);
+        fs.inodes_used = add(fs.inodes_used, v.fs.inodes_used);
+        fs.time = fs.time.max(v.fs.time);
     }
     fs
 }

@@ -48,6 +48,30 @@ async fn env() -> Env {
 }
 
 async fn env_with(psi: bool) -> Env {
+    env_opts(psi, false).await
+}
+
+/// A pod-volume source for the web pod (`uid-1`): an emptyDir and a secret.
+struct WebVolumes;
+impl crate::volume_stats::PodVolumeSource for WebVolumes {
+    fn pods(&self) -> Vec<crate::volume_stats::PodVolumes> {
+        let vol = |name: &str, plugin: &str, ephemeral: bool| crate::volume_stats::PodVolume {
+            name: name.into(),
+            path: format!("/var/lib/kubelet/pods/uid-1/volumes/{plugin}/{name}").into(),
+            ephemeral,
+            cached: !ephemeral,
+        };
+        vec![crate::volume_stats::PodVolumes {
+            uid: "uid-1".into(),
+            volumes: vec![
+                vol("token", "kubernetes.io~secret", false),
+                vol("cache", "kubernetes.io~empty-dir", true),
+            ],
+        }]
+    }
+}
+
+async fn env_opts(psi: bool, with_volumes: bool) -> Env {
     let runtime = Arc::new(FakeRuntimeService::new());
     let images = Arc::new(FakeImageService::new());
     // Pod 1 (burstable, with a pod cgroup and a container cgroup); pod 2 (no cgroups: sums
@@ -158,6 +182,25 @@ async fn env_with(psi: bool) -> Env {
     let clock: Clock = Arc::new(move || {
         jiff::Timestamp::from_nanosecond(i128::from(*clock_now.lock().unwrap())).unwrap()
     });
+    let volumes = with_volumes.then(|| {
+        for (dir, bytes) in [
+            ("kubernetes.io~empty-dir/cache", 1000),
+            ("kubernetes.io~secret/token", 10),
+        ] {
+            fs.set_usage(
+                format!("/var/lib/kubelet/pods/uid-1/volumes/{dir}"),
+                DirUsage { bytes, inodes: 1 },
+            );
+        }
+        let a = Arc::new(crate::volume_stats::FsResourceAnalyzer::new(
+            Arc::new(WebVolumes),
+            fs.clone(),
+            std::time::Duration::from_secs(60),
+            clock.clone(),
+        ));
+        a.update();
+        a
+    });
     let provider = SummaryProvider::new(
         ProviderConfig {
             node_name: "node1".into(),
@@ -175,6 +218,7 @@ async fn env_with(psi: bool) -> Env {
             fs,
             clock,
             boot_time: Time::from_nanos(1_000_000_000),
+            volumes,
         },
     );
     Env {
@@ -395,4 +439,26 @@ async fn psi_as_upstream_on_cgroup_v1_zeros_and_io_where_blkio() {
     // `/metrics/resource` reads none.
     let rm = e.provider.get_resource_metrics_stats().await.unwrap();
     assert_eq!(rm.pods[1].cpu.as_ref().unwrap().psi, None);
+}
+
+#[tokio::test]
+async fn volume_stats_from_the_background_measures_and_in_ephemeral_storage() {
+    let e = env_opts(false, true).await;
+    let s = e.provider.get().await.unwrap();
+    let web = &s.pods[1];
+    let names: Vec<&str> = web.volume_stats.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["cache", "token"], "local ephemeral first");
+    assert_eq!(web.volume_stats[0].fs.used_bytes, Some(1000));
+    assert_eq!(web.volume_stats[0].fs.capacity_bytes, Some(100_000));
+    assert_eq!(
+        web.ephemeral_storage.as_ref().unwrap().used_bytes,
+        Some(4096 + 8192 + 1000),
+        "the emptyDir counts, the secret does not"
+    );
+    let json = serde_json::to_value(web).unwrap();
+    assert_eq!(json["volume"][1]["name"], "token");
+    assert_eq!(json["volume"][1]["usedBytes"], 10);
+    assert!(s.pods[0].volume_stats.is_empty());
+    let cm = e.provider.get_cpu_and_memory_stats().await.unwrap();
+    assert!(cm.pods[1].volume_stats.is_empty());
 }
