@@ -23,6 +23,9 @@ use kubelet_cm::{CgroupVersion, HostFs};
 use crate::StatsError;
 use crate::types::PsiStats;
 
+/// `USER_HZ` ticks (`cpuacct.stat`) in nanoseconds (`CLK_TCK` = 100 on Linux).
+const NANOS_PER_USER_HZ_TICK: u64 = 10_000_000;
+
 /// Memory above this is "unlimited" (upstream `isMemoryUnlimited`: the kernel rounds
 /// `PAGE_COUNTER_MAX`).
 pub const MAX_MEMORY_SIZE: u64 = 1 << 62;
@@ -36,10 +39,29 @@ pub struct CgroupSample {
     pub memory: Option<MemorySample>,
     /// Swap usage and limit.
     pub swap: Option<SwapSample>,
-    /// `pids.current`.
-    pub pids: Option<u64>,
+    /// The processes of the cgroup itself (`cgroup.procs` lines; cAdvisor's
+    /// `ProcessCount`).
+    pub processes: Option<u64>,
     /// Pressure stall information (when asked).
     pub psi: Option<PsiSample>,
+    /// What only `/metrics/cadvisor` reports (when asked).
+    pub cadvisor: Option<CadvisorSample>,
+}
+
+/// The cgroup figures only `/metrics/cadvisor` reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CadvisorSample {
+    /// User CPU time in nanoseconds (v1 `cpuacct.stat` `user` ticks, v2 `cpu.stat`
+    /// `user_usec`).
+    pub cpu_user_ns: Option<u64>,
+    /// System CPU time in nanoseconds (`system` / `system_usec`).
+    pub cpu_system_ns: Option<u64>,
+    /// Tasks (`pids.current`; cAdvisor's `ThreadsCurrent`).
+    pub threads: Option<u64>,
+    /// `pids.max`, 0 for `max` (cAdvisor's `ThreadsMax`).
+    pub threads_max: Option<u64>,
+    /// OOM kills in the cgroup (v1 `memory.oom_control`, v2 `memory.events` `oom_kill`).
+    pub oom_kills: Option<u64>,
 }
 
 /// Pressure stall information of a cgroup: v2 `cpu.pressure`, `memory.pressure`,
@@ -68,6 +90,8 @@ pub struct Want {
     pub psi: bool,
     /// IO pressure (`KubeletPSI`; the full summary and `/metrics/cadvisor` only).
     pub io: bool,
+    /// [`CadvisorSample`].
+    pub cadvisor: bool,
 }
 
 impl Want {
@@ -77,6 +101,7 @@ impl Want {
         memory_limit: false,
         psi: false,
         io: false,
+        cadvisor: false,
     };
     /// `GetCPUAndMemoryStats` (`only_cpu_and_memory`).
     pub const CPU_AND_MEMORY: Want = Want {
@@ -84,13 +109,20 @@ impl Want {
         memory_limit: true,
         psi: true,
         io: false,
+        cadvisor: false,
     };
-    /// The full summary and `/metrics/cadvisor`.
+    /// The full summary.
     pub const SUMMARY: Want = Want {
         processes: true,
         memory_limit: true,
         psi: true,
         io: true,
+        cadvisor: false,
+    };
+    /// `/metrics/cadvisor`.
+    pub const CADVISOR: Want = Want {
+        cadvisor: true,
+        ..Want::SUMMARY
     };
 
     /// Without pressure (`KubeletPSI` off).
@@ -262,20 +294,36 @@ impl CgroupReader {
                     self.read_u64(&mem.join("memory.memsw.limit_in_bytes"))
                 },
             });
-        let pids = want
-            .processes
-            .then(|| self.read_u64(&self.dir("pids", cgroup).join("pids.current")))
-            .flatten();
+        let processes = want.processes.then(|| self.process_count(cgroup)).flatten();
         let psi = want.psi.then(|| PsiSample {
             io: (want.io && self.fs.exists(&self.dir("blkio", cgroup))).then(PsiStats::default),
             ..PsiSample::default()
+        });
+        let cadvisor = want.cadvisor.then(|| {
+            let acct = self.read(&self.dir("cpuacct", cgroup).join("cpuacct.stat"));
+            let ticks = |k: &str| {
+                acct.as_deref()
+                    .and_then(|s| flat_keyed_value(s, k))
+                    .map(|t| t.saturating_mul(NANOS_PER_USER_HZ_TICK))
+            };
+            let pids = self.dir("pids", cgroup);
+            CadvisorSample {
+                cpu_user_ns: ticks("user"),
+                cpu_system_ns: ticks("system"),
+                threads: self.read_u64(&pids.join("pids.current")),
+                threads_max: self.read_pids_max(&pids),
+                oom_kills: self
+                    .read(&mem.join("memory.oom_control"))
+                    .and_then(|s| flat_keyed_value(&s, "oom_kill")),
+            }
         });
         CgroupSample {
             cpu_usage_ns,
             memory,
             swap,
-            pids,
+            processes,
             psi,
+            cadvisor,
         }
     }
 
@@ -311,10 +359,24 @@ impl CgroupReader {
                     self.read_u64(&dir.join("memory.swap.max"))
                 },
             });
-        let pids = want
-            .processes
-            .then(|| self.read_u64(&dir.join("pids.current")))
-            .flatten();
+        let processes = want.processes.then(|| self.process_count(cgroup)).flatten();
+        let cadvisor = want.cadvisor.then(|| {
+            let cpu = self.read(&dir.join("cpu.stat"));
+            let usec = |k: &str| {
+                cpu.as_deref()
+                    .and_then(|s| flat_keyed_value(s, k))
+                    .map(|us| us.saturating_mul(1000))
+            };
+            CadvisorSample {
+                cpu_user_ns: usec("user_usec"),
+                cpu_system_ns: usec("system_usec"),
+                threads: self.read_u64(&dir.join("pids.current")),
+                threads_max: self.read_pids_max(&dir),
+                oom_kills: self
+                    .read(&dir.join("memory.events"))
+                    .and_then(|s| flat_keyed_value(&s, "oom_kill")),
+            }
+        });
         let pressure = |file: &str| {
             self.read(&dir.join(file))
                 .map(|s| parse_psi(&s))
@@ -329,8 +391,24 @@ impl CgroupReader {
             cpu_usage_ns,
             memory,
             swap,
-            pids,
+            processes,
             psi,
+            cadvisor,
+        }
+    }
+
+    /// The number of `cgroup.procs` lines.
+    fn process_count(&self, cgroup: &str) -> Option<u64> {
+        let procs = self.read(&self.dir("memory", cgroup).join("cgroup.procs"))?;
+        Some(procs.lines().filter(|l| !l.is_empty()).count() as u64)
+    }
+
+    /// `pids.max` of a pids cgroup directory: 0 for `max` (cAdvisor's "infinity").
+    fn read_pids_max(&self, dir: &Path) -> Option<u64> {
+        let s = self.read(&dir.join("pids.max"))?;
+        match s.trim() {
+            "max" => Some(0),
+            v => v.parse().ok(),
         }
     }
 
@@ -514,6 +592,7 @@ mod tests {
             "/sys/fs/cgroup/pids/kubepods/burstable/podabc/pids.current",
             "3\n",
         );
+        fs.add_file(format!("{pod}/cgroup.procs"), "10\n11\n");
         fs
     }
 
@@ -526,7 +605,8 @@ mod tests {
         assert_eq!((m.usage, m.working_set, m.rss), (10_000, 7_000, 4_000));
         assert_eq!((m.page_faults, m.major_page_faults), (7, 1));
         assert_eq!(m.available(), None, "unlimited");
-        assert_eq!(s.pids, Some(3));
+        assert_eq!(s.processes, Some(2), "cgroup.procs lines");
+        assert_eq!(s.cadvisor, None, "only for /metrics/cadvisor");
         assert_eq!(
             s.swap,
             Some(SwapSample {
@@ -617,6 +697,56 @@ mod tests {
         let psi = r.sample("/kubepods/burstable/podabc").unwrap().psi.unwrap();
         assert_eq!(psi.cpu, PsiStats::default());
         assert_eq!(psi.io, Some(PsiStats::default()), "blkio: HasDiskIo");
+    }
+
+    #[test]
+    fn cadvisor_figures_v1_and_v2() {
+        let v1 = v1_fs();
+        let rel = "kubepods/burstable/podabc";
+        v1.add_file(
+            format!("/sys/fs/cgroup/cpuacct/{rel}/cpuacct.stat"),
+            "user 150\nsystem 25\n",
+        );
+        v1.add_file(
+            format!("/sys/fs/cgroup/memory/{rel}/memory.oom_control"),
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+        );
+        v1.add_file(format!("/sys/fs/cgroup/pids/{rel}/pids.max"), "max\n");
+        let r = CgroupReader::new(v1, CgroupVersion::V1);
+        let x = r.sample_with("/kubepods/burstable/podabc", Want::CADVISOR);
+        let x = x.unwrap().cadvisor.unwrap();
+        assert_eq!(x.cpu_user_ns, Some(1_500_000_000), "USER_HZ ticks");
+        assert_eq!(x.cpu_system_ns, Some(250_000_000));
+        assert_eq!(
+            (x.threads, x.threads_max, x.oom_kills),
+            (Some(3), Some(0), Some(2))
+        );
+
+        let fs = Arc::new(FakeHostFs::default());
+        let cg = "/sys/fs/cgroup/kubepods/podx";
+        fs.add_dir(cg);
+        fs.add_file(format!("{cg}/memory.current"), "5000");
+        fs.add_file(
+            format!("{cg}/cpu.stat"),
+            "usage_usec 30\nuser_usec 20\nsystem_usec 10\n",
+        );
+        fs.add_file(
+            format!("{cg}/memory.events"),
+            "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n",
+        );
+        fs.add_file(format!("{cg}/pids.current"), "7");
+        fs.add_file(format!("{cg}/pids.max"), "1024");
+        let r = CgroupReader::new(fs, CgroupVersion::V2);
+        let x = r.sample_with("/kubepods/podx", Want::CADVISOR);
+        let x = x.unwrap().cadvisor.unwrap();
+        assert_eq!(
+            (x.cpu_user_ns, x.cpu_system_ns),
+            (Some(20_000), Some(10_000))
+        );
+        assert_eq!(
+            (x.threads, x.threads_max, x.oom_kills),
+            (Some(7), Some(1024), Some(1))
+        );
     }
 
     #[test]

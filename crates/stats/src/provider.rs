@@ -43,6 +43,7 @@ use kubelet_cri::v1::{
 use kubelet_cri::{ImageService, RuntimeService};
 
 use crate::StatsError;
+use crate::cadvisor_metrics::ProcessDetail;
 use crate::cgroup::{
     CgroupReader, CgroupSample, Want, extract_id_from_cgroup_path, pod_uid_from_cgroup_name,
 };
@@ -426,7 +427,7 @@ impl HostReaders {
         view: Result<RuntimeView, StatsError>,
     ) -> crate::cadvisor_metrics::Snapshot {
         use crate::cadvisor_metrics::{CgroupEntry, Snapshot};
-        let mut sc = self.scrape(Want::SUMMARY);
+        let mut sc = self.scrape(Want::CADVISOR);
         let mut snap = Snapshot {
             time: sc.now,
             boot_time: self.boot_time,
@@ -446,6 +447,7 @@ impl HostReaders {
                 id: "/".into(),
                 start: self.boot_time,
                 sample,
+                processes: self.process_detail("/", false),
                 ..CgroupEntry::default()
             });
         }
@@ -455,6 +457,7 @@ impl HostReaders {
                 && let Ok(sample) = self.cgroups.sample_with(&pc.path, sc.want)
             {
                 snap.cgroups.push(CgroupEntry {
+                    processes: self.process_detail(&pc.path, false),
                     id: pc.path.clone(),
                     pod,
                     start: Time::from_nanos(sandbox.created_at),
@@ -470,6 +473,7 @@ impl HostReaders {
             let info = sc.container_info(s, c, sandbox, false);
             if let (Some(id), Some(sample)) = (info.cgroup, info.sample) {
                 snap.cgroups.push(CgroupEntry {
+                    processes: self.process_detail(&id, true),
                     id,
                     name: info.id,
                     image: info.image,
@@ -481,6 +485,28 @@ impl HostReaders {
             }
         }
         snap
+    }
+
+    /// `processStatsFromProcs`: the descriptors of the cgroup's processes and, for a
+    /// container, the open-files soft limit of its first process (cAdvisor: the task's pid).
+    fn process_detail(&self, cgroup: &str, container: bool) -> ProcessDetail {
+        let pids = self.cgroups.procs(cgroup);
+        let mut d = ProcessDetail::default();
+        for pid in &pids {
+            let Ok(targets) = self.fs.fd_targets(*pid) else {
+                continue;
+            };
+            d.fds += targets.len() as u64;
+            d.sockets += targets.iter().filter(|t| t.starts_with("socket")).count() as u64;
+        }
+        if container && let Some(pid) = pids.first() {
+            d.max_open_files = self
+                .host
+                .read_to_string(Path::new(&format!("/proc/{pid}/limits")))
+                .ok()
+                .and_then(|s| max_open_files(&s));
+        }
+        d
     }
 
     /// Pod UID → pod cgroup and its children, from the pods cgroup and its QoS children.
@@ -536,6 +562,22 @@ impl HostReaders {
             max_pid,
             num_of_running_processes: procs,
         }
+    }
+}
+
+/// The soft `Max open files` of a `/proc/<pid>/limits` (`processLimitsFile`): `-1` when
+/// unlimited.
+fn max_open_files(limits: &str) -> Option<i64> {
+    let line = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))?;
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let [soft, _hard, _units] = fields.as_slice() else {
+        return None;
+    };
+    match *soft {
+        "unlimited" => Some(-1),
+        v => v.parse().ok(),
     }
 }
 
@@ -767,7 +809,7 @@ impl Scrape<'_> {
             });
             if full && let Some(n) = info.sample.as_ref() {
                 let procs = ps.process_stats.get_or_insert_with(ProcessStats::default);
-                procs.process_count = add(procs.process_count, n.pids);
+                procs.process_count = add(procs.process_count, n.processes);
             }
             ps.containers.push(info.stats);
         }
@@ -1029,6 +1071,16 @@ fn ephemeral_storage(ps: &PodStats, volumes: &[VolumeStats], now: Time) -> FsSta
         fs.time = fs.time.max(v.fs.time);
     }
     fs
+}
+
+#[cfg(test)]
+#[test]
+fn max_open_files_soft_limit() {
+    let limits = "Limit                     Soft Limit           Hard Limit           Units\nMax cpu time              unlimited            unlimited            seconds\nMax open files            1024                 524288               files\n";
+    assert_eq!(max_open_files(limits), Some(1024));
+    let unlimited = "Max open files            unlimited            unlimited            files\n";
+    assert_eq!(max_open_files(unlimited), Some(-1));
+    assert_eq!(max_open_files("Max processes 1 2 processes\n"), None);
 }
 
 #[cfg(test)]

@@ -40,7 +40,8 @@ fn set_cgroup(host: &FakeHostFs, dir: &str, cpu_ns: u64, usage: u64, inactive: u
         format!("/sys/fs/cgroup/cpuacct{rel}/cpuacct.usage"),
         cpu_ns.to_string(),
     );
-    host.add_file(format!("/sys/fs/cgroup/pids{rel}/pids.current"), "2");
+    host.add_file(format!("/sys/fs/cgroup/pids{rel}/pids.current"), "3");
+    host.add_file(format!("{dir}/cgroup.procs"), "100\n101\n");
 }
 
 async fn env() -> Env {
@@ -155,6 +156,11 @@ async fn env_opts(psi: bool, with_volumes: bool) -> Env {
     );
 
     let fs = Arc::new(FakeFsInfo::default());
+    fs.set_fds(100, &["/dev/null", "socket:[123]", "pipe:[9]"]);
+    host.add_file(
+        "/proc/100/limits",
+        "Limit Soft Hard Units\nMax open files            1024                 524288               files\n",
+    );
     let cap = FsCapacity {
         capacity: 100_000,
         available: 60_000,
@@ -377,6 +383,11 @@ async fn cadvisor_snapshot_has_root_pod_and_container_cgroups() {
     assert_eq!(app.pod.name, "web");
     assert_eq!(app.image, "busybox");
     assert_eq!(app.sample.memory.as_ref().unwrap().working_set, 2000);
+    assert_eq!(app.sample.processes, Some(2));
+    assert!(app.sample.cadvisor.is_some());
+    assert_eq!(app.processes.fds, 3, "pid 100's descriptors");
+    assert_eq!(app.processes.sockets, 1);
+    assert_eq!(app.processes.max_open_files, Some(1024));
     let _ = POD2_CG;
 }
 
