@@ -2,6 +2,7 @@
 //! (upstream `podRecords`, `computeEvents`, `generateEvents` in `generic.go`).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use kubelet_container::{Container, ContainerId, ContainerState, Pod};
 
@@ -89,8 +90,8 @@ pub fn compute_pod_events(old: Option<&Pod>, new: Option<&Pod>) -> Vec<PodLifecy
 
 #[derive(Debug, Default)]
 struct Record {
-    old: Option<Pod>,
-    current: Option<Pod>,
+    old: Option<Arc<Pod>>,
+    current: Option<Arc<Pod>>,
 }
 
 /// Last acknowledged and current listing per pod UID (upstream `podRecords`).
@@ -99,11 +100,10 @@ pub struct PodRecords(HashMap<String, Record>);
 
 impl PodRecords {
     /// Replaces every `current` with the new listing (upstream `setCurrent`).
-    pub fn set_current(&mut self, pods: Vec<Pod>) {
+    pub fn set_current(&mut self, pods: &[Arc<Pod>]) {
         self.0.values_mut().for_each(|r| r.current = None);
         for pod in pods {
-            let uid = pod.id.clone();
-            self.0.entry(uid).or_default().current = Some(pod);
+            self.0.entry(pod.id.clone()).or_default().current = Some(pod.clone());
         }
     }
 
@@ -114,12 +114,12 @@ impl PodRecords {
 
     /// Old listing of the pod.
     pub fn old(&self, uid: &str) -> Option<&Pod> {
-        self.0.get(uid)?.old.as_ref()
+        self.0.get(uid)?.old.as_deref()
     }
 
     /// Current listing of the pod.
     pub fn current(&self, uid: &str) -> Option<&Pod> {
-        self.0.get(uid)?.current.as_ref()
+        self.0.get(uid)?.current.as_deref()
     }
 
     /// Acknowledges the current listing: it becomes `old`, or the record goes
@@ -220,11 +220,11 @@ mod tests {
     #[test]
     fn records_update_and_forget() {
         let mut records = PodRecords::default();
-        records.set_current(vec![pod(vec![])]);
+        records.set_current(&[Arc::new(pod(vec![]))]);
         assert!(records.old("u").is_none() && records.current("u").is_some());
         records.update("u");
         assert!(records.old("u").is_some() && records.current("u").is_none());
-        records.set_current(vec![]);
+        records.set_current(&[]);
         records.update("u");
         assert!(records.uids().is_empty());
     }

@@ -370,3 +370,42 @@ async fn relist_updates_the_pleg_metrics() {
         m.pleg_last_seen.get()
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn running_pods_of_the_last_listing_only_when_listed_after() {
+    let (runtime, _cache, pleg, _rx) = setup();
+    let before = Instant::now();
+    assert!(pleg.running_pods_listed_after(before).await.is_none());
+    let mut exited_only = pod("b", vec![container("c3", ContainerState::Exited)]);
+    exited_only
+        .sandboxes
+        .push(container("s2", ContainerState::Exited));
+    let mut mixed = pod(
+        "a",
+        vec![
+            container("c1", ContainerState::Running),
+            container("c2", ContainerState::Exited),
+        ],
+    );
+    mixed
+        .sandboxes
+        .push(container("s1", ContainerState::Running));
+    runtime.set_pods(vec![mixed, exited_only]);
+    tokio::time::advance(Duration::from_millis(10)).await;
+    pleg.relist().await;
+
+    let running = pleg.running_pods_listed_after(before).await.unwrap();
+    assert_eq!(running.len(), 1, "the pod with nothing running is left out");
+    assert_eq!(running[0].id, "a");
+    let ids = |cs: &[Container]| cs.iter().map(|c| c.id.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&running[0].containers), ["c1"]);
+    assert_eq!(ids(&running[0].sandboxes), ["s1"]);
+
+    // A listing started before `after` does not count.
+    tokio::time::advance(Duration::from_millis(10)).await;
+    assert!(
+        pleg.running_pods_listed_after(Instant::now())
+            .await
+            .is_none()
+    );
+}

@@ -88,6 +88,7 @@ fn remove_terminated_worker(state: &mut State, uid: &str, orphaned: bool) -> boo
     let Some(status) = state.statuses.remove(uid) else {
         return true;
     };
+    state.last_termination = Some(tokio::time::Instant::now());
     state.pod_updates.remove(uid);
     if state
         .started_static_pods_by_fullname

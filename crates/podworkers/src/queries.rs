@@ -86,6 +86,14 @@ impl PodWorkers {
     pub fn is_working(&self, uid: &str) -> bool {
         self.query(uid, |s| s.working, |_| false)
     }
+
+    /// When a worker last finished terminating its pod (its containers are stopped) or was
+    /// forgotten; `None` if none ever did. A runtime listing started after this instant
+    /// shows no container of a pod whose worker has finished. Not upstream: housekeeping
+    /// uses it to decide whether the PLEG's last listing may stand in for a fresh one.
+    pub fn last_termination(&self) -> Option<tokio::time::Instant> {
+        self.inner.lock().last_termination
+    }
 }
 
 impl PodStateProvider for PodWorkers {

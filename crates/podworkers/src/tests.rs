@@ -166,9 +166,15 @@ async fn kill_runs_terminating_then_terminated() {
     let p = pod("a", 1);
     h.workers.update_pod(update(SyncPodType::Create, &p));
     settle().await;
+    assert_eq!(h.workers.last_termination(), None);
+    let before_kill = tokio::time::Instant::now();
     h.workers.update_pod(kill(&p, None));
     assert!(h.workers.is_pod_termination_requested("a"));
     settle().await;
+    assert!(
+        h.workers.last_termination() >= Some(before_kill),
+        "a finished termination is noted for housekeeping"
+    );
     assert_eq!(
         h.syncer.calls(),
         [
@@ -405,6 +411,7 @@ async fn runtime_pod_kill_calls_runtime_terminate_and_forgets() {
         None,
         "transient, not tracked after termination"
     );
+    assert!(h.workers.last_termination().is_some());
 }
 
 #[tokio::test(start_paused = true)]

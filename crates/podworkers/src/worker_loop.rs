@@ -325,6 +325,7 @@ fn complete_terminating(inner: &Inner, uid: &str) {
 /// Orphaned runtime pod stopped: forget it entirely (upstream `completeTerminatingRuntimePod`).
 fn complete_terminating_runtime_pod(inner: &Inner, uid: &str) {
     let mut guard = inner.lock();
+    guard.last_termination = Some(Instant::now());
     guard.pod_updates.remove(uid);
     if let Some(mut status) = guard.statuses.remove(uid) {
         status.complete_waiters();
@@ -335,6 +336,7 @@ fn complete_terminating_runtime_pod(inner: &Inner, uid: &str) {
 /// `sync_terminated_pod` succeeded: the pod is finished (upstream `completeTerminated`).
 fn complete_terminated(inner: &Inner, uid: &str) {
     let mut guard = inner.lock();
+    guard.last_termination = Some(Instant::now());
     guard.pod_updates.remove(uid);
     let Some(status) = guard.statuses.get_mut(uid) else {
         return;
@@ -348,6 +350,7 @@ fn complete_terminated(inner: &Inner, uid: &str) {
 
 /// A pod terminated before it ever started (upstream `cleanupUnstartedPod`).
 fn cleanup_unstarted_pod(state: &mut State, uid: &str) {
+    state.last_termination = Some(Instant::now());
     state.pod_updates.remove(uid);
     let Some(status) = state.statuses.get_mut(uid) else {
         return;

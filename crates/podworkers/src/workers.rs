@@ -59,6 +59,9 @@ pub(crate) struct State {
     pub statuses: HashMap<String, PodSyncStatus>,
     pub started_static_pods_by_fullname: HashMap<String, String>,
     pub waiting_to_start_static_pods_by_fullname: HashMap<String, Vec<String>>,
+    /// When a worker last finished terminating its pod or was forgotten (see
+    /// [`PodWorkers::last_termination`]).
+    pub last_termination: Option<Instant>,
 }
 
 pub(crate) struct Inner {

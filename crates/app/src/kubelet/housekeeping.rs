@@ -120,7 +120,7 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
 /// orphans (e.g. a static pod manifest removed while the kubelet was down): kill them.
 /// Returns the running runtime pods, or `None` when the runtime could not list them.
 async fn kill_orphaned_runtime_pods(kl: &Kubelet, keep: &HashSet<&str>) -> Option<Vec<RuntimePod>> {
-    let running = match kl.runtime.get_pods(false).await {
+    let running = match running_runtime_pods(kl).await {
         Ok(p) => p,
         Err(e) => {
             tracing::info!(err = %e, "Error listing running pods during housekeeping");
@@ -136,6 +136,29 @@ async fn kill_orphaned_runtime_pods(kl: &Kubelet, keep: &HashSet<&str>) -> Optio
             .update_pod(UpdatePodOptions::kill_runtime_pod(Arc::new(pod.clone())));
     }
     Some(running)
+}
+
+/// How old the PLEG's listing may be to stand in for a fresh one: upstream's runtime cache
+/// period (`runtimeCacheRefreshPeriod`, twice the PLEG relist period).
+const RUNTIME_CACHE_PERIOD: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The running runtime pods. Upstream lists them afresh at every housekeeping
+/// (`runtimeCache.ForceUpdateIfOlder(now)`); kubelet-rs takes the PLEG's last listing when
+/// it is younger than [`RUNTIME_CACHE_PERIOD`] and was started after the last pod worker
+/// finished terminating, so it cannot show a pod as running that a worker has since
+/// stopped (which would be "killed" again as an orphan). Otherwise it lists afresh.
+async fn running_runtime_pods(
+    kl: &Kubelet,
+) -> Result<Vec<RuntimePod>, kubelet_container::RuntimeError> {
+    let now = tokio::time::Instant::now();
+    let mut after = now.checked_sub(RUNTIME_CACHE_PERIOD).unwrap_or(now);
+    if let Some(t) = kl.pod_workers.last_termination() {
+        after = after.max(t);
+    }
+    if let Some(pods) = kl.pleg.running_pods_listed_after(after).await {
+        return Ok(pods);
+    }
+    kl.runtime.get_pods(false).await
 }
 
 /// Mirror pods whose static pod is gone are deleted (upstream `HandlePodCleanups`: "Remove
