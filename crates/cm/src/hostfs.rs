@@ -23,27 +23,24 @@ pub trait HostFs: Send + Sync {
     fn remove_dir(&self, path: &Path) -> std::io::Result<()>;
 }
 
-/// Reads a whole file into a page-sized buffer: cgroupfs and procfs files report a size of
-/// 0, on which `std::fs::read_to_string` does a `statx` and doubling reads from 32 bytes (9
-/// syscalls for a v1 `memory.stat`); this is `open`, `read` until 0, `close`.
+/// Reads a whole file through a page-sized stack buffer: cgroupfs and procfs files report a
+/// size of 0, on which `std::fs::read_to_string` does a `statx` and doubling reads from 32
+/// bytes (9 syscalls for a v1 `memory.stat`); this is `open`, `read` until 0, `close`, and
+/// one allocation of the content's size (small enough for the allocator's thread cache).
 fn read_pseudo_file(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut f = std::fs::File::open(path)?;
-    let mut buf = vec![0u8; 4096];
-    let mut len = 0;
+    let mut page = [0u8; 4096];
+    let mut out: Vec<u8> = Vec::new();
     loop {
-        if len == buf.len() {
-            buf.resize(len * 2, 0);
-        }
-        match f.read(&mut buf[len..]) {
+        match f.read(&mut page) {
             Ok(0) => break,
-            Ok(n) => len += n,
+            Ok(n) => out.extend_from_slice(&page[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    buf.truncate(len);
-    String::from_utf8(buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    String::from_utf8(out).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// The real host.
