@@ -21,6 +21,13 @@ pub trait HostFs: Send + Sync {
     fn read_dir(&self, path: &Path) -> std::io::Result<Vec<String>>;
     /// Removes an empty directory (`rmdir`; how a cgroup is deleted).
     fn remove_dir(&self, path: &Path) -> std::io::Result<()>;
+    /// Reads files `names` of directory `dir` (a cgroup's files), each result in order.
+    fn read_files(&self, dir: &Path, names: &[&str]) -> Vec<std::io::Result<String>> {
+        names
+            .iter()
+            .map(|n| self.read_to_string(&dir.join(n)))
+            .collect()
+    }
 }
 
 /// Reads a whole file through a page-sized stack buffer: cgroupfs and procfs files report a
@@ -28,8 +35,11 @@ pub trait HostFs: Send + Sync {
 /// bytes (9 syscalls for a v1 `memory.stat`); this is `open`, `read` until 0, `close`, and
 /// one allocation of the content's size (small enough for the allocator's thread cache).
 fn read_pseudo_file(path: &Path) -> std::io::Result<String> {
+    read_whole(std::fs::File::open(path)?)
+}
+
+fn read_whole(mut f: std::fs::File) -> std::io::Result<String> {
     use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
     let mut page = [0u8; 4096];
     let mut out: Vec<u8> = Vec::new();
     loop {
@@ -78,6 +88,39 @@ impl HostFs for RealHostFs {
     }
     fn remove_dir(&self, path: &Path) -> std::io::Result<()> {
         std::fs::remove_dir(path)
+    }
+    /// The directory is opened once and each file relative to it (`openat`): one path walk
+    /// of a deep cgroupfs path instead of one per file.
+    fn read_files(&self, dir: &Path, names: &[&str]) -> Vec<std::io::Result<String>> {
+        use nix::fcntl::{OFlag, open, openat};
+        use nix::sys::stat::Mode;
+        let dirfd = match open(
+            dir,
+            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(e) => {
+                let e = std::io::Error::from(e);
+                return names
+                    .iter()
+                    .map(|_| Err(std::io::Error::new(e.kind(), e.to_string())))
+                    .collect();
+            }
+        };
+        names
+            .iter()
+            .map(|n| {
+                let fd = openat(
+                    &dirfd,
+                    *n,
+                    OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(std::io::Error::from)?;
+                read_whole(std::fs::File::from(fd))
+            })
+            .collect()
     }
 }
 
@@ -228,6 +271,15 @@ mod read_tests {
             .unwrap();
         assert!(stat.starts_with("Name:") && stat.ends_with('\n'), "{stat}");
         assert!(RealHostFs.read_to_string(&d.join("none")).is_err());
+        let r = RealHostFs.read_files(&d, &["small", "none", "big"]);
+        assert_eq!(r[0].as_deref().unwrap(), "42\n");
+        assert_eq!(
+            r[1].as_ref().unwrap_err().kind(),
+            std::io::ErrorKind::NotFound
+        );
+        assert_eq!(r[2].as_deref().unwrap(), big);
+        let gone = RealHostFs.read_files(&d.join("none"), &["a", "b"]);
+        assert!(gone.iter().all(|r| r.is_err()) && gone.len() == 2);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

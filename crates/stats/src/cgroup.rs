@@ -26,6 +26,36 @@ use crate::types::PsiStats;
 /// `USER_HZ` ticks (`cpuacct.stat`) in nanoseconds (`CLK_TCK` = 100 on Linux).
 const NANOS_PER_USER_HZ_TICK: u64 = 10_000_000;
 
+/// The files of one cgroup directory read in one go.
+struct Files<'n> {
+    names: Vec<&'n str>,
+    contents: Vec<std::io::Result<String>>,
+}
+
+impl Files<'_> {
+    fn get(&self, name: &str) -> Option<&str> {
+        let i = self.names.iter().position(|n| *n == name)?;
+        self.contents.get(i)?.as_deref().ok()
+    }
+
+    fn u64(&self, name: &str) -> Option<u64> {
+        self.get(name)?.trim().parse().ok()
+    }
+}
+
+/// The number of non-empty lines (`cgroup.procs`).
+fn count_lines(s: &str) -> u64 {
+    s.lines().filter(|l| !l.is_empty()).count() as u64
+}
+
+/// `pids.max`: 0 for `max` (cAdvisor's "infinity").
+fn pids_max(s: &str) -> Option<u64> {
+    match s.trim() {
+        "max" => Some(0),
+        v => v.parse().ok(),
+    }
+}
+
 /// Memory above this is "unlimited" (upstream `isMemoryUnlimited`: the kernel rounds
 /// `PAGE_COUNTER_MAX`).
 pub const MAX_MEMORY_SIZE: u64 = 1 << 62;
@@ -223,10 +253,6 @@ impl CgroupReader {
         self.fs.read_to_string(path).ok()
     }
 
-    fn read_u64(&self, path: &Path) -> Option<u64> {
-        self.read(path)?.trim().parse().ok()
-    }
-
     /// Whether the cgroup exists.
     pub fn exists(&self, cgroup: &str) -> bool {
         self.fs.exists(&self.dir("memory", cgroup))
@@ -267,54 +293,83 @@ impl CgroupReader {
         Ok(sample)
     }
 
+    /// Reads `names` of directory `dir` in one go (`HostFs::read_files`: one path walk).
+    fn files<'n>(&self, dir: &Path, names: &[&'n str]) -> Files<'n> {
+        Files {
+            names: names.to_vec(),
+            contents: self.fs.read_files(dir, names),
+        }
+    }
+
     fn sample_v1(&self, cgroup: &str, root: bool, want: Want) -> CgroupSample {
-        let mem = self.dir("memory", cgroup);
-        let stat = self.read(&mem.join("memory.stat"));
-        let cpu_usage_ns = self.read_u64(&self.dir("cpuacct", cgroup).join("cpuacct.usage"));
-        let memory = self
-            .read_u64(&mem.join("memory.usage_in_bytes"))
-            .map(|usage| {
-                let limit = if root {
-                    self.machine_memory()
-                } else if want.memory_limit {
-                    self.read_u64(&mem.join("memory.limit_in_bytes"))
-                } else {
-                    None
-                };
-                memory_sample(usage, stat.as_deref().unwrap_or_default(), "total_", limit)
-            });
-        let swap = self
-            .read_u64(&mem.join("memory.memsw.usage_in_bytes"))
+        let mut names = vec![
+            "memory.stat",
+            "memory.usage_in_bytes",
+            "memory.memsw.usage_in_bytes",
+        ];
+        if !root {
+            if want.memory_limit {
+                names.push("memory.limit_in_bytes");
+            }
+            names.push("memory.memsw.limit_in_bytes");
+        }
+        if want.processes {
+            names.push("cgroup.procs");
+        }
+        if want.cadvisor {
+            names.push("memory.oom_control");
+        }
+        let mem = self.files(&self.dir("memory", cgroup), &names);
+        let mut acct_names = vec!["cpuacct.usage"];
+        if want.cadvisor {
+            acct_names.push("cpuacct.stat");
+        }
+        let acct = self.files(&self.dir("cpuacct", cgroup), &acct_names);
+        let cpu_usage_ns = acct.u64("cpuacct.usage");
+        let memory = mem.u64("memory.usage_in_bytes").map(|usage| {
+            let limit = if root {
+                self.machine_memory()
+            } else {
+                mem.u64("memory.limit_in_bytes")
+            };
+            memory_sample(
+                usage,
+                mem.get("memory.stat").unwrap_or_default(),
+                "total_",
+                limit,
+            )
+        });
+        let swap = mem
+            .u64("memory.memsw.usage_in_bytes")
             .zip(memory.as_ref())
             .map(|(memsw, m)| SwapSample {
                 usage: memsw.saturating_sub(m.usage),
                 limit: if root {
                     self.machine_swap()
                 } else {
-                    self.read_u64(&mem.join("memory.memsw.limit_in_bytes"))
+                    mem.u64("memory.memsw.limit_in_bytes")
                 },
             });
-        let processes = want.processes.then(|| self.process_count(cgroup)).flatten();
+        let processes = mem.get("cgroup.procs").map(count_lines);
         let psi = want.psi.then(|| PsiSample {
             io: (want.io && self.fs.exists(&self.dir("blkio", cgroup))).then(PsiStats::default),
             ..PsiSample::default()
         });
         let cadvisor = want.cadvisor.then(|| {
-            let acct = self.read(&self.dir("cpuacct", cgroup).join("cpuacct.stat"));
             let ticks = |k: &str| {
-                acct.as_deref()
+                acct.get("cpuacct.stat")
                     .and_then(|s| flat_keyed_value(s, k))
                     .map(|t| t.saturating_mul(NANOS_PER_USER_HZ_TICK))
             };
-            let pids = self.dir("pids", cgroup);
+            let pids = self.files(&self.dir("pids", cgroup), &["pids.current", "pids.max"]);
             CadvisorSample {
                 cpu_user_ns: ticks("user"),
                 cpu_system_ns: ticks("system"),
-                threads: self.read_u64(&pids.join("pids.current")),
-                threads_max: self.read_pids_max(&pids),
-                oom_kills: self
-                    .read(&mem.join("memory.oom_control"))
-                    .and_then(|s| flat_keyed_value(&s, "oom_kill")),
+                threads: pids.u64("pids.current"),
+                threads_max: pids.get("pids.max").and_then(pids_max),
+                oom_kills: mem
+                    .get("memory.oom_control")
+                    .and_then(|s| flat_keyed_value(s, "oom_kill")),
             }
         });
         CgroupSample {
@@ -328,64 +383,73 @@ impl CgroupReader {
     }
 
     fn sample_v2(&self, cgroup: &str, root: bool, want: Want) -> CgroupSample {
-        let dir = self.dir("", cgroup);
-        let stat = self.read(&dir.join("memory.stat"));
-        let cpu_usage_ns = self
-            .read(&dir.join("cpu.stat"))
-            .and_then(|s| flat_keyed_value(&s, "usage_usec"))
-            .map(|us| us.saturating_mul(1000))
-            .or_else(|| root.then(|| self.proc_stat_cpu_ns()).flatten());
-        let usage = self
-            .read_u64(&dir.join("memory.current"))
+        let mut names = vec![
+            "memory.stat",
+            "cpu.stat",
+            "memory.current",
+            "memory.swap.current",
+        ];
+        if !root {
+            if want.memory_limit {
+                names.push("memory.max");
+            }
+            names.push("memory.swap.max");
+        }
+        if want.processes {
+            names.push("cgroup.procs");
+        }
+        if want.psi {
+            names.extend(["cpu.pressure", "memory.pressure"]);
+            if want.io {
+                names.push("io.pressure");
+            }
+        }
+        if want.cadvisor {
+            names.extend(["pids.current", "pids.max", "memory.events"]);
+        }
+        let f = self.files(&self.dir("", cgroup), &names);
+        let cpu_stat = |k: &str| {
+            f.get("cpu.stat")
+                .and_then(|s| flat_keyed_value(s, k))
+                .map(|us| us.saturating_mul(1000))
+        };
+        let cpu_usage_ns =
+            cpu_stat("usage_usec").or_else(|| root.then(|| self.proc_stat_cpu_ns()).flatten());
+        let usage = f
+            .u64("memory.current")
             .or_else(|| root.then(|| self.meminfo_usage()).flatten());
         let memory = usage.map(|usage| {
             let limit = if root {
                 self.machine_memory()
-            } else if want.memory_limit {
-                // `max` does not parse: unlimited.
-                self.read_u64(&dir.join("memory.max"))
             } else {
-                None
+                // `max` does not parse: unlimited.
+                f.u64("memory.max")
             };
-            memory_sample(usage, stat.as_deref().unwrap_or_default(), "", limit)
+            memory_sample(usage, f.get("memory.stat").unwrap_or_default(), "", limit)
         });
-        let swap = self
-            .read_u64(&dir.join("memory.swap.current"))
-            .map(|usage| SwapSample {
-                usage,
-                limit: if root {
-                    self.machine_swap()
-                } else {
-                    self.read_u64(&dir.join("memory.swap.max"))
-                },
-            });
-        let processes = want.processes.then(|| self.process_count(cgroup)).flatten();
-        let cadvisor = want.cadvisor.then(|| {
-            let cpu = self.read(&dir.join("cpu.stat"));
-            let usec = |k: &str| {
-                cpu.as_deref()
-                    .and_then(|s| flat_keyed_value(s, k))
-                    .map(|us| us.saturating_mul(1000))
-            };
-            CadvisorSample {
-                cpu_user_ns: usec("user_usec"),
-                cpu_system_ns: usec("system_usec"),
-                threads: self.read_u64(&dir.join("pids.current")),
-                threads_max: self.read_pids_max(&dir),
-                oom_kills: self
-                    .read(&dir.join("memory.events"))
-                    .and_then(|s| flat_keyed_value(&s, "oom_kill")),
-            }
+        let swap = f.u64("memory.swap.current").map(|usage| SwapSample {
+            usage,
+            limit: if root {
+                self.machine_swap()
+            } else {
+                f.u64("memory.swap.max")
+            },
         });
-        let pressure = |file: &str| {
-            self.read(&dir.join(file))
-                .map(|s| parse_psi(&s))
-                .unwrap_or_default()
-        };
+        let processes = f.get("cgroup.procs").map(count_lines);
+        let pressure = |file: &str| f.get(file).map(parse_psi).unwrap_or_default();
         let psi = want.psi.then(|| PsiSample {
             cpu: pressure("cpu.pressure"),
             memory: pressure("memory.pressure"),
             io: want.io.then(|| pressure("io.pressure")),
+        });
+        let cadvisor = want.cadvisor.then(|| CadvisorSample {
+            cpu_user_ns: cpu_stat("user_usec"),
+            cpu_system_ns: cpu_stat("system_usec"),
+            threads: f.u64("pids.current"),
+            threads_max: f.get("pids.max").and_then(pids_max),
+            oom_kills: f
+                .get("memory.events")
+                .and_then(|s| flat_keyed_value(s, "oom_kill")),
         });
         CgroupSample {
             cpu_usage_ns,
@@ -394,21 +458,6 @@ impl CgroupReader {
             processes,
             psi,
             cadvisor,
-        }
-    }
-
-    /// The number of `cgroup.procs` lines.
-    fn process_count(&self, cgroup: &str) -> Option<u64> {
-        let procs = self.read(&self.dir("memory", cgroup).join("cgroup.procs"))?;
-        Some(procs.lines().filter(|l| !l.is_empty()).count() as u64)
-    }
-
-    /// `pids.max` of a pids cgroup directory: 0 for `max` (cAdvisor's "infinity").
-    fn read_pids_max(&self, dir: &Path) -> Option<u64> {
-        let s = self.read(&dir.join("pids.max"))?;
-        match s.trim() {
-            "max" => Some(0),
-            v => v.parse().ok(),
         }
     }
 
