@@ -12,7 +12,12 @@
 //!   root: the machine's memory);
 //! * swap: v1 `memory.memsw.usage_in_bytes − usage` / `memory.memsw.limit_in_bytes`, v2
 //!   `memory.swap.current` / `memory.swap.max` (the root's limit: `SwapTotal`);
-//! * processes: `pids.current`.
+//! * processes: the lines of `cgroup.procs` (cAdvisor's `ProcessCount`); for `/metrics/cadvisor` also
+//!   `pids.current`/`pids.max` (threads), user/system CPU and OOM kills;
+//! * PSI: v2 `*.pressure` (zeros on v1).
+//!
+//! Each cgroup directory is opened once and its files read relative to it
+//! (`HostFs::read_files`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

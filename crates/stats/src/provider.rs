@@ -23,7 +23,7 @@
 //!   (`cgroup.rs` [`crate::cgroup::PsiSample`]: v2 pressure files, zeros on v1).
 //!
 //! One request: the CRI calls at once on the async runtime, then every host read in one
-//! task on the blocking pool ([`HostReaders`]), each pod cgroup listed once and each
+//! task on the blocking pool (`HostReaders`), each pod cgroup listed once and each
 //! filesystem's capacity asked once (`Scrape`).
 //!
 //! * pod `volume` entries from the [`FsResourceAnalyzer`]'s latest background measures
@@ -126,7 +126,7 @@ pub struct ContainerInfo {
 
 /// The summary provider (upstream `SummaryProvider` + `stats.Provider`): the runtime calls
 /// on the async runtime, everything read from the host (cgroups, `/proc`, `statfs`, `du`) in
-/// one task on the blocking pool per request ([`HostReaders`]).
+/// one task on the blocking pool per request (`HostReaders`).
 pub struct SummaryProvider {
     runtime: Arc<dyn RuntimeService>,
     images: Arc<dyn ImageService>,
