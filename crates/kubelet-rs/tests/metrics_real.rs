@@ -144,6 +144,31 @@ async fn every_metrics_endpoint_parses_and_reports_the_node() {
     let rw = &scrapes[&("/metrics", "readwrite")];
     assert!(rw.contains("server_type=\"readwrite\""), "{rw}");
 
+    // `/metrics/cadvisor`: the families of cAdvisor's default set kubelet-rs serves (this
+    // node runs without `cgroupsPerQOS`: the root cgroup's series; the container series,
+    // `container_ulimits_soft` among them, are checked by `stats_real.rs`).
+    let cadvisor_text = &scrapes[&("/metrics/cadvisor", "readonly")];
+    let c = parse(cadvisor_text).unwrap();
+    for name in [
+        "container_cpu_usage_seconds_total",
+        "container_cpu_user_seconds_total",
+        "container_cpu_system_seconds_total",
+        "container_memory_working_set_bytes",
+        "container_oom_events_total",
+        "container_processes",
+        "container_threads",
+        "container_threads_max",
+        "container_file_descriptors",
+        "container_sockets",
+        "container_pressure_cpu_waiting_seconds_total",
+        "container_pressure_io_stalled_seconds_total",
+        "machine_memory_bytes",
+    ] {
+        // Panics when the family is missing.
+        family(&c, name, cadvisor_text);
+    }
+    assert!(total(family(&c, "container_processes", cadvisor_text)) >= 1.0);
+
     let probes_text = &scrapes[&("/metrics/probes", "readonly")];
     let p = parse(probes_text).unwrap();
     let total_f = family(&p, "prober_probe_total", probes_text);

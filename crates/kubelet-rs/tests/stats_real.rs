@@ -66,15 +66,23 @@ async fn summary_and_resource_metrics_of_a_running_pod() {
     let config = std::fs::read_to_string(&node.config).unwrap();
     let config = config.replace(
         "cgroupsPerQOS: false\n",
-        &format!("cgroupsPerQOS: true\ncgroupRoot: /{CGROUP_ROOT}\n"),
+        &format!("cgroupsPerQOS: true\ncgroupRoot: /{CGROUP_ROOT}\nvolumeStatsAggPeriod: 1s\n"),
     );
     std::fs::write(&node.config, config).unwrap();
     node.start().await;
     // Some CPU (a busy loop a tenth of the time), some memory, some log.
-    let cmd = "echo started; while true; do i=0; while [ $i -lt 300 ]; do i=$((i+1)); done; sleep 0.2; done";
+    // 256 KiB in an emptyDir: the pod's volume stats.
+    let cmd = "dd if=/dev/zero of=/scratch/blob bs=1024 count=256; echo started; while true; do i=0; while [ $i -lt 300 ]; do i=$((i+1)); done; sleep 0.2; done";
+    let volume = "    volumeMounts:
+    - name: scratch
+      mountPath: /scratch
+  volumes:
+  - name: scratch
+    emptyDir: {}
+";
     node.write_manifest(
         "busy.yaml",
-        &busybox_pod("busy", &node.busybox, "Always", cmd),
+        &(busybox_pod("busy", &node.busybox, "Always", cmd) + volume),
     );
     node.wait_for("busy running", T, || async {
         node.running("busy").await.pop()
@@ -134,6 +142,41 @@ async fn summary_and_resource_metrics_of_a_running_pod() {
     assert!(u64_at(&pod, "/ephemeral-storage/usedBytes") > 0);
     assert!(u64_at(&pod, "/process_stats/process_count") >= 1, "{pod:#}");
     assert!(pod.pointer("/network/interfaces").is_some(), "{pod:#}");
+    // `KubeletPSI` (on by default): pressure of CPU, memory and IO (zeros on cgroup v1).
+    for ptr in [
+        "/cpu/psi/some/total",
+        "/memory/psi/full/avg10",
+        "/io/psi/some/total",
+    ] {
+        assert!(c.pointer(ptr).is_some(), "{ptr}: {pod:#}");
+    }
+    assert!(
+        summary.pointer("/node/cpu/psi/full/total").is_some(),
+        "{summary:#}"
+    );
+    // The emptyDir, measured in the background every volumeStatsAggPeriod (1 s here).
+    let pod = node
+        .wait_for("the emptyDir's volume stats", T, || async {
+            let s = get_json(port, "/stats/summary");
+            let pod = s["pods"]
+                .as_array()?
+                .iter()
+                .find(|p| p["podRef"]["name"] == pod_name.as_str())?
+                .clone();
+            let used = pod.pointer("/volume/0/usedBytes")?.as_u64()?;
+            (used >= 256 * 1024).then_some(pod)
+        })
+        .await;
+    let v = &pod["volume"][0];
+    assert_eq!(v["name"], "scratch", "{pod:#}");
+    assert!(
+        u64_at(v, "/capacityBytes") > 0 && u64_at(v, "/inodesUsed") >= 2,
+        "{pod:#}"
+    );
+    assert!(
+        u64_at(&pod, "/ephemeral-storage/usedBytes") >= 256 * 1024,
+        "the emptyDir counts: {pod:#}"
+    );
 
     let cpu_mem = get_json(port, "/stats/summary?only_cpu_and_memory=true");
     assert!(cpu_mem["node"].get("fs").is_none());
@@ -167,6 +210,29 @@ async fn summary_and_resource_metrics_of_a_running_pod() {
         "{line}"
     );
     assert_eq!(sample(&text, "container_scrape_error"), 0.0);
+    // cAdvisor's user/system CPU, OOM, process and pressure families for the container.
+    let main = |family: &str| {
+        text.lines()
+            .find(|l| {
+                l.starts_with(&format!("{family}{{container=\"main\""))
+                    && l.contains(&format!("pod=\"{pod_name}\""))
+            })
+            .unwrap_or_else(|| panic!("no {family} for main in\n{text}"))
+            .rsplit(' ')
+            .nth(1)
+            .unwrap()
+            .parse::<f64>()
+            .unwrap()
+    };
+    assert!(
+        main("container_cpu_user_seconds_total") + main("container_cpu_system_seconds_total") > 0.0
+    );
+    assert!(main("container_threads") >= 1.0);
+    assert!(main("container_processes") >= 1.0);
+    assert!(main("container_file_descriptors") >= 1.0);
+    assert_eq!(main("container_oom_events_total"), 0.0);
+    assert!(main("container_ulimits_soft") != 0.0);
+    assert!(main("container_pressure_cpu_waiting_seconds_total") >= 0.0);
 
     node.cleanup().await;
     remove_cgroup_root();

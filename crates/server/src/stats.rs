@@ -103,7 +103,7 @@ fn text_format(body: String) -> Response {
 async fn resource_metrics(State(host): State<Host>) -> Response {
     let body = match host.stats_provider() {
         Some(p) => {
-            kubelet_stats::resource_metrics::render(p.get_cpu_and_memory_stats().await.as_ref())
+            kubelet_stats::resource_metrics::render(p.get_resource_metrics_stats().await.as_ref())
         }
         None => kubelet_stats::resource_metrics::render(Err(&kubelet_stats::StatsError::Summary(
             "no stats provider".into(),

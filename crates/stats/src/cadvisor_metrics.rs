@@ -5,13 +5,21 @@
 //! (`id="/"`), every pod cgroup (`pod`/`namespace` from the sandbox) and every running
 //! container (`name` = the container ID, as cAdvisor's first alias for containerd).
 //!
-//! Families: `container_cpu_usage_seconds_total{cpu="total"}`, `container_memory_usage_bytes`,
+//! Families: `container_cpu_usage_seconds_total{cpu="total"}`,
+//! `container_cpu_{user,system}_seconds_total`, `container_memory_usage_bytes`,
 //! `container_memory_working_set_bytes`, `container_memory_rss`, `container_memory_cache`,
-//! `container_memory_swap`, `container_processes`, `container_spec_memory_limit_bytes`,
-//! `container_start_time_seconds`, `container_last_seen`, `container_scrape_error`, and the
-//! machine collector's `machine_memory_bytes`. Not served (no reader yet): per-CPU, user/system
-//! CPU, CFS throttling, load, disk I/O, filesystem, network, OOM event and file-descriptor
-//! families, and the sandbox (pause) cgroups.
+//! `container_memory_swap`, `container_oom_events_total` (the cgroup's `oom_kill` count;
+//! cAdvisor counts the kernel log's OOM kills since it started),
+//! `container_{processes,threads,threads_max,file_descriptors,sockets}`,
+//! `container_ulimits_soft{ulimit="max_open_files"}` (containers: of the first process of
+//! the cgroup), `container_spec_memory_limit_bytes`, `container_start_time_seconds`,
+//! `container_last_seen`, `container_scrape_error`,
+//! `container_pressure_{cpu,memory,io}_{stalled,waiting}_seconds_total` (`KubeletPSI`), and the
+//! machine collector's `machine_memory_bytes`. Not served (no reader yet): per-CPU usage, CFS
+//! throttling and load, the remaining memory families (`failcnt`, `mapped_file`,
+//! `max_usage`, `failures`, ...), disk I/O (`container_fs_reads*`, `container_blkio_*`),
+//! filesystem usage (`container_fs_usage_bytes`, ...), network (cAdvisor reports it on the
+//! sandbox containers), and the sandbox (pause) cgroups themselves.
 
 use crate::cgroup::{CgroupSample, MAX_MEMORY_SIZE};
 use crate::prom::Families;
@@ -49,6 +57,20 @@ pub struct CgroupEntry {
     pub start: Time,
     /// The reading.
     pub sample: CgroupSample,
+    /// Descriptors and limits of the cgroup's processes.
+    pub processes: ProcessDetail,
+}
+
+/// cAdvisor's `processStatsFromProcs` beyond the count: over the processes of the cgroup.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessDetail {
+    /// Open file descriptors.
+    pub fds: u64,
+    /// Of which sockets.
+    pub sockets: u64,
+    /// `Max open files` soft limit of the container's first process (`-1`: unlimited);
+    /// `None` for the root and pod cgroups, as cAdvisor's raw handler has no process.
+    pub max_open_files: Option<i64>,
 }
 
 mod desc {
@@ -137,6 +159,99 @@ mod desc {
         &[],
         Kind::Gauge,
     );
+    pub const PSI_CPU_STALLED: Desc = d(
+        "container_pressure_cpu_stalled_seconds_total",
+        "Total time duration no tasks in the container could make progress due to CPU congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const PSI_CPU_WAITING: Desc = d(
+        "container_pressure_cpu_waiting_seconds_total",
+        "Total time duration tasks in the container have waited due to CPU congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const PSI_MEMORY_STALLED: Desc = d(
+        "container_pressure_memory_stalled_seconds_total",
+        "Total time duration no tasks in the container could make progress due to memory congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const PSI_MEMORY_WAITING: Desc = d(
+        "container_pressure_memory_waiting_seconds_total",
+        "Total time duration tasks in the container have waited due to memory congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const PSI_IO_STALLED: Desc = d(
+        "container_pressure_io_stalled_seconds_total",
+        "Total time duration no tasks in the container could make progress due to IO congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const PSI_IO_WAITING: Desc = d(
+        "container_pressure_io_waiting_seconds_total",
+        "Total time duration tasks in the container have waited due to IO congestion.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const CPU_USER: Desc = d(
+        "container_cpu_user_seconds_total",
+        "Cumulative user cpu time consumed in seconds.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const CPU_SYSTEM: Desc = d(
+        "container_cpu_system_seconds_total",
+        "Cumulative system cpu time consumed in seconds.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const OOM_EVENTS: Desc = d(
+        "container_oom_events_total",
+        "Count of out of memory events observed for the container",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const FDS: Desc = d(
+        "container_file_descriptors",
+        "Number of open file descriptors for the container.",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const SOCKETS: Desc = d(
+        "container_sockets",
+        "Number of open sockets for the container.",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const THREADS: Desc = d(
+        "container_threads",
+        "Number of threads running inside the container",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const THREADS_MAX: Desc = d(
+        "container_threads_max",
+        "Maximum number of threads allowed inside the container, infinity if value is zero",
+        LABELS,
+        Kind::Gauge,
+    );
+    pub const ULIMITS_SOFT_LABELS: &[&str] = &[
+        "container",
+        "id",
+        "image",
+        "name",
+        "namespace",
+        "pod",
+        "ulimit",
+    ];
+    pub const ULIMITS_SOFT: Desc = d(
+        "container_ulimits_soft",
+        "Soft ulimit values for the container root process. Unlimited if -1, except priority and nice",
+        ULIMITS_SOFT_LABELS,
+        Kind::Gauge,
+    );
     pub const MACHINE_MEMORY: Desc = d(
         "machine_memory_bytes",
         "Amount of memory installed on the machine.",
@@ -186,8 +301,55 @@ pub fn render(s: &Snapshot) -> String {
                 f.push(&desc::MEM_USAGE, &l, m.usage as f64, ts);
                 f.push(&desc::MEM_WS, &l, m.working_set as f64, ts);
             }
-            if let Some(p) = c.sample.pids {
+            if let Some(x) = &c.sample.cadvisor {
+                // `CpuUsageMetrics`, `OOMMetrics`, `ProcessMetrics` (threads from the pids
+                // controller, as `setThreadsStats`).
+                f.push(
+                    &desc::CPU_USER,
+                    &l,
+                    x.cpu_user_ns.unwrap_or(0) as f64 / 1e9,
+                    ts,
+                );
+                f.push(
+                    &desc::CPU_SYSTEM,
+                    &l,
+                    x.cpu_system_ns.unwrap_or(0) as f64 / 1e9,
+                    ts,
+                );
+                f.push(&desc::OOM_EVENTS, &l, x.oom_kills.unwrap_or(0) as f64, ts);
+                f.push(&desc::THREADS, &l, x.threads.unwrap_or(0) as f64, ts);
+                f.push(
+                    &desc::THREADS_MAX,
+                    &l,
+                    x.threads_max.unwrap_or(0) as f64,
+                    ts,
+                );
+                f.push(&desc::FDS, &l, c.processes.fds as f64, ts);
+                f.push(&desc::SOCKETS, &l, c.processes.sockets as f64, ts);
+                if let Some(v) = c.processes.max_open_files {
+                    let mut ul = l.to_vec();
+                    ul.push("max_open_files");
+                    f.push(&desc::ULIMITS_SOFT, &ul, v as f64, ts);
+                }
+            }
+            if let Some(p) = c.sample.processes {
                 f.push(&desc::PROCESSES, &l, p as f64, ts);
+            }
+            // `PressureMetrics` (`KubeletPSI`): the kernel's microseconds in seconds
+            // (`asMicrosecondsToSeconds`); IO zero without an io controller, as cAdvisor's
+            // zero-valued `DiskIo`.
+            if let Some(psi) = &c.sample.psi {
+                let io = psi.io.unwrap_or_default();
+                for (d, v) in [
+                    (&desc::PSI_CPU_STALLED, psi.cpu.full.total),
+                    (&desc::PSI_CPU_WAITING, psi.cpu.some.total),
+                    (&desc::PSI_MEMORY_STALLED, psi.memory.full.total),
+                    (&desc::PSI_MEMORY_WAITING, psi.memory.some.total),
+                    (&desc::PSI_IO_STALLED, io.full.total),
+                    (&desc::PSI_IO_WAITING, io.some.total),
+                ] {
+                    f.push(d, &l, v as f64 / 1e6, ts);
+                }
             }
         }
     }
@@ -230,7 +392,30 @@ mod tests {
                         limit: Some(u64::MAX),
                         ..Default::default()
                     }),
+                    processes: Some(2),
+                    cadvisor: Some(crate::cgroup::CadvisorSample {
+                        cpu_user_ns: Some(1_000_000_000),
+                        cpu_system_ns: Some(250_000_000),
+                        threads: Some(5),
+                        threads_max: Some(0),
+                        oom_kills: Some(1),
+                    }),
+                    psi: Some(crate::cgroup::PsiSample {
+                        cpu: crate::types::PsiStats {
+                            some: crate::types::PsiData {
+                                total: 2_500_000,
+                                ..Default::default()
+                            },
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    }),
                     ..Default::default()
+                },
+                processes: ProcessDetail {
+                    fds: 7,
+                    sockets: 2,
+                    max_open_files: Some(1_048_576),
                 },
             }],
             ..Default::default()
@@ -243,6 +428,20 @@ mod tests {
                 &l[16..]
             ),
             format!("container_memory_working_set_bytes{{{l}}} 8 1764547200000"),
+            format!("container_pressure_cpu_waiting_seconds_total{{{l}}} 2.5 1764547200000"),
+            format!("container_cpu_user_seconds_total{{{l}}} 1 1764547200000"),
+            format!("container_cpu_system_seconds_total{{{l}}} 0.25 1764547200000"),
+            format!("container_oom_events_total{{{l}}} 1 1764547200000"),
+            format!("container_processes{{{l}}} 2 1764547200000"),
+            format!("container_threads{{{l}}} 5 1764547200000"),
+            format!("container_threads_max{{{l}}} 0 1764547200000"),
+            format!("container_file_descriptors{{{l}}} 7 1764547200000"),
+            format!("container_sockets{{{l}}} 2 1764547200000"),
+            format!(
+                "container_ulimits_soft{{{l},ulimit=\"max_open_files\"}} 1.048576e+06 1764547200000"
+            ),
+            format!("container_pressure_io_stalled_seconds_total{{{l}}} 0 1764547200000"),
+            "# TYPE container_pressure_memory_waiting_seconds_total counter".to_string(),
             format!("container_spec_memory_limit_bytes{{{l}}} 0"),
             format!("container_start_time_seconds{{{l}}} 1.764547e+09"),
             "# HELP container_memory_working_set_bytes Current working set in bytes.".to_string(),

@@ -12,7 +12,12 @@
 //!   root: the machine's memory);
 //! * swap: v1 `memory.memsw.usage_in_bytes − usage` / `memory.memsw.limit_in_bytes`, v2
 //!   `memory.swap.current` / `memory.swap.max` (the root's limit: `SwapTotal`);
-//! * processes: `pids.current`.
+//! * processes: the lines of `cgroup.procs` (cAdvisor's `ProcessCount`); for `/metrics/cadvisor` also
+//!   `pids.current`/`pids.max` (threads), user/system CPU and OOM kills;
+//! * PSI: v2 `*.pressure` (zeros on v1).
+//!
+//! Each cgroup directory is opened once and its files read relative to it
+//! (`HostFs::read_files`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +26,40 @@ use std::sync::Arc;
 use kubelet_cm::{CgroupVersion, HostFs};
 
 use crate::StatsError;
+use crate::types::PsiStats;
+
+/// `USER_HZ` ticks (`cpuacct.stat`) in nanoseconds (`CLK_TCK` = 100 on Linux).
+const NANOS_PER_USER_HZ_TICK: u64 = 10_000_000;
+
+/// The files of one cgroup directory read in one go.
+struct Files<'n> {
+    names: Vec<&'n str>,
+    contents: Vec<std::io::Result<String>>,
+}
+
+impl Files<'_> {
+    fn get(&self, name: &str) -> Option<&str> {
+        let i = self.names.iter().position(|n| *n == name)?;
+        self.contents.get(i)?.as_deref().ok()
+    }
+
+    fn u64(&self, name: &str) -> Option<u64> {
+        self.get(name)?.trim().parse().ok()
+    }
+}
+
+/// The number of non-empty lines (`cgroup.procs`).
+fn count_lines(s: &str) -> u64 {
+    s.lines().filter(|l| !l.is_empty()).count() as u64
+}
+
+/// `pids.max`: 0 for `max` (cAdvisor's "infinity").
+fn pids_max(s: &str) -> Option<u64> {
+    match s.trim() {
+        "max" => Some(0),
+        v => v.parse().ok(),
+    }
+}
 
 /// Memory above this is "unlimited" (upstream `isMemoryUnlimited`: the kernel rounds
 /// `PAGE_COUNTER_MAX`).
@@ -35,8 +74,100 @@ pub struct CgroupSample {
     pub memory: Option<MemorySample>,
     /// Swap usage and limit.
     pub swap: Option<SwapSample>,
+    /// The processes of the cgroup itself (`cgroup.procs` lines; cAdvisor's
+    /// `ProcessCount`).
+    pub processes: Option<u64>,
+    /// Pressure stall information (when asked).
+    pub psi: Option<PsiSample>,
+    /// What only `/metrics/cadvisor` reports (when asked).
+    pub cadvisor: Option<CadvisorSample>,
+}
+
+/// The cgroup figures only `/metrics/cadvisor` reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CadvisorSample {
+    /// User CPU time in nanoseconds (v1 `cpuacct.stat` `user` ticks, v2 `cpu.stat`
+    /// `user_usec`).
+    pub cpu_user_ns: Option<u64>,
+    /// System CPU time in nanoseconds (`system` / `system_usec`).
+    pub cpu_system_ns: Option<u64>,
+    /// Tasks (`pids.current`; cAdvisor's `ThreadsCurrent`).
+    pub threads: Option<u64>,
+    /// `pids.max`, 0 for `max` (cAdvisor's `ThreadsMax`).
+    pub threads_max: Option<u64>,
+    /// OOM kills in the cgroup (v1 `memory.oom_control`, v2 `memory.events` `oom_kill`).
+    pub oom_kills: Option<u64>,
+}
+
+/// Pressure stall information of a cgroup: v2 `cpu.pressure`, `memory.pressure`,
+/// `io.pressure` (a missing file reads as zeros, as libcontainer's `statPSI` leaves them);
+/// zeros on v1, which has none (cAdvisor reports its zero-valued `PSI` structs there).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PsiSample {
+    /// CPU pressure.
+    pub cpu: PsiStats,
+    /// Memory pressure.
+    pub memory: PsiStats,
+    /// IO pressure, when the cgroup has the io (v1 `blkio`) controller and IO was asked
+    /// (cAdvisor's `HasDiskIo`).
+    pub io: Option<PsiStats>,
+}
+
+/// What a reading reads beyond CPU, memory and swap (`/metrics/resource` needs nothing more,
+/// so a scrape of it reads nothing more).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Want {
     /// `pids.current`.
-    pub pids: Option<u64>,
+    pub processes: bool,
+    /// The memory limit (`availableBytes`; `/metrics/resource` does not report it).
+    pub memory_limit: bool,
+    /// CPU and memory pressure (`KubeletPSI`).
+    pub psi: bool,
+    /// IO pressure (`KubeletPSI`; the full summary and `/metrics/cadvisor` only).
+    pub io: bool,
+    /// [`CadvisorSample`].
+    pub cadvisor: bool,
+}
+
+impl Want {
+    /// `/metrics/resource`: CPU, memory usage and swap.
+    pub const RESOURCE_METRICS: Want = Want {
+        processes: false,
+        memory_limit: false,
+        psi: false,
+        io: false,
+        cadvisor: false,
+    };
+    /// `GetCPUAndMemoryStats` (`only_cpu_and_memory`).
+    pub const CPU_AND_MEMORY: Want = Want {
+        processes: false,
+        memory_limit: true,
+        psi: true,
+        io: false,
+        cadvisor: false,
+    };
+    /// The full summary.
+    pub const SUMMARY: Want = Want {
+        processes: true,
+        memory_limit: true,
+        psi: true,
+        io: true,
+        cadvisor: false,
+    };
+    /// `/metrics/cadvisor`.
+    pub const CADVISOR: Want = Want {
+        cadvisor: true,
+        ..Want::SUMMARY
+    };
+
+    /// Without pressure (`KubeletPSI` off).
+    pub fn without_psi(self) -> Want {
+        Want {
+            psi: false,
+            io: false,
+            ..self
+        }
+    }
 }
 
 /// Memory figures of a cgroup.
@@ -127,10 +258,6 @@ impl CgroupReader {
         self.fs.read_to_string(path).ok()
     }
 
-    fn read_u64(&self, path: &Path) -> Option<u64> {
-        self.read(path)?.trim().parse().ok()
-    }
-
     /// Whether the cgroup exists.
     pub fn exists(&self, cgroup: &str) -> bool {
         self.fs.exists(&self.dir("memory", cgroup))
@@ -150,94 +277,192 @@ impl CgroupReader {
             .unwrap_or_default()
     }
 
-    /// Reads the cgroup; `Err(NotFound)` when it does not exist.
+    /// Reads the cgroup's CPU, memory, swap and processes; `Err(NotFound)` when it does not
+    /// exist.
     pub fn sample(&self, cgroup: &str) -> Result<CgroupSample, StatsError> {
-        if !self.exists(cgroup) {
-            return Err(StatsError::CgroupNotFound(cgroup.to_string()));
-        }
-        let root = cgroup.trim_matches('/').is_empty();
-        Ok(match self.version {
-            CgroupVersion::V1 => self.sample_v1(cgroup, root),
-            CgroupVersion::V2 => self.sample_v2(cgroup, root),
-        })
+        self.sample_with(cgroup, Want::SUMMARY)
     }
 
-    fn sample_v1(&self, cgroup: &str, root: bool) -> CgroupSample {
-        let cpu_usage_ns = self.read_u64(&self.dir("cpuacct", cgroup).join("cpuacct.usage"));
-        let mem = self.dir("memory", cgroup);
-        let stat = self
-            .read(&mem.join("memory.stat"))
-            .map(|s| parse_flat_keyed(&s))
-            .unwrap_or_default();
-        let memory = self
-            .read_u64(&mem.join("memory.usage_in_bytes"))
-            .map(|usage| {
-                let limit = if root {
-                    self.machine_memory()
-                } else {
-                    self.read_u64(&mem.join("memory.limit_in_bytes"))
-                };
-                memory_sample(usage, &stat, "total_", limit)
-            });
-        let swap = self
-            .read_u64(&mem.join("memory.memsw.usage_in_bytes"))
+    /// Reads what `want` asks of the cgroup; `Err(NotFound)` when it does not exist. The
+    /// existence is only checked when the first file cannot be read (one syscall less per
+    /// cgroup on the hot path).
+    pub fn sample_with(&self, cgroup: &str, want: Want) -> Result<CgroupSample, StatsError> {
+        let root = cgroup.trim_matches('/').is_empty();
+        let sample = match self.version {
+            CgroupVersion::V1 => self.sample_v1(cgroup, root, want),
+            CgroupVersion::V2 => self.sample_v2(cgroup, root, want),
+        };
+        if sample.memory.is_none() && sample.cpu_usage_ns.is_none() && !self.exists(cgroup) {
+            return Err(StatsError::CgroupNotFound(cgroup.to_string()));
+        }
+        Ok(sample)
+    }
+
+    /// Reads `names` of directory `dir` in one go (`HostFs::read_files`: one path walk).
+    fn files<'n>(&self, dir: &Path, names: &[&'n str]) -> Files<'n> {
+        Files {
+            names: names.to_vec(),
+            contents: self.fs.read_files(dir, names),
+        }
+    }
+
+    fn sample_v1(&self, cgroup: &str, root: bool, want: Want) -> CgroupSample {
+        let mut names = vec![
+            "memory.stat",
+            "memory.usage_in_bytes",
+            "memory.memsw.usage_in_bytes",
+        ];
+        if !root {
+            if want.memory_limit {
+                names.push("memory.limit_in_bytes");
+            }
+            names.push("memory.memsw.limit_in_bytes");
+        }
+        if want.processes {
+            names.push("cgroup.procs");
+        }
+        if want.cadvisor {
+            names.push("memory.oom_control");
+        }
+        let mem = self.files(&self.dir("memory", cgroup), &names);
+        let mut acct_names = vec!["cpuacct.usage"];
+        if want.cadvisor {
+            acct_names.push("cpuacct.stat");
+        }
+        let acct = self.files(&self.dir("cpuacct", cgroup), &acct_names);
+        let cpu_usage_ns = acct.u64("cpuacct.usage");
+        let memory = mem.u64("memory.usage_in_bytes").map(|usage| {
+            let limit = if root {
+                self.machine_memory()
+            } else {
+                mem.u64("memory.limit_in_bytes")
+            };
+            memory_sample(
+                usage,
+                mem.get("memory.stat").unwrap_or_default(),
+                "total_",
+                limit,
+            )
+        });
+        let swap = mem
+            .u64("memory.memsw.usage_in_bytes")
             .zip(memory.as_ref())
             .map(|(memsw, m)| SwapSample {
                 usage: memsw.saturating_sub(m.usage),
                 limit: if root {
                     self.machine_swap()
                 } else {
-                    self.read_u64(&mem.join("memory.memsw.limit_in_bytes"))
+                    mem.u64("memory.memsw.limit_in_bytes")
                 },
             });
-        let pids = self.read_u64(&self.dir("pids", cgroup).join("pids.current"));
+        let processes = mem.get("cgroup.procs").map(count_lines);
+        let psi = want.psi.then(|| PsiSample {
+            io: (want.io && self.fs.exists(&self.dir("blkio", cgroup))).then(PsiStats::default),
+            ..PsiSample::default()
+        });
+        let cadvisor = want.cadvisor.then(|| {
+            let ticks = |k: &str| {
+                acct.get("cpuacct.stat")
+                    .and_then(|s| flat_keyed_value(s, k))
+                    .map(|t| t.saturating_mul(NANOS_PER_USER_HZ_TICK))
+            };
+            let pids = self.files(&self.dir("pids", cgroup), &["pids.current", "pids.max"]);
+            CadvisorSample {
+                cpu_user_ns: ticks("user"),
+                cpu_system_ns: ticks("system"),
+                threads: pids.u64("pids.current"),
+                threads_max: pids.get("pids.max").and_then(pids_max),
+                oom_kills: mem
+                    .get("memory.oom_control")
+                    .and_then(|s| flat_keyed_value(s, "oom_kill")),
+            }
+        });
         CgroupSample {
             cpu_usage_ns,
             memory,
             swap,
-            pids,
+            processes,
+            psi,
+            cadvisor,
         }
     }
 
-    fn sample_v2(&self, cgroup: &str, root: bool) -> CgroupSample {
-        let dir = self.dir("", cgroup);
-        let cpu_usage_ns = self
-            .read(&dir.join("cpu.stat"))
-            .and_then(|s| parse_flat_keyed(&s).get("usage_usec").copied())
-            .map(|us| us.saturating_mul(1000))
-            .or_else(|| root.then(|| self.proc_stat_cpu_ns()).flatten());
-        let stat = self
-            .read(&dir.join("memory.stat"))
-            .map(|s| parse_flat_keyed(&s))
-            .unwrap_or_default();
-        let usage = self
-            .read_u64(&dir.join("memory.current"))
+    fn sample_v2(&self, cgroup: &str, root: bool, want: Want) -> CgroupSample {
+        let mut names = vec![
+            "memory.stat",
+            "cpu.stat",
+            "memory.current",
+            "memory.swap.current",
+        ];
+        if !root {
+            if want.memory_limit {
+                names.push("memory.max");
+            }
+            names.push("memory.swap.max");
+        }
+        if want.processes {
+            names.push("cgroup.procs");
+        }
+        if want.psi {
+            names.extend(["cpu.pressure", "memory.pressure"]);
+            if want.io {
+                names.push("io.pressure");
+            }
+        }
+        if want.cadvisor {
+            names.extend(["pids.current", "pids.max", "memory.events"]);
+        }
+        let f = self.files(&self.dir("", cgroup), &names);
+        let cpu_stat = |k: &str| {
+            f.get("cpu.stat")
+                .and_then(|s| flat_keyed_value(s, k))
+                .map(|us| us.saturating_mul(1000))
+        };
+        let cpu_usage_ns =
+            cpu_stat("usage_usec").or_else(|| root.then(|| self.proc_stat_cpu_ns()).flatten());
+        let usage = f
+            .u64("memory.current")
             .or_else(|| root.then(|| self.meminfo_usage()).flatten());
         let memory = usage.map(|usage| {
             let limit = if root {
                 self.machine_memory()
             } else {
                 // `max` does not parse: unlimited.
-                self.read_u64(&dir.join("memory.max"))
+                f.u64("memory.max")
             };
-            memory_sample(usage, &stat, "", limit)
+            memory_sample(usage, f.get("memory.stat").unwrap_or_default(), "", limit)
         });
-        let swap = self
-            .read_u64(&dir.join("memory.swap.current"))
-            .map(|usage| SwapSample {
-                usage,
-                limit: if root {
-                    self.machine_swap()
-                } else {
-                    self.read_u64(&dir.join("memory.swap.max"))
-                },
-            });
-        let pids = self.read_u64(&dir.join("pids.current"));
+        let swap = f.u64("memory.swap.current").map(|usage| SwapSample {
+            usage,
+            limit: if root {
+                self.machine_swap()
+            } else {
+                f.u64("memory.swap.max")
+            },
+        });
+        let processes = f.get("cgroup.procs").map(count_lines);
+        let pressure = |file: &str| f.get(file).map(parse_psi).unwrap_or_default();
+        let psi = want.psi.then(|| PsiSample {
+            cpu: pressure("cpu.pressure"),
+            memory: pressure("memory.pressure"),
+            io: want.io.then(|| pressure("io.pressure")),
+        });
+        let cadvisor = want.cadvisor.then(|| CadvisorSample {
+            cpu_user_ns: cpu_stat("user_usec"),
+            cpu_system_ns: cpu_stat("system_usec"),
+            threads: f.u64("pids.current"),
+            threads_max: f.get("pids.max").and_then(pids_max),
+            oom_kills: f
+                .get("memory.events")
+                .and_then(|s| flat_keyed_value(s, "oom_kill")),
+        });
         CgroupSample {
             cpu_usage_ns,
             memory,
             swap,
-            pids,
+            processes,
+            psi,
+            cadvisor,
         }
     }
 
@@ -280,28 +505,46 @@ impl CgroupReader {
     }
 }
 
-fn memory_sample(
-    usage: u64,
-    stat: &BTreeMap<String, u64>,
-    prefix: &str,
-    limit: Option<u64>,
-) -> MemorySample {
-    let key = |k: &str| stat.get(&format!("{prefix}{k}")).copied().unwrap_or(0);
+fn memory_sample(usage: u64, stat: &str, prefix: &str, limit: Option<u64>) -> MemorySample {
     let (rss_key, cache_key) = if prefix.is_empty() {
         ("anon", "file")
     } else {
         ("rss", "cache")
     };
-    let inactive = key("inactive_file");
-    MemorySample {
+    let mut m = MemorySample {
         usage,
-        working_set: usage.saturating_sub(inactive),
-        rss: key(rss_key),
-        cache: key(cache_key),
-        page_faults: key("pgfault"),
-        major_page_faults: key("pgmajfault"),
         limit,
+        ..MemorySample::default()
+    };
+    let mut inactive = 0;
+    // One pass over `memory.stat`, no allocation per line.
+    for line in stat.lines() {
+        let Some((k, v)) = line.split_once(' ') else {
+            continue;
+        };
+        let Some(k) = k.strip_prefix(prefix) else {
+            continue;
+        };
+        let slot = match k {
+            "inactive_file" => &mut inactive,
+            "pgfault" => &mut m.page_faults,
+            "pgmajfault" => &mut m.major_page_faults,
+            k if k == rss_key => &mut m.rss,
+            k if k == cache_key => &mut m.cache,
+            _ => continue,
+        };
+        *slot = v.trim().parse().unwrap_or(0);
     }
+    m.working_set = usage.saturating_sub(inactive);
+    m
+}
+
+/// The value of `key` in `key value` lines (`cpu.stat`, `memory.events`).
+pub fn flat_keyed_value(s: &str, key: &str) -> Option<u64> {
+    s.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok()).flatten()
+    })
 }
 
 /// `key value` lines (`memory.stat`, `cpu.stat`).
@@ -312,6 +555,33 @@ pub fn parse_flat_keyed(s: &str) -> BTreeMap<String, u64> {
             Some((it.next()?.to_string(), it.next()?.parse().ok()?))
         })
         .collect()
+}
+
+/// A `*.pressure` file (libcontainer's `statPSI`): `some`/`full` lines of `avg10=`,
+/// `avg60=`, `avg300=`, `total=`; what does not parse stays 0.
+pub fn parse_psi(s: &str) -> PsiStats {
+    let mut psi = PsiStats::default();
+    for line in s.lines() {
+        let mut fields = line.split_whitespace();
+        let data = match fields.next() {
+            Some("some") => &mut psi.some,
+            Some("full") => &mut psi.full,
+            _ => continue,
+        };
+        for f in fields {
+            let Some((k, v)) = f.split_once('=') else {
+                continue;
+            };
+            match k {
+                "avg10" => data.avg10 = v.parse().unwrap_or(0.0),
+                "avg60" => data.avg60 = v.parse().unwrap_or(0.0),
+                "avg300" => data.avg300 = v.parse().unwrap_or(0.0),
+                "total" => data.total = v.parse().unwrap_or(0),
+                _ => {}
+            }
+        }
+    }
+    psi
 }
 
 /// `/proc/meminfo` in bytes.
@@ -376,6 +646,7 @@ mod tests {
             "/sys/fs/cgroup/pids/kubepods/burstable/podabc/pids.current",
             "3\n",
         );
+        fs.add_file(format!("{pod}/cgroup.procs"), "10\n11\n");
         fs
     }
 
@@ -388,7 +659,8 @@ mod tests {
         assert_eq!((m.usage, m.working_set, m.rss), (10_000, 7_000, 4_000));
         assert_eq!((m.page_faults, m.major_page_faults), (7, 1));
         assert_eq!(m.available(), None, "unlimited");
-        assert_eq!(s.pids, Some(3));
+        assert_eq!(s.processes, Some(2), "cgroup.procs lines");
+        assert_eq!(s.cadvisor, None, "only for /metrics/cadvisor");
         assert_eq!(
             s.swap,
             Some(SwapSample {
@@ -443,6 +715,92 @@ mod tests {
         let m = root.memory.unwrap();
         assert_eq!((m.usage, m.working_set), (600 * 1024, 500 * 1024));
         assert_eq!(m.available(), Some(500 * 1024));
+    }
+
+    #[test]
+    fn psi_from_v2_pressure_files_and_zeros_on_v1() {
+        let fs = Arc::new(FakeHostFs::default());
+        let cg = "/sys/fs/cgroup/kubepods/podx";
+        fs.add_dir(cg);
+        fs.add_file(format!("{cg}/memory.current"), "5000");
+        fs.add_file(
+            format!("{cg}/cpu.pressure"),
+            "some avg10=1.50 avg60=0.25 avg300=0.00 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=789\n",
+        );
+        fs.add_file(
+            format!("{cg}/io.pressure"),
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=5\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=4\n",
+        );
+        let r = CgroupReader::new(fs, CgroupVersion::V2);
+        let psi = r.sample("/kubepods/podx").unwrap().psi.unwrap();
+        assert_eq!(psi.cpu.some.total, 123_456);
+        assert_eq!((psi.cpu.some.avg10, psi.cpu.some.avg60), (1.5, 0.25));
+        assert_eq!(psi.cpu.full.total, 789);
+        assert_eq!(psi.memory, PsiStats::default(), "no memory.pressure: zeros");
+        assert_eq!(psi.io.unwrap().full.total, 4);
+        let lean = r.sample_with("/kubepods/podx", Want::RESOURCE_METRICS);
+        assert_eq!(lean.unwrap().psi, None);
+        let cpu_mem = r
+            .sample_with("/kubepods/podx", Want::CPU_AND_MEMORY)
+            .unwrap();
+        assert_eq!(cpu_mem.psi.unwrap().io, None, "IO only in the full summary");
+
+        let v1 = v1_fs();
+        v1.add_dir("/sys/fs/cgroup/blkio/kubepods/burstable/podabc");
+        let r = CgroupReader::new(v1, CgroupVersion::V1);
+        let psi = r.sample("/kubepods/burstable/podabc").unwrap().psi.unwrap();
+        assert_eq!(psi.cpu, PsiStats::default());
+        assert_eq!(psi.io, Some(PsiStats::default()), "blkio: HasDiskIo");
+    }
+
+    #[test]
+    fn cadvisor_figures_v1_and_v2() {
+        let v1 = v1_fs();
+        let rel = "kubepods/burstable/podabc";
+        v1.add_file(
+            format!("/sys/fs/cgroup/cpuacct/{rel}/cpuacct.stat"),
+            "user 150\nsystem 25\n",
+        );
+        v1.add_file(
+            format!("/sys/fs/cgroup/memory/{rel}/memory.oom_control"),
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+        );
+        v1.add_file(format!("/sys/fs/cgroup/pids/{rel}/pids.max"), "max\n");
+        let r = CgroupReader::new(v1, CgroupVersion::V1);
+        let x = r.sample_with("/kubepods/burstable/podabc", Want::CADVISOR);
+        let x = x.unwrap().cadvisor.unwrap();
+        assert_eq!(x.cpu_user_ns, Some(1_500_000_000), "USER_HZ ticks");
+        assert_eq!(x.cpu_system_ns, Some(250_000_000));
+        assert_eq!(
+            (x.threads, x.threads_max, x.oom_kills),
+            (Some(3), Some(0), Some(2))
+        );
+
+        let fs = Arc::new(FakeHostFs::default());
+        let cg = "/sys/fs/cgroup/kubepods/podx";
+        fs.add_dir(cg);
+        fs.add_file(format!("{cg}/memory.current"), "5000");
+        fs.add_file(
+            format!("{cg}/cpu.stat"),
+            "usage_usec 30\nuser_usec 20\nsystem_usec 10\n",
+        );
+        fs.add_file(
+            format!("{cg}/memory.events"),
+            "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n",
+        );
+        fs.add_file(format!("{cg}/pids.current"), "7");
+        fs.add_file(format!("{cg}/pids.max"), "1024");
+        let r = CgroupReader::new(fs, CgroupVersion::V2);
+        let x = r.sample_with("/kubepods/podx", Want::CADVISOR);
+        let x = x.unwrap().cadvisor.unwrap();
+        assert_eq!(
+            (x.cpu_user_ns, x.cpu_system_ns),
+            (Some(20_000), Some(10_000))
+        );
+        assert_eq!(
+            (x.threads, x.threads_max, x.oom_kills),
+            (Some(7), Some(1024), Some(1))
+        );
     }
 
     #[test]

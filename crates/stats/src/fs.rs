@@ -35,6 +35,9 @@ pub trait FsInfo: Send + Sync {
     fn capacity(&self, path: &Path) -> std::io::Result<FsCapacity>;
     /// Usage of the tree at `path` (not crossing into other filesystems).
     fn dir_usage(&self, path: &Path) -> std::io::Result<DirUsage>;
+    /// The link targets of a process's open file descriptors (`/proc/<pid>/fd/*`;
+    /// cAdvisor's `processStatsFromProcs`), `socket:[…]` for sockets.
+    fn fd_targets(&self, pid: u32) -> std::io::Result<Vec<String>>;
 }
 
 /// The real host.
@@ -53,6 +56,18 @@ impl FsInfo for RealFsInfo {
             inodes: s.files() as u64,
             inodes_free: s.files_free() as u64,
         })
+    }
+
+    fn fd_targets(&self, pid: u32) -> std::io::Result<Vec<String>> {
+        let dir = PathBuf::from(format!("/proc/{pid}/fd"));
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&dir)? {
+            // A descriptor closed while listing is skipped, as cAdvisor does.
+            if let Ok(target) = entry.and_then(|e| std::fs::read_link(e.path())) {
+                out.push(target.to_string_lossy().into_owned());
+            }
+        }
+        Ok(out)
     }
 
     fn dir_usage(&self, path: &Path) -> std::io::Result<DirUsage> {
@@ -85,9 +100,17 @@ impl FsInfo for RealFsInfo {
 #[derive(Debug, Default)]
 pub struct FakeFsInfo {
     state: Mutex<(BTreeMap<PathBuf, FsCapacity>, BTreeMap<PathBuf, DirUsage>)>,
+    fds: Mutex<BTreeMap<u32, Vec<String>>>,
 }
 
 impl FakeFsInfo {
+    /// Sets the descriptor targets of `pid`.
+    pub fn set_fds(&self, pid: u32, targets: &[&str]) {
+        if let Ok(mut f) = self.fds.lock() {
+            f.insert(pid, targets.iter().map(|t| t.to_string()).collect());
+        }
+    }
+
     /// The filesystem mounted at `mount` (and every path under it).
     pub fn set_capacity(&self, mount: impl Into<PathBuf>, c: FsCapacity) {
         if let Ok(mut s) = self.state.lock() {
@@ -119,6 +142,11 @@ impl FsInfo for FakeFsInfo {
         let s = self.state.lock().map_err(|_| not_found(path))?;
         s.1.get(path).copied().ok_or_else(|| not_found(path))
     }
+    fn fd_targets(&self, pid: u32) -> std::io::Result<Vec<String>> {
+        let path = PathBuf::from(format!("/proc/{pid}/fd"));
+        let f = self.fds.lock().map_err(|_| not_found(&path))?;
+        f.get(&pid).cloned().ok_or_else(|| not_found(&path))
+    }
 }
 
 #[cfg(test)]
@@ -136,6 +164,10 @@ mod tests {
         assert_eq!(u.inodes, 3, "dir, file, sub");
         assert!(u.bytes >= 10_000 && u.bytes < 40_000, "{u:?}");
         let c = RealFsInfo.capacity(d.path()).unwrap();
+        let f = std::fs::File::open(d.path().join("a")).unwrap();
+        let fds = RealFsInfo.fd_targets(std::process::id()).unwrap();
+        assert!(fds.iter().any(|t| t.ends_with("/a")), "{fds:?}");
+        drop(f);
         assert!(c.capacity >= c.available && c.capacity > 0, "{c:?}");
     }
 }

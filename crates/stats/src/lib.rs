@@ -14,8 +14,9 @@
 //! * `/metrics/resource`: [`resource_metrics::render`];
 //! * `/metrics/cadvisor`: [`cadvisor_metrics::render`].
 //!
-//! Not reported: pod volume stats (`volume`), PSI/IO (`KubeletPSI`, off by default),
-//! accelerators, user-defined metrics; in `/metrics/cadvisor`, the sandbox (pause) cgroups,
+//! Pod volume usage is measured in the background ([`volume_stats`]), as upstream.
+//!
+//! Not reported: accelerators, user-defined metrics; in `/metrics/cadvisor`, the sandbox (pause) cgroups,
 //! disk I/O, per-interface network and filesystem families (see that module).
 
 pub mod cadvisor_metrics;
@@ -27,11 +28,13 @@ pub mod prom;
 pub mod provider;
 pub mod resource_metrics;
 pub mod types;
+pub mod volume_stats;
 
 pub use cgroup::CgroupReader;
 pub use fs::{FakeFsInfo, FsInfo, RealFsInfo};
 pub use provider::{Clock, ContainerInfo, ProviderConfig, ProviderSources, SummaryProvider};
 pub use types::Summary;
+pub use volume_stats::{FsResourceAnalyzer, PodVolume, PodVolumeSource, PodVolumes};
 
 /// Why stats could not be produced.
 #[derive(Debug, thiserror::Error)]

@@ -18,12 +18,21 @@
 //! * node CPU/memory/swap from the root cgroup, network from the host's `/proc/net/dev`,
 //!   `fs` from `--root-dir`'s filesystem, `runtime.imageFs`/`containerFs` from `ImageFsInfo`.
 //!
-//! Not reported (documented in the crate doc): volume stats (`volume`; upstream computes
-//! them with a per-volume `du` refreshed every minute), PSI and IO stats (`KubeletPSI`, off
-//! by default in 1.35), accelerators and user-defined metrics.
+//! * with `KubeletPSI` (beta, on in 1.35): `psi` of CPU and memory and `io.psi` of the node,
+//!   system containers, pod cgroups and containers as cAdvisor reads them
+//!   (`cgroup.rs` [`crate::cgroup::PsiSample`]: v2 pressure files, zeros on v1).
+//!
+//! One request: the CRI calls at once on the async runtime, then every host read in one
+//! task on the blocking pool (`HostReaders`), each pod cgroup listed once and each
+//! filesystem's capacity asked once (`Scrape`).
+//!
+//! * pod `volume` entries from the [`FsResourceAnalyzer`]'s latest background measures
+//!   (`volume_stats.rs`), the local ephemeral ones added to the pod's `ephemeral-storage`.
+//!
+//! Not reported (documented in the crate doc): accelerators and user-defined metrics.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kubelet_cm::HostFs;
@@ -34,16 +43,23 @@ use kubelet_cri::v1::{
 use kubelet_cri::{ImageService, RuntimeService};
 
 use crate::StatsError;
+use crate::cadvisor_metrics::ProcessDetail;
 use crate::cgroup::{
-    CgroupReader, CgroupSample, extract_id_from_cgroup_path, pod_uid_from_cgroup_name,
+    CgroupReader, CgroupSample, Want, extract_id_from_cgroup_path, pod_uid_from_cgroup_name,
 };
 use crate::cpu::CpuUsageCache;
-use crate::fs::FsInfo;
+use crate::fs::{FsCapacity, FsInfo};
 use crate::network::{network_stats, parse_net_dev};
 use crate::types::*;
+use crate::volume_stats::FsResourceAnalyzer;
 
-/// CPU, memory and swap of one cgroup reading.
-type CgroupFigures = (Option<CpuStats>, Option<MemoryStats>, Option<SwapStats>);
+/// CPU, memory, swap and IO of one cgroup reading.
+type CgroupFigures = (
+    Option<CpuStats>,
+    Option<MemoryStats>,
+    Option<SwapStats>,
+    Option<IoStats>,
+);
 
 /// The clock the provider stamps its readings with.
 pub type Clock = Arc<dyn Fn() -> jiff::Timestamp + Send + Sync>;
@@ -66,6 +82,8 @@ pub struct ProviderConfig {
     pub runtime_cgroup: String,
     /// `systemCgroups`.
     pub system_cgroup: String,
+    /// `KubeletPSI`: CPU, memory and IO pressure in the summary and `/metrics/cadvisor`.
+    pub psi: bool,
 }
 
 /// The sources the provider reads.
@@ -84,6 +102,8 @@ pub struct ProviderSources {
     pub clock: Clock,
     /// The node's boot time (`node.startTime`).
     pub boot_time: Time,
+    /// Pod volume usage, measured in the background (`None`: no `volume` entries).
+    pub volumes: Option<Arc<FsResourceAnalyzer>>,
 }
 
 /// One running container as the runtime and its cgroup describe it (what `/metrics/cadvisor`
@@ -104,10 +124,24 @@ pub struct ContainerInfo {
     pub sample: Option<CgroupSample>,
 }
 
-/// The summary provider (upstream `SummaryProvider` + `stats.Provider`).
+/// The summary provider (upstream `SummaryProvider` + `stats.Provider`): the runtime calls
+/// on the async runtime, everything read from the host (cgroups, `/proc`, `statfs`, `du`) in
+/// one task on the blocking pool per request (`HostReaders`).
 pub struct SummaryProvider {
+    runtime: Arc<dyn RuntimeService>,
+    images: Arc<dyn ImageService>,
+    host: Arc<HostReaders>,
+}
+
+/// The host side of the provider, shared with the blocking task of each request.
+struct HostReaders {
     cfg: ProviderConfig,
-    src: ProviderSources,
+    cgroups: CgroupReader,
+    host: Arc<dyn HostFs>,
+    fs: Arc<dyn FsInfo>,
+    clock: Clock,
+    boot_time: Time,
+    volumes: Option<Arc<FsResourceAnalyzer>>,
     cpu: CpuUsageCache,
     kubelet_creation: Time,
 }
@@ -117,8 +151,34 @@ struct RuntimeView {
     sandboxes: HashMap<String, PodSandbox>,
     containers: HashMap<String, Container>,
     stats: Vec<CriContainerStats>,
-    /// Pod UID → pod cgroup (cgroupfs path).
-    pod_cgroups: HashMap<String, String>,
+}
+
+/// A pod cgroup and its children, listed once per request.
+struct PodCgroup {
+    path: String,
+    children: Vec<String>,
+}
+
+impl PodCgroup {
+    /// The cgroup of the pod's container (or sandbox) `id` (`extractIDFromCgroupPath` of the
+    /// children).
+    fn child(&self, id: &str) -> Option<String> {
+        self.children
+            .iter()
+            .find(|child| extract_id_from_cgroup_path(child) == id)
+            .map(|child| format!("{}/{child}", self.path))
+    }
+}
+
+/// One request's reading of the host: the pod cgroups listed once, each filesystem's
+/// capacity asked once.
+struct Scrape<'a> {
+    r: &'a HostReaders,
+    now: Time,
+    want: Want,
+    /// Pod UID → pod cgroup.
+    pods: HashMap<String, PodCgroup>,
+    capacities: HashMap<PathBuf, Option<FsCapacity>>,
 }
 
 fn value(v: Option<&UInt64Value>) -> Option<u64> {
@@ -168,60 +228,157 @@ fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     Some(a.unwrap_or(0) + b.unwrap_or(0))
 }
 
+/// Runs `f` on the blocking pool (the host reads of one request).
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, StatsError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StatsError::Summary(format!("stats reader task failed: {e}")))
+}
+
 impl SummaryProvider {
     /// A provider; `kubelet_creation` is now.
     pub fn new(cfg: ProviderConfig, src: ProviderSources) -> Self {
         let kubelet_creation = Time((src.clock)());
         SummaryProvider {
-            cfg,
-            src,
-            cpu: CpuUsageCache::default(),
-            kubelet_creation,
+            runtime: src.runtime,
+            images: src.images,
+            host: Arc::new(HostReaders {
+                cfg,
+                cgroups: src.cgroups,
+                host: src.host,
+                fs: src.fs,
+                clock: src.clock,
+                boot_time: src.boot_time,
+                volumes: src.volumes,
+                cpu: CpuUsageCache::default(),
+                kubelet_creation,
+            }),
         }
-    }
-
-    fn now(&self) -> Time {
-        Time((self.src.clock)())
-    }
-
-    /// The root cgroup's CPU, memory and swap (`GetCgroupStats("/")`).
-    fn root_stats(&self, now: Time) -> Result<CgroupFigures, StatsError> {
-        let root =
-            self.src.cgroups.sample("/").map_err(|e| {
-                StatsError::Summary(format!("failed to get root cgroup stats: {e}"))
-            })?;
-        Ok(self.cgroup_stats("/", &root, now))
     }
 
     /// `Get`: the full summary.
     pub async fn get(&self) -> Result<Summary, StatsError> {
-        let now = self.now();
-        let (cpu, memory, swap) = self.root_stats(now)?;
-        let fs = self
-            .root_fs_stats(now)
+        let image_fs = self.images.image_fs_info().await;
+        let view = self.runtime_view().await;
+        let r = self.host.clone();
+        blocking(move || r.summary(image_fs, view)).await?
+    }
+
+    /// `GetCPUAndMemoryStats`: node, system containers and pods, CPU and memory only.
+    pub async fn get_cpu_and_memory_stats(&self) -> Result<Summary, StatsError> {
+        self.cpu_and_memory(Want::CPU_AND_MEMORY).await
+    }
+
+    /// What `/metrics/resource` renders: `GetCPUAndMemoryStats` without the memory limits
+    /// (`availableBytes`), which it does not report.
+    pub async fn get_resource_metrics_stats(&self) -> Result<Summary, StatsError> {
+        self.cpu_and_memory(Want::RESOURCE_METRICS).await
+    }
+
+    async fn cpu_and_memory(&self, want: Want) -> Result<Summary, StatsError> {
+        let view = self.runtime_view().await;
+        let r = self.host.clone();
+        blocking(move || r.cpu_and_memory_stats(view, want)).await?
+    }
+
+    /// What `/metrics/cadvisor` reports: the root, pod and running container cgroups.
+    pub async fn cadvisor_snapshot(&self) -> crate::cadvisor_metrics::Snapshot {
+        let view = self.runtime_view().await;
+        let r = self.host.clone();
+        let time = r.now();
+        blocking(move || r.cadvisor_snapshot(view))
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(err = %e, "Couldn't get containers");
+                crate::cadvisor_metrics::Snapshot {
+                    time,
+                    error: true,
+                    ..Default::default()
+                }
+            })
+    }
+
+    /// `getPodAndContainerMaps` + `ListContainerStats` (the three calls at once).
+    async fn runtime_view(&self) -> Result<RuntimeView, StatsError> {
+        let rt = &self.runtime;
+        let (containers, sandboxes, stats) = tokio::join!(
+            rt.list_containers(None),
+            rt.list_pod_sandbox(None),
+            rt.list_container_stats(None)
+        );
+        let containers = containers
+            .map_err(|e| StatsError::Runtime(format!("failed to list all containers: {e}")))?;
+        let sandboxes = sandboxes
+            .map_err(|e| StatsError::Runtime(format!("failed to list all pod sandboxes: {e}")))?;
+        let stats = stats
+            .map_err(|e| StatsError::Runtime(format!("failed to list all container stats: {e}")))?;
+        Ok(RuntimeView {
+            sandboxes: remove_terminated_pods(sandboxes)
+                .into_iter()
+                .map(|s| (s.id.clone(), s))
+                .collect(),
+            containers: remove_terminated_containers(containers)
+                .into_iter()
+                .map(|c| (c.id.clone(), c))
+                .collect(),
+            stats,
+        })
+    }
+}
+
+impl HostReaders {
+    fn now(&self) -> Time {
+        Time((self.clock)())
+    }
+
+    fn scrape(&self, want: Want) -> Scrape<'_> {
+        Scrape {
+            r: self,
+            now: self.now(),
+            want: if self.cfg.psi {
+                want
+            } else {
+                want.without_psi()
+            },
+            pods: self.pod_cgroups(),
+            capacities: HashMap::new(),
+        }
+    }
+
+    /// `Get`, after the runtime calls.
+    fn summary(
+        &self,
+        image_fs: Result<kubelet_cri::v1::ImageFsInfoResponse, kubelet_cri::CriError>,
+        view: Result<RuntimeView, StatsError>,
+    ) -> Result<Summary, StatsError> {
+        let mut sc = self.scrape(Want::SUMMARY);
+        let now = sc.now;
+        let (cpu, memory, swap, io) = sc.root_stats()?;
+        let fs = sc
+            .root_fs_stats()
             .map_err(|e| StatsError::Summary(format!("failed to get rootFs stats: {e}")))?;
-        let (image_fs, container_fs) = self
-            .image_fs_stats(now)
-            .await
+        let (image_fs, container_fs) = image_fs
+            .map_err(|e| StatsError::Runtime(e.to_string()))
+            .and_then(|resp| sc.image_fs_stats(&resp))
             .map_err(|e| StatsError::Summary(format!("failed to get imageFs stats: {e}")))?;
-        let view = self
-            .runtime_view()
-            .await
-            .map_err(|e| StatsError::Summary(format!("failed to list pod stats: {e}")))?;
-        let pods = self.list_pod_stats(&view, true, now);
+        let view =
+            view.map_err(|e| StatsError::Summary(format!("failed to list pod stats: {e}")))?;
+        let pods = sc.list_pod_stats(&view, true);
         let network = self
-            .src
             .host
-            .read_to_string(&PathBuf::from("/proc/net/dev"))
+            .read_to_string(Path::new("/proc/net/dev"))
             .ok()
             .and_then(|s| network_stats(now, parse_net_dev(&s)));
         let summary = Summary {
             node: NodeStats {
                 node_name: self.cfg.node_name.clone(),
-                system_containers: self.system_containers(now),
-                start_time: self.src.boot_time,
+                system_containers: sc.system_containers(),
+                start_time: self.boot_time,
                 cpu,
                 memory,
+                io,
                 network,
                 fs: Some(fs),
                 runtime: Some(RuntimeStats {
@@ -237,21 +394,24 @@ impl SummaryProvider {
         Ok(summary)
     }
 
-    /// `GetCPUAndMemoryStats`: node, system containers and pods, CPU and memory only.
-    pub async fn get_cpu_and_memory_stats(&self) -> Result<Summary, StatsError> {
-        let now = self.now();
-        let (cpu, memory, swap) = self.root_stats(now)?;
-        let view = self
-            .runtime_view()
-            .await
-            .map_err(|e| StatsError::Summary(format!("failed to list pod stats: {e}")))?;
-        let pods = self.list_pod_stats(&view, false, now);
+    /// `GetCPUAndMemoryStats`, after the runtime calls.
+    fn cpu_and_memory_stats(
+        &self,
+        view: Result<RuntimeView, StatsError>,
+        want: Want,
+    ) -> Result<Summary, StatsError> {
+        let mut sc = self.scrape(want);
+        let now = sc.now;
+        let (cpu, memory, swap, _) = sc.root_stats()?;
+        let view =
+            view.map_err(|e| StatsError::Summary(format!("failed to list pod stats: {e}")))?;
+        let pods = sc.list_pod_stats(&view, false);
         self.cpu.cleanup(now);
         Ok(Summary {
             node: NodeStats {
                 node_name: self.cfg.node_name.clone(),
-                system_containers: self.system_containers(now),
-                start_time: self.src.boot_time,
+                system_containers: sc.system_containers(),
+                start_time: self.boot_time,
                 cpu,
                 memory,
                 swap,
@@ -261,17 +421,20 @@ impl SummaryProvider {
         })
     }
 
-    /// What `/metrics/cadvisor` reports: the root, pod and running container cgroups.
-    pub async fn cadvisor_snapshot(&self) -> crate::cadvisor_metrics::Snapshot {
+    /// `/metrics/cadvisor`'s reading, after the runtime calls.
+    fn cadvisor_snapshot(
+        &self,
+        view: Result<RuntimeView, StatsError>,
+    ) -> crate::cadvisor_metrics::Snapshot {
         use crate::cadvisor_metrics::{CgroupEntry, Snapshot};
-        let now = self.now();
+        let mut sc = self.scrape(Want::CADVISOR);
         let mut snap = Snapshot {
-            time: now,
-            boot_time: self.src.boot_time,
-            machine_memory: self.src.cgroups.machine_memory(),
+            time: sc.now,
+            boot_time: self.boot_time,
+            machine_memory: self.cgroups.machine_memory(),
             ..Snapshot::default()
         };
-        let view = match self.runtime_view().await {
+        let view = match view {
             Ok(v) => v,
             Err(e) => {
                 tracing::warn!(err = %e, "Couldn't get containers");
@@ -279,21 +442,23 @@ impl SummaryProvider {
                 return snap;
             }
         };
-        if let Ok(sample) = self.src.cgroups.sample("/") {
+        if let Ok(sample) = self.cgroups.sample_with("/", sc.want) {
             snap.cgroups.push(CgroupEntry {
                 id: "/".into(),
-                start: self.src.boot_time,
+                start: self.boot_time,
                 sample,
+                processes: self.process_detail("/", false),
                 ..CgroupEntry::default()
             });
         }
         for sandbox in view.sandboxes.values() {
             let pod = pod_ref(sandbox);
-            if let Some(cg) = view.pod_cgroups.get(&pod.uid)
-                && let Ok(sample) = self.src.cgroups.sample(cg)
+            if let Some(pc) = sc.pods.get(&pod.uid)
+                && let Ok(sample) = self.cgroups.sample_with(&pc.path, sc.want)
             {
                 snap.cgroups.push(CgroupEntry {
-                    id: cg.clone(),
+                    processes: self.process_detail(&pc.path, false),
+                    id: pc.path.clone(),
                     pod,
                     start: Time::from_nanos(sandbox.created_at),
                     sample,
@@ -302,12 +467,13 @@ impl SummaryProvider {
             }
         }
         for s in &view.stats {
-            let Some((c, sandbox)) = self.container_and_sandbox(&view, s) else {
+            let Some((c, sandbox)) = container_and_sandbox(&view, s) else {
                 continue;
             };
-            let info = self.container_info(&view, s, c, sandbox, false, now);
+            let info = sc.container_info(s, c, sandbox, false);
             if let (Some(id), Some(sample)) = (info.cgroup, info.sample) {
                 snap.cgroups.push(CgroupEntry {
+                    processes: self.process_detail(&id, true),
                     id,
                     name: info.id,
                     image: info.image,
@@ -321,13 +487,140 @@ impl SummaryProvider {
         snap
     }
 
+    /// `processStatsFromProcs`: the descriptors of the cgroup's processes and, for a
+    /// container, the open-files soft limit of its first process (cAdvisor: the task's pid).
+    fn process_detail(&self, cgroup: &str, container: bool) -> ProcessDetail {
+        let pids = self.cgroups.procs(cgroup);
+        let mut d = ProcessDetail::default();
+        for pid in &pids {
+            let Ok(targets) = self.fs.fd_targets(*pid) else {
+                continue;
+            };
+            d.fds += targets.len() as u64;
+            d.sockets += targets.iter().filter(|t| t.starts_with("socket")).count() as u64;
+        }
+        if container && let Some(pid) = pids.first() {
+            d.max_open_files = self
+                .host
+                .read_to_string(Path::new(&format!("/proc/{pid}/limits")))
+                .ok()
+                .and_then(|s| max_open_files(&s));
+        }
+        d
+    }
+
+    /// Pod UID → pod cgroup and its children, from the pods cgroup and its QoS children.
+    fn pod_cgroups(&self) -> HashMap<String, PodCgroup> {
+        let mut out = HashMap::new();
+        let Some(root) = self.cfg.pods_cgroup.as_deref() else {
+            return out;
+        };
+        let cg = &self.cgroups;
+        let mut add = |uid: String, path: String| {
+            let children = cg.children(&path);
+            out.insert(uid, PodCgroup { path, children });
+        };
+        let root = root.trim_end_matches('/');
+        for child in cg.children(root) {
+            let path = format!("{root}/{child}");
+            match pod_uid_from_cgroup_name(&child) {
+                Some(uid) => add(uid, path),
+                None => {
+                    for grandchild in cg.children(&path) {
+                        if let Some(uid) = pod_uid_from_cgroup_name(&grandchild) {
+                            add(uid, format!("{path}/{grandchild}"));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `pidlimit.Stats`: min(`pid_max`, `threads-max`), tasks from `/proc/loadavg`.
+    fn rlimit_stats(&self, now: Time) -> RlimitStats {
+        let read = |p: &str| {
+            self.host
+                .read_to_string(Path::new(p))
+                .ok()
+                .and_then(|s| s.trim().parse::<i64>().ok())
+        };
+        let max_pid = [
+            read("/proc/sys/kernel/pid_max"),
+            read("/proc/sys/kernel/threads-max"),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let procs = self
+            .host
+            .read_to_string(Path::new("/proc/loadavg"))
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(3)?.split_once('/')?.1.parse().ok());
+        RlimitStats {
+            time: now,
+            max_pid,
+            num_of_running_processes: procs,
+        }
+    }
+}
+
+/// The soft `Max open files` of a `/proc/<pid>/limits` (`processLimitsFile`): `-1` when
+/// unlimited.
+fn max_open_files(limits: &str) -> Option<i64> {
+    let line = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))?;
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let [soft, _hard, _units] = fields.as_slice() else {
+        return None;
+    };
+    match *soft {
+        "unlimited" => Some(-1),
+        v => v.parse().ok(),
+    }
+}
+
+fn container_and_sandbox<'v>(
+    view: &'v RuntimeView,
+    s: &CriContainerStats,
+) -> Option<(&'v Container, &'v PodSandbox)> {
+    let id = s.attributes.as_ref()?.id.as_str();
+    let c = view.containers.get(id)?;
+    let sandbox = view.sandboxes.get(&c.pod_sandbox_id)?;
+    Some((c, sandbox))
+}
+
+impl Scrape<'_> {
+    /// The root cgroup's CPU, memory and swap (`GetCgroupStats("/")`).
+    fn root_stats(&self) -> Result<CgroupFigures, StatsError> {
+        let root =
+            self.r.cgroups.sample_with("/", self.want).map_err(|e| {
+                StatsError::Summary(format!("failed to get root cgroup stats: {e}"))
+            })?;
+        Ok(self.cgroup_stats("/", &root))
+    }
+
+    /// The capacity of the filesystem holding `path`, asked once per request.
+    fn capacity(&mut self, path: &Path) -> Option<FsCapacity> {
+        if let Some(c) = self.capacities.get(path) {
+            return *c;
+        }
+        let c = self.r.fs.capacity(path).ok();
+        self.capacities.insert(path.to_path_buf(), c);
+        c
+    }
+
     /// CPU, memory and swap of a cgroup reading (cAdvisor's `cadvisorInfoToCPUandMemoryStats`
     /// and `cadvisorInfoToSwapStats`), the CPU rate from [`CpuUsageCache`] under `key`.
-    fn cgroup_stats(&self, key: &str, s: &CgroupSample, now: Time) -> CgroupFigures {
+    fn cgroup_stats(&self, key: &str, s: &CgroupSample) -> CgroupFigures {
+        let now = self.now;
+        let psi = s.psi.as_ref();
         let cpu = s.cpu_usage_ns.map(|usage| CpuStats {
             time: now,
-            usage_nano_cores: self.cpu.nano_cores(key, now, usage),
+            usage_nano_cores: self.r.cpu.nano_cores(key, now, usage),
             usage_core_nano_seconds: Some(usage),
+            psi: psi.map(|p| p.cpu),
         });
         let memory = s.memory.as_ref().map(|m| MemoryStats {
             time: now,
@@ -337,6 +630,7 @@ impl SummaryProvider {
             rss_bytes: Some(m.rss),
             page_faults: Some(m.page_faults),
             major_page_faults: Some(m.major_page_faults),
+            psi: psi.map(|p| p.memory),
         });
         let swap = s.swap.as_ref().map(|sw| SwapStats {
             time: now,
@@ -346,17 +640,21 @@ impl SummaryProvider {
                 .map(|l| l.saturating_sub(sw.usage)),
             swap_usage_bytes: Some(sw.usage),
         });
-        (cpu, memory, swap)
+        let io = psi.and_then(|p| p.io).map(|io| IoStats {
+            time: now,
+            psi: Some(io),
+        });
+        (cpu, memory, swap, io)
     }
 
     /// `GetSystemContainersStats`: `kubelet`, `runtime`, `misc` (when configured) and `pods`.
-    fn system_containers(&self, now: Time) -> Vec<ContainerStats> {
-        let c = &self.cfg;
+    fn system_containers(&self) -> Vec<ContainerStats> {
+        let c = &self.r.cfg;
         let entries = [
             (
                 system_containers::KUBELET,
                 c.kubelet_cgroup.as_str(),
-                Some(self.kubelet_creation),
+                Some(self.r.kubelet_creation),
             ),
             (system_containers::RUNTIME, c.runtime_cgroup.as_str(), None),
             (system_containers::MISC, c.system_cgroup.as_str(), None),
@@ -371,19 +669,20 @@ impl SummaryProvider {
             if cgroup.is_empty() {
                 continue;
             }
-            let s = match self.src.cgroups.sample(cgroup) {
+            let s = match self.r.cgroups.sample_with(cgroup, self.want) {
                 Ok(s) => s,
                 Err(e) => {
                     tracing::error!(err = %e, container_name = cgroup, "Failed to get system container stats");
                     continue;
                 }
             };
-            let (cpu, memory, swap) = self.cgroup_stats(cgroup, &s, now);
+            let (cpu, memory, swap, io) = self.cgroup_stats(cgroup, &s);
             out.push(ContainerStats {
                 name: name.to_string(),
-                start_time: start.unwrap_or(self.src.boot_time),
+                start_time: start.unwrap_or(self.r.boot_time),
                 cpu,
                 memory,
+                io,
                 swap,
                 ..ContainerStats::default()
             });
@@ -391,93 +690,16 @@ impl SummaryProvider {
         out
     }
 
-    /// `getPodAndContainerMaps` + `ListContainerStats` + the pod cgroups.
-    async fn runtime_view(&self) -> Result<RuntimeView, StatsError> {
-        let rt = &self.src.runtime;
-        let containers = rt
-            .list_containers(None)
-            .await
-            .map_err(|e| StatsError::Runtime(format!("failed to list all containers: {e}")))?;
-        let sandboxes = rt
-            .list_pod_sandbox(None)
-            .await
-            .map_err(|e| StatsError::Runtime(format!("failed to list all pod sandboxes: {e}")))?;
-        let stats = rt
-            .list_container_stats(None)
-            .await
-            .map_err(|e| StatsError::Runtime(format!("failed to list all container stats: {e}")))?;
-        Ok(RuntimeView {
-            sandboxes: remove_terminated_pods(sandboxes)
-                .into_iter()
-                .map(|s| (s.id.clone(), s))
-                .collect(),
-            containers: remove_terminated_containers(containers)
-                .into_iter()
-                .map(|c| (c.id.clone(), c))
-                .collect(),
-            stats,
-            pod_cgroups: self.pod_cgroups(),
-        })
-    }
-
-    /// Pod UID → pod cgroup, from the pods cgroup and its QoS children.
-    fn pod_cgroups(&self) -> HashMap<String, String> {
-        let mut out = HashMap::new();
-        let Some(root) = self.cfg.pods_cgroup.as_deref() else {
-            return out;
-        };
-        let cg = &self.src.cgroups;
-        let root = root.trim_end_matches('/');
-        for child in cg.children(root) {
-            let path = format!("{root}/{child}");
-            match pod_uid_from_cgroup_name(&child) {
-                Some(uid) => {
-                    out.insert(uid, path);
-                }
-                None => {
-                    for grandchild in cg.children(&path) {
-                        if let Some(uid) = pod_uid_from_cgroup_name(&grandchild) {
-                            out.insert(uid, format!("{path}/{grandchild}"));
-                        }
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    fn container_and_sandbox<'v>(
-        &self,
-        view: &'v RuntimeView,
-        s: &CriContainerStats,
-    ) -> Option<(&'v Container, &'v PodSandbox)> {
-        let id = s.attributes.as_ref()?.id.as_str();
-        let c = view.containers.get(id)?;
-        let sandbox = view.sandboxes.get(&c.pod_sandbox_id)?;
-        Some((c, sandbox))
-    }
-
-    /// The cgroup of a container of the pod cgroup (`extractIDFromCgroupPath` of its children).
-    fn container_cgroup(&self, pod_cgroup: &str, id: &str) -> Option<String> {
-        self.src
-            .cgroups
-            .children(pod_cgroup)
-            .into_iter()
-            .find(|child| extract_id_from_cgroup_path(child) == id)
-            .map(|child| format!("{pod_cgroup}/{child}"))
-    }
-
     /// `makeContainerStats` / `makeContainerCPUAndMemoryStats`, then the cgroup's figures
     /// (`addCadvisorContainerStats`).
     fn container_info(
-        &self,
-        view: &RuntimeView,
+        &mut self,
         s: &CriContainerStats,
         c: &Container,
         sandbox: &PodSandbox,
         full: bool,
-        now: Time,
     ) -> ContainerInfo {
+        let now = self.now;
         let name = s
             .attributes
             .as_ref()
@@ -490,67 +712,28 @@ impl SummaryProvider {
             start_time: Time::from_nanos(c.created_at),
             ..ContainerStats::default()
         };
-        // The runtime's figures, zero when missing (`zeroMissingValues`).
-        cs.cpu = Some(match &s.cpu {
-            Some(cpu) => CpuStats {
-                time: Time::from_nanos(cpu.timestamp),
-                usage_nano_cores: value(cpu.usage_nano_cores.as_ref()),
-                usage_core_nano_seconds: Some(
-                    value(cpu.usage_core_nano_seconds.as_ref()).unwrap_or(0),
-                ),
-            },
-            None => CpuStats {
-                time: now,
-                usage_nano_cores: Some(0),
-                usage_core_nano_seconds: Some(0),
-            },
-        });
-        cs.memory = Some(match &s.memory {
-            Some(m) => MemoryStats {
-                time: Time::from_nanos(m.timestamp),
-                available_bytes: value(m.available_bytes.as_ref()),
-                usage_bytes: Some(value(m.usage_bytes.as_ref()).unwrap_or(0)),
-                working_set_bytes: Some(value(m.working_set_bytes.as_ref()).unwrap_or(0)),
-                rss_bytes: Some(value(m.rss_bytes.as_ref()).unwrap_or(0)),
-                page_faults: value(m.page_faults.as_ref()),
-                major_page_faults: value(m.major_page_faults.as_ref()),
-            },
-            None => MemoryStats {
-                time: now,
-                usage_bytes: Some(0),
-                working_set_bytes: Some(0),
-                rss_bytes: Some(0),
-                ..MemoryStats::default()
-            },
-        });
-        cs.swap = Some(match &s.swap {
-            Some(sw) => SwapStats {
-                time: Time::from_nanos(sw.timestamp),
-                swap_available_bytes: value(sw.swap_available_bytes.as_ref()),
-                swap_usage_bytes: value(sw.swap_usage_bytes.as_ref()),
-            },
-            None => SwapStats {
-                time: now,
-                swap_available_bytes: Some(0),
-                swap_usage_bytes: Some(0),
-            },
-        });
-        let cgroup = view
-            .pod_cgroups
-            .get(&pod.uid)
-            .and_then(|pc| self.container_cgroup(pc, &c.id));
+        let cgroup = self.pods.get(&pod.uid).and_then(|pc| pc.child(&c.id));
         let sample = cgroup
             .as_deref()
-            .and_then(|cg| self.src.cgroups.sample(cg).ok());
+            .and_then(|cg| self.r.cgroups.sample_with(cg, self.want).ok());
+        // The runtime's figures (`makeContainerStats`), the cgroup's where read.
+        let psi = self.want.psi;
+        cs.cpu = runtime_cpu(s, now, psi);
+        cs.memory = runtime_memory(s, now, psi);
+        cs.swap = runtime_swap(s, now);
+        cs.io = (full && self.want.io).then(|| runtime_io(s, now));
         if let Some(sample) = &sample {
-            let (cpu, memory, swap) = self.cgroup_stats(&c.id, sample, now);
-            cs.cpu = cpu.or(cs.cpu);
-            cs.memory = memory.or(cs.memory);
-            cs.swap = swap.or(cs.swap);
+            let (cpu, memory, swap, io) = self.cgroup_stats(&c.id, sample);
+            cs.cpu = cpu.or(cs.cpu.take());
+            cs.memory = memory.or(cs.memory.take());
+            cs.swap = swap.or(cs.swap.take());
+            if full {
+                cs.io = io.or(cs.io.take());
+            }
         }
         if full {
-            cs.rootfs = Some(self.writable_layer(s, now));
-            cs.logs = self.log_stats(&pod, &cs.name, now);
+            cs.rootfs = Some(self.writable_layer(s));
+            cs.logs = self.log_stats(&pod, &cs.name);
         }
         ContainerInfo {
             id: c.id.clone(),
@@ -567,10 +750,10 @@ impl SummaryProvider {
     }
 
     /// The writable layer (`makeContainerStats`' `Rootfs`).
-    fn writable_layer(&self, s: &CriContainerStats, now: Time) -> FsStats {
+    fn writable_layer(&mut self, s: &CriContainerStats) -> FsStats {
         let Some(w) = &s.writable_layer else {
             return FsStats {
-                time: now,
+                time: self.now,
                 ..FsStats::default()
             };
         };
@@ -581,7 +764,7 @@ impl SummaryProvider {
             ..FsStats::default()
         };
         if let Some(id) = &w.fs_id
-            && let Ok(c) = self.src.fs.capacity(&PathBuf::from(&id.mountpoint))
+            && let Some(c) = self.capacity(Path::new(&id.mountpoint))
         {
             fs.available_bytes = Some(c.available);
             fs.capacity_bytes = Some(c.capacity);
@@ -593,16 +776,15 @@ impl SummaryProvider {
 
     /// `getPodContainerLogStats`: usage of the container's log directory, capacity of the
     /// root filesystem.
-    fn log_stats(&self, pod: &PodReference, container: &str, now: Time) -> Option<FsStats> {
-        let dir = self
-            .cfg
-            .pod_logs_dir
-            .join(format!("{}_{}_{}", pod.namespace, pod.name, pod.uid))
-            .join(container);
-        let u = self.src.fs.dir_usage(&dir).ok()?;
-        let c = self.src.fs.capacity(&self.cfg.root_dir).ok();
+    fn log_stats(&mut self, pod: &PodReference, container: &str) -> Option<FsStats> {
+        let mut dir = self.r.cfg.pod_logs_dir.clone();
+        dir.push(format!("{}_{}_{}", pod.namespace, pod.name, pod.uid));
+        dir.push(container);
+        let u = self.r.fs.dir_usage(&dir).ok()?;
+        let root_dir = self.r.cfg.root_dir.clone();
+        let c = self.capacity(&root_dir);
         Some(FsStats {
-            time: now,
+            time: self.now,
             available_bytes: c.map(|c| c.available),
             capacity_bytes: c.map(|c| c.capacity),
             used_bytes: Some(u.bytes),
@@ -613,31 +795,37 @@ impl SummaryProvider {
     }
 
     /// `listPodStatsPartiallyFromCRI` (full) / `ListPodCPUAndMemoryStats`.
-    fn list_pod_stats(&self, view: &RuntimeView, full: bool, now: Time) -> Vec<PodStats> {
-        let mut pods: BTreeMap<String, PodStats> = BTreeMap::new();
+    fn list_pod_stats(&mut self, view: &RuntimeView, full: bool) -> Vec<PodStats> {
+        let mut pods: BTreeMap<&str, PodStats> = BTreeMap::new();
         for s in &view.stats {
-            let Some((c, sandbox)) = self.container_and_sandbox(view, s) else {
+            let Some((c, sandbox)) = container_and_sandbox(view, s) else {
                 continue;
             };
-            let info = self.container_info(view, s, c, sandbox, full, now);
-            let ps = pods.entry(sandbox.id.clone()).or_insert_with(|| PodStats {
+            let info = self.container_info(s, c, sandbox, full);
+            let ps = pods.entry(&sandbox.id).or_insert_with(|| PodStats {
                 pod_ref: info.pod.clone(),
                 start_time: Time::from_nanos(sandbox.created_at),
                 ..PodStats::default()
             });
             if full && let Some(n) = info.sample.as_ref() {
                 let procs = ps.process_stats.get_or_insert_with(ProcessStats::default);
-                procs.process_count = add(procs.process_count, n.pids);
+                procs.process_count = add(procs.process_count, n.processes);
             }
             ps.containers.push(info.stats);
         }
         let mut out: Vec<PodStats> = pods
             .into_iter()
             .map(|(sandbox_id, mut ps)| {
-                self.add_pod_cpu_memory(view, &mut ps, now);
+                self.add_pod_cpu_memory(&mut ps);
                 if full {
-                    ps.network = self.pod_network(view, &ps.pod_ref.uid, &sandbox_id, now);
-                    ps.ephemeral_storage = Some(ephemeral_storage(&ps, now));
+                    ps.network = self.pod_network(&ps.pod_ref.uid, sandbox_id);
+                    // `makePodStorageStats`: the volumes, local ephemeral ones first.
+                    let volumes = self.r.volumes.as_ref();
+                    let v = volumes.and_then(|v| v.pod_volume_stats(&ps.pod_ref.uid));
+                    let v = v.unwrap_or_default();
+                    ps.ephemeral_storage = Some(ephemeral_storage(&ps, &v.ephemeral, self.now));
+                    ps.volume_stats = v.ephemeral;
+                    ps.volume_stats.extend(v.persistent);
                 }
                 ps
             })
@@ -647,17 +835,26 @@ impl SummaryProvider {
     }
 
     /// `addPodCPUMemoryStats` + `addSwapStats`: the pod cgroup, else the containers' sum.
-    fn add_pod_cpu_memory(&self, view: &RuntimeView, ps: &mut PodStats, now: Time) {
-        if let Some(pc) = view.pod_cgroups.get(&ps.pod_ref.uid)
-            && let Ok(sample) = self.src.cgroups.sample(pc)
+    fn add_pod_cpu_memory(&self, ps: &mut PodStats) {
+        if let Some(pc) = self.pods.get(&ps.pod_ref.uid)
+            && let Ok(sample) = self.r.cgroups.sample_with(&pc.path, self.want)
         {
-            let (cpu, memory, swap) =
-                self.cgroup_stats(&format!("pod{}", ps.pod_ref.uid), &sample, now);
+            let (cpu, memory, swap, io) = self.cgroup_stats(&pc.path, &sample);
             ps.cpu = cpu;
             ps.memory = memory;
             ps.swap = swap;
+            ps.io = io;
             return;
         }
+        // `addIOStats`: pod-level pressure cannot be summed from the containers'.
+        ps.io = ps
+            .containers
+            .iter()
+            .find_map(|c| c.io.as_ref())
+            .map(|io| IoStats {
+                time: io.time,
+                psi: None,
+            });
         for cs in &ps.containers {
             if let Some(c) = &cs.cpu {
                 let p = ps.cpu.get_or_insert_with(CpuStats::default);
@@ -686,33 +883,28 @@ impl SummaryProvider {
     }
 
     /// The pod's network namespace counters, through a process of the sandbox's cgroup.
-    fn pod_network(
-        &self,
-        view: &RuntimeView,
-        uid: &str,
-        sandbox_id: &str,
-        now: Time,
-    ) -> Option<NetworkStats> {
-        let pc = view.pod_cgroups.get(uid)?;
-        let cg = self.container_cgroup(pc, sandbox_id)?;
-        let pid = *self.src.cgroups.procs(&cg).first()?;
+    fn pod_network(&self, uid: &str, sandbox_id: &str) -> Option<NetworkStats> {
+        let cg = self.pods.get(uid)?.child(sandbox_id)?;
+        let pid = *self.r.cgroups.procs(&cg).first()?;
         let dev = self
-            .src
+            .r
             .host
-            .read_to_string(&PathBuf::from(format!("/proc/{pid}/net/dev")))
+            .read_to_string(Path::new(&format!("/proc/{pid}/net/dev")))
             .ok()?;
-        network_stats(now, parse_net_dev(&dev))
+        network_stats(self.now, parse_net_dev(&dev))
     }
 
     /// `RootFsStats`: the filesystem of `--root-dir`.
-    fn root_fs_stats(&self, now: Time) -> Result<FsStats, StatsError> {
+    fn root_fs_stats(&mut self) -> Result<FsStats, StatsError> {
+        let root_dir = self.r.cfg.root_dir.clone();
         let c = self
-            .src
+            .r
             .fs
-            .capacity(&self.cfg.root_dir)
-            .map_err(|e| StatsError::Fs(format!("{}: {e}", self.cfg.root_dir.display())))?;
+            .capacity(&root_dir)
+            .map_err(|e| StatsError::Fs(format!("{}: {e}", root_dir.display())))?;
+        self.capacities.insert(root_dir, Some(c));
         Ok(FsStats {
-            time: now,
+            time: self.now,
             available_bytes: Some(c.available),
             capacity_bytes: Some(c.capacity),
             used_bytes: Some(c.usage),
@@ -724,85 +916,137 @@ impl SummaryProvider {
 
     /// `ImageFsStats`: the runtime's image filesystem (and container filesystem, the image
     /// one when the runtime names none), with the capacity of its mount point.
-    async fn image_fs_stats(
-        &self,
-        now: Time,
+    fn image_fs_stats(
+        &mut self,
+        resp: &kubelet_cri::v1::ImageFsInfoResponse,
     ) -> Result<(Option<FsStats>, Option<FsStats>), StatsError> {
-        let resp = self
-            .src
-            .images
-            .image_fs_info()
-            .await
-            .map_err(|e| StatsError::Runtime(e.to_string()))?;
         let Some(first) = resp.image_filesystems.first() else {
             return Err(StatsError::Runtime(
                 "imageFs information is unavailable".into(),
             ));
         };
-        let to_stats = |u: &kubelet_cri::v1::FilesystemUsage| {
-            let mut fs = FsStats {
-                time: Time::from_nanos(u.timestamp),
-                used_bytes: value(u.used_bytes.as_ref()),
-                inodes_used: value(u.inodes_used.as_ref()),
-                ..FsStats::default()
-            };
-            if fs.time == Time::default() {
-                fs.time = now;
-            }
-            if let Some(id) = &u.fs_id
-                && let Ok(c) = self.src.fs.capacity(&PathBuf::from(&id.mountpoint))
-            {
-                fs.available_bytes = Some(c.available);
-                fs.capacity_bytes = Some(c.capacity);
-                fs.inodes_free = Some(c.inodes_free);
-                fs.inodes = Some(c.inodes);
-            }
-            fs
+        let image = self.filesystem_usage(first);
+        let container = match resp.container_filesystems.first() {
+            Some(u) => self.filesystem_usage(u),
+            None => image.clone(),
         };
-        let image = to_stats(first);
-        let container = resp
-            .container_filesystems
-            .first()
-            .map(to_stats)
-            .unwrap_or_else(|| image.clone());
         Ok((Some(image), Some(container)))
     }
 
-    /// `pidlimit.Stats`: min(`pid_max`, `threads-max`), tasks from `/proc/loadavg`.
-    fn rlimit_stats(&self, now: Time) -> RlimitStats {
-        let read = |p: &str| {
-            self.src
-                .host
-                .read_to_string(&PathBuf::from(p))
-                .ok()
-                .and_then(|s| s.trim().parse::<i64>().ok())
+    fn filesystem_usage(&mut self, u: &kubelet_cri::v1::FilesystemUsage) -> FsStats {
+        let mut fs = FsStats {
+            time: Time::from_nanos(u.timestamp),
+            used_bytes: value(u.used_bytes.as_ref()),
+            inodes_used: value(u.inodes_used.as_ref()),
+            ..FsStats::default()
         };
-        let max_pid = [
-            read("/proc/sys/kernel/pid_max"),
-            read("/proc/sys/kernel/threads-max"),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let procs = self
-            .src
-            .host
-            .read_to_string(&PathBuf::from("/proc/loadavg"))
-            .ok()
-            .and_then(|s| {
-                let f = s.split_whitespace().nth(3)?.split_once('/')?.1.to_string();
-                f.parse().ok()
-            });
-        RlimitStats {
-            time: now,
-            max_pid,
-            num_of_running_processes: procs,
+        if fs.time == Time::default() {
+            fs.time = self.now;
         }
+        if let Some(id) = &u.fs_id
+            && let Some(c) = self.capacity(Path::new(&id.mountpoint))
+        {
+            fs.available_bytes = Some(c.available);
+            fs.capacity_bytes = Some(c.capacity);
+            fs.inodes_free = Some(c.inodes_free);
+            fs.inodes = Some(c.inodes);
+        }
+        fs
     }
 }
 
-/// `calcEphemeralStorage` without volumes: writable layers and logs of the containers.
-fn ephemeral_storage(ps: &PodStats, now: Time) -> FsStats {
+/// `makePSIStats`: the runtime's pressure figures (`KubeletPSI`).
+fn runtime_psi(p: Option<&kubelet_cri::v1::PsiStats>, psi: bool) -> Option<PsiStats> {
+    let p = p.filter(|_| psi)?;
+    let data = |d: Option<&kubelet_cri::v1::PsiData>| {
+        d.map(|d| PsiData {
+            total: d.total,
+            avg10: d.avg10,
+            avg60: d.avg60,
+            avg300: d.avg300,
+        })
+        .unwrap_or_default()
+    };
+    Some(PsiStats {
+        full: data(p.full.as_ref()),
+        some: data(p.some.as_ref()),
+    })
+}
+
+/// The runtime's CPU figures, zero when missing (`zeroMissingValues`).
+fn runtime_cpu(s: &CriContainerStats, now: Time, psi: bool) -> Option<CpuStats> {
+    Some(match &s.cpu {
+        Some(cpu) => CpuStats {
+            time: Time::from_nanos(cpu.timestamp),
+            usage_nano_cores: value(cpu.usage_nano_cores.as_ref()),
+            usage_core_nano_seconds: Some(value(cpu.usage_core_nano_seconds.as_ref()).unwrap_or(0)),
+            psi: runtime_psi(cpu.psi.as_ref(), psi),
+        },
+        None => CpuStats {
+            time: now,
+            usage_nano_cores: Some(0),
+            usage_core_nano_seconds: Some(0),
+            psi: None,
+        },
+    })
+}
+
+/// The runtime's IO figures (`makeContainerStats` with `KubeletPSI`).
+fn runtime_io(s: &CriContainerStats, now: Time) -> IoStats {
+    match &s.io {
+        Some(io) => IoStats {
+            time: Time::from_nanos(io.timestamp),
+            psi: runtime_psi(io.psi.as_ref(), true),
+        },
+        None => IoStats {
+            time: now,
+            psi: None,
+        },
+    }
+}
+
+/// The runtime's memory figures, zero when missing.
+fn runtime_memory(s: &CriContainerStats, now: Time, psi: bool) -> Option<MemoryStats> {
+    Some(match &s.memory {
+        Some(m) => MemoryStats {
+            time: Time::from_nanos(m.timestamp),
+            available_bytes: value(m.available_bytes.as_ref()),
+            usage_bytes: Some(value(m.usage_bytes.as_ref()).unwrap_or(0)),
+            working_set_bytes: Some(value(m.working_set_bytes.as_ref()).unwrap_or(0)),
+            rss_bytes: Some(value(m.rss_bytes.as_ref()).unwrap_or(0)),
+            page_faults: value(m.page_faults.as_ref()),
+            major_page_faults: value(m.major_page_faults.as_ref()),
+            psi: runtime_psi(m.psi.as_ref(), psi),
+        },
+        None => MemoryStats {
+            time: now,
+            usage_bytes: Some(0),
+            working_set_bytes: Some(0),
+            rss_bytes: Some(0),
+            ..MemoryStats::default()
+        },
+    })
+}
+
+/// The runtime's swap figures, zero when missing.
+fn runtime_swap(s: &CriContainerStats, now: Time) -> Option<SwapStats> {
+    Some(match &s.swap {
+        Some(sw) => SwapStats {
+            time: Time::from_nanos(sw.timestamp),
+            swap_available_bytes: value(sw.swap_available_bytes.as_ref()),
+            swap_usage_bytes: value(sw.swap_usage_bytes.as_ref()),
+        },
+        None => SwapStats {
+            time: now,
+            swap_available_bytes: Some(0),
+            swap_usage_bytes: Some(0),
+        },
+    })
+}
+
+/// `calcEphemeralStorage`: writable layers and logs of the containers, and the local
+/// ephemeral volumes.
+fn ephemeral_storage(ps: &PodStats, volumes: &[VolumeStats], now: Time) -> FsStats {
     let mut fs = FsStats {
         time: now,
         used_bytes: Some(0),
@@ -821,7 +1065,22 @@ fn ephemeral_storage(ps: &PodStats, now: Time) -> FsStats {
             }
         }
     }
+    for v in volumes {
+        fs.used_bytes = add(fs.used_bytes, v.fs.used_bytes);
+        fs.inodes_used = add(fs.inodes_used, v.fs.inodes_used);
+        fs.time = fs.time.max(v.fs.time);
+    }
     fs
+}
+
+#[cfg(test)]
+#[test]
+fn max_open_files_soft_limit() {
+    let limits = "Limit                     Soft Limit           Hard Limit           Units\nMax cpu time              unlimited            unlimited            seconds\nMax open files            1024                 524288               files\n";
+    assert_eq!(max_open_files(limits), Some(1024));
+    let unlimited = "Max open files            unlimited            unlimited            files\n";
+    assert_eq!(max_open_files(unlimited), Some(-1));
+    assert_eq!(max_open_files("Max processes 1 2 processes\n"), None);
 }
 
 #[cfg(test)]

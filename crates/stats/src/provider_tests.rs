@@ -40,10 +40,39 @@ fn set_cgroup(host: &FakeHostFs, dir: &str, cpu_ns: u64, usage: u64, inactive: u
         format!("/sys/fs/cgroup/cpuacct{rel}/cpuacct.usage"),
         cpu_ns.to_string(),
     );
-    host.add_file(format!("/sys/fs/cgroup/pids{rel}/pids.current"), "2");
+    host.add_file(format!("/sys/fs/cgroup/pids{rel}/pids.current"), "3");
+    host.add_file(format!("{dir}/cgroup.procs"), "100\n101\n");
 }
 
 async fn env() -> Env {
+    env_with(false).await
+}
+
+async fn env_with(psi: bool) -> Env {
+    env_opts(psi, false).await
+}
+
+/// A pod-volume source for the web pod (`uid-1`): an emptyDir and a secret.
+struct WebVolumes;
+impl crate::volume_stats::PodVolumeSource for WebVolumes {
+    fn pods(&self) -> Vec<crate::volume_stats::PodVolumes> {
+        let vol = |name: &str, plugin: &str, ephemeral: bool| crate::volume_stats::PodVolume {
+            name: name.into(),
+            path: format!("/var/lib/kubelet/pods/uid-1/volumes/{plugin}/{name}").into(),
+            ephemeral,
+            cached: !ephemeral,
+        };
+        vec![crate::volume_stats::PodVolumes {
+            uid: "uid-1".into(),
+            volumes: vec![
+                vol("token", "kubernetes.io~secret", false),
+                vol("cache", "kubernetes.io~empty-dir", true),
+            ],
+        }]
+    }
+}
+
+async fn env_opts(psi: bool, with_volumes: bool) -> Env {
     let runtime = Arc::new(FakeRuntimeService::new());
     let images = Arc::new(FakeImageService::new());
     // Pod 1 (burstable, with a pod cgroup and a container cgroup); pod 2 (no cgroups: sums
@@ -127,6 +156,11 @@ async fn env() -> Env {
     );
 
     let fs = Arc::new(FakeFsInfo::default());
+    fs.set_fds(100, &["/dev/null", "socket:[123]", "pipe:[9]"]);
+    host.add_file(
+        "/proc/100/limits",
+        "Limit Soft Hard Units\nMax open files            1024                 524288               files\n",
+    );
     let cap = FsCapacity {
         capacity: 100_000,
         available: 60_000,
@@ -154,12 +188,32 @@ async fn env() -> Env {
     let clock: Clock = Arc::new(move || {
         jiff::Timestamp::from_nanosecond(i128::from(*clock_now.lock().unwrap())).unwrap()
     });
+    let volumes = with_volumes.then(|| {
+        for (dir, bytes) in [
+            ("kubernetes.io~empty-dir/cache", 1000),
+            ("kubernetes.io~secret/token", 10),
+        ] {
+            fs.set_usage(
+                format!("/var/lib/kubelet/pods/uid-1/volumes/{dir}"),
+                DirUsage { bytes, inodes: 1 },
+            );
+        }
+        let a = Arc::new(crate::volume_stats::FsResourceAnalyzer::new(
+            Arc::new(WebVolumes),
+            fs.clone(),
+            std::time::Duration::from_secs(60),
+            clock.clone(),
+        ));
+        a.update();
+        a
+    });
     let provider = SummaryProvider::new(
         ProviderConfig {
             node_name: "node1".into(),
             root_dir: "/var/lib/kubelet".into(),
             pod_logs_dir: "/var/log/pods".into(),
             pods_cgroup: Some("/kubepods".into()),
+            psi,
             ..ProviderConfig::default()
         },
         ProviderSources {
@@ -170,6 +224,7 @@ async fn env() -> Env {
             fs,
             clock,
             boot_time: Time::from_nanos(1_000_000_000),
+            volumes,
         },
     );
     Env {
@@ -328,9 +383,93 @@ async fn cadvisor_snapshot_has_root_pod_and_container_cgroups() {
     assert_eq!(app.pod.name, "web");
     assert_eq!(app.image, "busybox");
     assert_eq!(app.sample.memory.as_ref().unwrap().working_set, 2000);
+    assert_eq!(app.sample.processes, Some(2));
+    assert!(app.sample.cadvisor.is_some());
+    assert_eq!(app.processes.fds, 3, "pid 100's descriptors");
+    assert_eq!(app.processes.sockets, 1);
+    assert_eq!(app.processes.max_open_files, Some(1024));
     let _ = POD2_CG;
 }
 
 fn tonic_code() -> tonic::Code {
     tonic::Code::Unavailable
+}
+
+#[tokio::test]
+async fn resource_metrics_read_no_memory_limit_nor_processes() {
+    let e = env().await;
+    let rel = format!("/kubepods/burstable/poduid-1/{}", e.container_id);
+    e.host.add_file(
+        format!("/sys/fs/cgroup/memory{rel}/memory.limit_in_bytes"),
+        "8000",
+    );
+    let full = e.provider.get_cpu_and_memory_stats().await.unwrap();
+    let mem = full.pods[1].containers[0].memory.as_ref().unwrap();
+    assert_eq!(mem.available_bytes, Some(8000 - 2000));
+    let lean = e.provider.get_resource_metrics_stats().await.unwrap();
+    let mem = lean.pods[1].containers[0].memory.as_ref().unwrap();
+    assert_eq!(mem.available_bytes, None);
+    assert_eq!(mem.working_set_bytes, Some(2000));
+    assert!(lean.pods.iter().all(|p| p.process_stats.is_none()));
+}
+
+#[tokio::test]
+async fn psi_as_upstream_on_cgroup_v1_zeros_and_io_where_blkio() {
+    let off = env().await.provider.get().await.unwrap();
+    let json = serde_json::to_string(&off).unwrap();
+    assert!(!json.contains("psi") && !json.contains("\"io\""), "{json}");
+
+    let e = env_with(true).await;
+    e.host
+        .add_dir("/sys/fs/cgroup/blkio/kubepods/burstable/poduid-1");
+    let s = e.provider.get().await.unwrap();
+    let web = &s.pods[1];
+    assert_eq!(web.pod_ref.name, "web");
+    let zero = Some(PsiStats::default());
+    assert_eq!(web.cpu.as_ref().unwrap().psi, zero);
+    assert_eq!(web.memory.as_ref().unwrap().psi, zero);
+    assert_eq!(
+        web.io.as_ref().unwrap().psi,
+        zero,
+        "the pod cgroup has blkio"
+    );
+    assert_eq!(web.containers[0].cpu.as_ref().unwrap().psi, zero);
+    assert!(web.containers[0].io.is_some(), "{:?}", web.containers[0]);
+    // Pod 2 has no cgroups: the runtime's figures, no pressure.
+    let db = &s.pods[0];
+    assert_eq!(db.cpu.as_ref().unwrap().psi, None);
+    let json = serde_json::to_string(&web.cpu).unwrap();
+    assert!(
+        json.contains(r#""psi":{"full":{"total":0,"avg10":0,"avg60":0,"avg300":0},"some":{"total":0,"avg10":0,"avg60":0,"avg300":0}}"#),
+        "{json}"
+    );
+    // `only_cpu_and_memory`: CPU and memory pressure, no IO.
+    let cm = e.provider.get_cpu_and_memory_stats().await.unwrap();
+    assert_eq!(cm.pods[1].cpu.as_ref().unwrap().psi, zero);
+    assert!(cm.pods[1].io.is_none() && cm.node.io.is_none());
+    // `/metrics/resource` reads none.
+    let rm = e.provider.get_resource_metrics_stats().await.unwrap();
+    assert_eq!(rm.pods[1].cpu.as_ref().unwrap().psi, None);
+}
+
+#[tokio::test]
+async fn volume_stats_from_the_background_measures_and_in_ephemeral_storage() {
+    let e = env_opts(false, true).await;
+    let s = e.provider.get().await.unwrap();
+    let web = &s.pods[1];
+    let names: Vec<&str> = web.volume_stats.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["cache", "token"], "local ephemeral first");
+    assert_eq!(web.volume_stats[0].fs.used_bytes, Some(1000));
+    assert_eq!(web.volume_stats[0].fs.capacity_bytes, Some(100_000));
+    assert_eq!(
+        web.ephemeral_storage.as_ref().unwrap().used_bytes,
+        Some(4096 + 8192 + 1000),
+        "the emptyDir counts, the secret does not"
+    );
+    let json = serde_json::to_value(web).unwrap();
+    assert_eq!(json["volume"][1]["name"], "token");
+    assert_eq!(json["volume"][1]["usedBytes"], 10);
+    assert!(s.pods[0].volume_stats.is_empty());
+    let cm = e.provider.get_cpu_and_memory_stats().await.unwrap();
+    assert!(cm.pods[1].volume_stats.is_empty());
 }

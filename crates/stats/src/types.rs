@@ -59,6 +59,9 @@ pub struct NodeStats {
     /// Memory of the root cgroup.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryStats>,
+    /// IO pressure (`KubeletPSI`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoStats>,
     /// Network of the host network namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkStats>,
@@ -125,6 +128,9 @@ pub struct PodStats {
     /// Memory of the pod cgroup.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryStats>,
+    /// IO pressure (`KubeletPSI`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoStats>,
     /// Network of the pod's network namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkStats>,
@@ -156,6 +162,9 @@ pub struct ContainerStats {
     /// Memory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryStats>,
+    /// IO pressure (`KubeletPSI`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoStats>,
     /// The writable layer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rootfs: Option<FsStats>,
@@ -223,6 +232,9 @@ pub struct CpuStats {
     /// Cumulative CPU time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_core_nano_seconds: Option<u64>,
+    /// CPU pressure (`KubeletPSI`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub psi: Option<PsiStats>,
 }
 
 /// `MemoryStats`.
@@ -249,6 +261,55 @@ pub struct MemoryStats {
     /// Major page faults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub major_page_faults: Option<u64>,
+    /// Memory pressure (`KubeletPSI`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub psi: Option<PsiStats>,
+}
+
+/// `IOStats` (`KubeletPSI`).
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct IoStats {
+    /// When read.
+    pub time: Time,
+    /// IO pressure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub psi: Option<PsiStats>,
+}
+
+/// `PSIStats`: pressure stall information of one resource.
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq)]
+pub struct PsiStats {
+    /// All tasks stalled.
+    pub full: PsiData,
+    /// Some tasks stalled.
+    pub some: PsiData,
+}
+
+/// `PSIData`.
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq)]
+pub struct PsiData {
+    /// Total stall time, as the kernel counts it (microseconds; upstream passes the
+    /// `total=` value through).
+    pub total: u64,
+    /// Average share of stalled time over 10 s, in percent.
+    #[serde(serialize_with = "go_float")]
+    pub avg10: f64,
+    /// Over 60 s.
+    #[serde(serialize_with = "go_float")]
+    pub avg60: f64,
+    /// Over 300 s.
+    #[serde(serialize_with = "go_float")]
+    pub avg300: f64,
+}
+
+/// A float as Go's `encoding/json` writes it: integral values without a fraction (`0`, not
+/// `0.0`).
+fn go_float<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        s.serialize_i64(*v as i64)
+    } else {
+        s.serialize_f64(*v)
+    }
 }
 
 /// `SwapStats`.

@@ -565,7 +565,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         cancel.cancelled().await;
         drop(pod_config);
     });
-    let stats = stats::summary_provider(&deps, kubelet.root_dir.clone());
+    let stats = stats::summary_provider(&deps, &kubelet);
     let host: kubelet_server::Host = Arc::new(
         host::KubeletHost::new(kubelet.clone(), deps.runtime.runtime.clone()).with_stats(stats),
     );

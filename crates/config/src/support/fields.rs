@@ -418,7 +418,9 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "volumeStatsAggPeriod",
         Some("volume-stats-agg-period"),
-        ignored("measures the disk usage of every pod volume this often (stats summary, eviction)"),
+        done(&[
+            "crates/stats/src/volume_stats.rs::measured_when_first_seen_then_after_a_jittered_period_cached_volumes_once",
+        ]),
     ),
     f(
         "kubeletCgroups",
