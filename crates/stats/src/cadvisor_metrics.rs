@@ -14,12 +14,19 @@
 //! `container_ulimits_soft{ulimit="max_open_files"}` (containers: of the first process of
 //! the cgroup), `container_spec_memory_limit_bytes`, `container_start_time_seconds`,
 //! `container_last_seen`, `container_scrape_error`,
-//! `container_pressure_{cpu,memory,io}_{stalled,waiting}_seconds_total` (`KubeletPSI`), and the
-//! machine collector's `machine_memory_bytes`. Not served (no reader yet): per-CPU usage, CFS
-//! throttling and load, the remaining memory families (`failcnt`, `mapped_file`,
-//! `max_usage`, `failures`, ...), disk I/O (`container_fs_reads*`, `container_blkio_*`),
-//! filesystem usage (`container_fs_usage_bytes`, ...), network (cAdvisor reports it on the
-//! sandbox containers), and the sandbox (pause) cgroups themselves.
+//! `container_pressure_{cpu,memory,io}_{stalled,waiting}_seconds_total` (`KubeletPSI`),
+//! `DiskIOMetrics` from the blkio tables (v1 `blkio.throttle.io_service_bytes`/`io_serviced`
+//! and their `_recursive`/BFQ variants, v2 `io.stat`): `container_fs_{reads,writes}_bytes_total`,
+//! `container_fs_{reads,writes}_total` (`device` = `/dev/<disk>`, [`crate::fs::disk_names`])
+//! and `container_blkio_device_usage_total{major,minor,operation}`, the CFS families
+//! `container_cpu_cfs_{periods,throttled_periods,throttled_seconds}_total` (cgroups with a
+//! CPU quota), and the machine collector's `machine_memory_bytes`. Not served (no reader
+//! yet): per-CPU usage and load, the remaining memory families (`failcnt`, `mapped_file`,
+//! `max_usage`, `failures`, ...), the disk I/O families cAdvisor fills only from the root's
+//! `/proc/diskstats` or the CFQ/BFQ-debug tables (`container_fs_sector_*`, `_merged_`,
+//! `_seconds_`, `container_fs_io_*`), filesystem usage (`container_fs_usage_bytes`, ...),
+//! network (cAdvisor reports it on the sandbox containers), and the sandbox (pause) cgroups
+//! themselves.
 
 use crate::cgroup::{CgroupSample, MAX_MEMORY_SIZE};
 use crate::prom::Families;
@@ -252,6 +259,75 @@ mod desc {
         ULIMITS_SOFT_LABELS,
         Kind::Gauge,
     );
+    pub const DEVICE_LABELS: &[&str] = &[
+        "container",
+        "id",
+        "image",
+        "name",
+        "namespace",
+        "pod",
+        "device",
+    ];
+    pub const FS_READS_BYTES: Desc = d(
+        "container_fs_reads_bytes_total",
+        "Cumulative count of bytes read",
+        DEVICE_LABELS,
+        Kind::Counter,
+    );
+    pub const FS_READS: Desc = d(
+        "container_fs_reads_total",
+        "Cumulative count of reads completed",
+        DEVICE_LABELS,
+        Kind::Counter,
+    );
+    pub const FS_WRITES_BYTES: Desc = d(
+        "container_fs_writes_bytes_total",
+        "Cumulative count of bytes written",
+        DEVICE_LABELS,
+        Kind::Counter,
+    );
+    pub const FS_WRITES: Desc = d(
+        "container_fs_writes_total",
+        "Cumulative count of writes completed",
+        DEVICE_LABELS,
+        Kind::Counter,
+    );
+    pub const BLKIO_LABELS: &[&str] = &[
+        "container",
+        "id",
+        "image",
+        "name",
+        "namespace",
+        "pod",
+        "device",
+        "major",
+        "minor",
+        "operation",
+    ];
+    pub const BLKIO_DEVICE_USAGE: Desc = d(
+        "container_blkio_device_usage_total",
+        "Blkio Device bytes usage",
+        BLKIO_LABELS,
+        Kind::Counter,
+    );
+    pub const CFS_PERIODS: Desc = d(
+        "container_cpu_cfs_periods_total",
+        "Number of elapsed enforcement period intervals.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const CFS_THROTTLED_PERIODS: Desc = d(
+        "container_cpu_cfs_throttled_periods_total",
+        "Number of throttled period intervals.",
+        LABELS,
+        Kind::Counter,
+    );
+    pub const CFS_THROTTLED_SECONDS: Desc = d(
+        "container_cpu_cfs_throttled_seconds_total",
+        "Total time duration the container has been throttled.",
+        LABELS,
+        Kind::Counter,
+    );
     pub const MACHINE_MEMORY: Desc = d(
         "machine_memory_bytes",
         "Amount of memory installed on the machine.",
@@ -326,6 +402,44 @@ pub fn render(s: &Snapshot) -> String {
                 );
                 f.push(&desc::FDS, &l, c.processes.fds as f64, ts);
                 f.push(&desc::SOCKETS, &l, c.processes.sockets as f64, ts);
+                // `DiskIOMetrics` from the blkio tables (`ioValues`: one series per device
+                // of the table, 0 for a missing operation).
+                for (d, table, op) in [
+                    (&desc::FS_READS_BYTES, &x.io_service_bytes, "Read"),
+                    (&desc::FS_WRITES_BYTES, &x.io_service_bytes, "Write"),
+                    (&desc::FS_READS, &x.io_serviced, "Read"),
+                    (&desc::FS_WRITES, &x.io_serviced, "Write"),
+                ] {
+                    for disk in table {
+                        let mut dl = l.to_vec();
+                        dl.push(&disk.device);
+                        let v = disk.stats.get(op).copied().unwrap_or(0);
+                        f.push(d, &dl, v as f64, ts);
+                    }
+                }
+                for disk in &x.io_service_bytes {
+                    let (major, minor) = (disk.major.to_string(), disk.minor.to_string());
+                    for (op, v) in &disk.stats {
+                        let mut bl = l.to_vec();
+                        bl.extend([disk.device.as_str(), &major, &minor, op]);
+                        f.push(&desc::BLKIO_DEVICE_USAGE, &bl, *v as f64, ts);
+                    }
+                }
+                if let Some(cfs) = &x.cfs {
+                    f.push(&desc::CFS_PERIODS, &l, cfs.periods as f64, ts);
+                    f.push(
+                        &desc::CFS_THROTTLED_PERIODS,
+                        &l,
+                        cfs.throttled_periods as f64,
+                        ts,
+                    );
+                    f.push(
+                        &desc::CFS_THROTTLED_SECONDS,
+                        &l,
+                        cfs.throttled_ns as f64 / 1e9,
+                        ts,
+                    );
+                }
                 if let Some(v) = c.processes.max_open_files {
                     let mut ul = l.to_vec();
                     ul.push("max_open_files");
@@ -399,6 +513,23 @@ mod tests {
                         threads: Some(5),
                         threads_max: Some(0),
                         oom_kills: Some(1),
+                        io_service_bytes: vec![crate::cgroup::PerDiskStats {
+                            major: 8,
+                            minor: 0,
+                            device: "/dev/sda".into(),
+                            stats: [("Read".to_string(), 4096), ("Write".to_string(), 512)].into(),
+                        }],
+                        io_serviced: vec![crate::cgroup::PerDiskStats {
+                            major: 8,
+                            minor: 0,
+                            device: "/dev/sda".into(),
+                            stats: [("Read".to_string(), 3)].into(),
+                        }],
+                        cfs: Some(crate::cgroup::CfsSample {
+                            periods: 10,
+                            throttled_periods: 4,
+                            throttled_ns: 250_000_000,
+                        }),
                     }),
                     psi: Some(crate::cgroup::PsiSample {
                         cpu: crate::types::PsiStats {
@@ -441,6 +572,31 @@ mod tests {
                 "container_ulimits_soft{{{l},ulimit=\"max_open_files\"}} 1.048576e+06 1764547200000"
             ),
             format!("container_pressure_io_stalled_seconds_total{{{l}}} 0 1764547200000"),
+            format!(
+                "container_fs_reads_bytes_total{{container=\"app\",device=\"/dev/sda\",{}}} 4096 1764547200000",
+                &l[16..]
+            ),
+            format!(
+                "container_fs_writes_bytes_total{{container=\"app\",device=\"/dev/sda\",{}}} 512 1764547200000",
+                &l[16..]
+            ),
+            format!(
+                "container_fs_reads_total{{container=\"app\",device=\"/dev/sda\",{}}} 3 1764547200000",
+                &l[16..]
+            ),
+            format!(
+                "container_fs_writes_total{{container=\"app\",device=\"/dev/sda\",{}}} 0 1764547200000",
+                &l[16..]
+            ),
+            format!(
+                "container_blkio_device_usage_total{{container=\"app\",device=\"/dev/sda\",{},major=\"8\",minor=\"0\",name=\"abc\",namespace=\"default\",operation=\"Write\",pod=\"web\"}} 512 1764547200000",
+                &l[16..l.find(",name=").unwrap()]
+            ),
+            "# TYPE container_blkio_device_usage_total counter".to_string(),
+            format!("container_cpu_cfs_periods_total{{{l}}} 10 1764547200000"),
+            format!("container_cpu_cfs_throttled_periods_total{{{l}}} 4 1764547200000"),
+            format!("container_cpu_cfs_throttled_seconds_total{{{l}}} 0.25 1764547200000"),
+            "# HELP container_fs_reads_total Cumulative count of reads completed".to_string(),
             "# TYPE container_pressure_memory_waiting_seconds_total counter".to_string(),
             format!("container_spec_memory_limit_bytes{{{l}}} 0"),
             format!("container_start_time_seconds{{{l}}} 1.764547e+09"),

@@ -14,7 +14,10 @@
 //!   `memory.swap.current` / `memory.swap.max` (the root's limit: `SwapTotal`);
 //! * processes: the lines of `cgroup.procs` (cAdvisor's `ProcessCount`); for `/metrics/cadvisor` also
 //!   `pids.current`/`pids.max` (threads), user/system CPU and OOM kills;
-//! * PSI: v2 `*.pressure` (zeros on v1).
+//! * PSI: v2 `*.pressure` (zeros on v1);
+//! * for `/metrics/cadvisor`, disk I/O per device (v1 blkio BFQ/throttle tables, v2
+//!   `io.stat`, as libcontainer's `BlkioGroup.GetStats`/`statIo`) and CFS throttling
+//!   (`cpu.stat` when `cpu.cfs_quota_us`/`cpu.max` sets a quota).
 //!
 //! Each cgroup directory is opened once and its files read relative to it
 //! (`HostFs::read_files`).
@@ -84,7 +87,7 @@ pub struct CgroupSample {
 }
 
 /// The cgroup figures only `/metrics/cadvisor` reports.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CadvisorSample {
     /// User CPU time in nanoseconds (v1 `cpuacct.stat` `user` ticks, v2 `cpu.stat`
     /// `user_usec`).
@@ -97,6 +100,38 @@ pub struct CadvisorSample {
     pub threads_max: Option<u64>,
     /// OOM kills in the cgroup (v1 `memory.oom_control`, v2 `memory.events` `oom_kill`).
     pub oom_kills: Option<u64>,
+    /// Bytes per device and operation (libcontainer's `IoServiceBytesRecursive`).
+    pub io_service_bytes: Vec<PerDiskStats>,
+    /// Operations per device and operation (`IoServicedRecursive`).
+    pub io_serviced: Vec<PerDiskStats>,
+    /// CFS throttling (`cpu.stat`), when the cgroup has a CPU quota (cAdvisor reports the
+    /// `container_cpu_cfs_*` families only then: `Spec.Cpu.Quota != 0`).
+    pub cfs: Option<CfsSample>,
+}
+
+/// One device's counters of a blkio table, by operation (cAdvisor's `PerDiskStats`,
+/// `diskStatsCopy`: `Read`, `Write` and on v1 also `Sync`, `Async`, `Discard`, `Total`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PerDiskStats {
+    /// Device major number.
+    pub major: u64,
+    /// Device minor number.
+    pub minor: u64,
+    /// `/dev/<name>` (cAdvisor's `AssignDeviceNamesToDiskStats`; empty when unknown).
+    pub device: String,
+    /// Operation → value.
+    pub stats: BTreeMap<String, u64>,
+}
+
+/// CFS throttling data (libcontainer's `ThrottlingData`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CfsSample {
+    /// `nr_periods`.
+    pub periods: u64,
+    /// `nr_throttled`.
+    pub throttled_periods: u64,
+    /// Throttled time in nanoseconds (v1 `throttled_time`, v2 `throttled_usec` × 1000).
+    pub throttled_ns: u64,
 }
 
 /// Pressure stall information of a cgroup: v2 `cpu.pressure`, `memory.pressure`,
@@ -361,6 +396,12 @@ impl CgroupReader {
             ..PsiSample::default()
         });
         let cadvisor = want.cadvisor.then(|| {
+            let (io_service_bytes, io_serviced) = self.blkio_v1(cgroup);
+            let cpu = self.files(&self.dir("cpu", cgroup), &["cpu.cfs_quota_us", "cpu.stat"]);
+            let cfs = cpu
+                .get("cpu.cfs_quota_us")
+                .filter(|q| !matches!(q.trim(), "-1" | "0" | ""))
+                .map(|_| cfs_sample(cpu.get("cpu.stat").unwrap_or_default(), "throttled_time", 1));
             let ticks = |k: &str| {
                 acct.get("cpuacct.stat")
                     .and_then(|s| flat_keyed_value(s, k))
@@ -375,6 +416,9 @@ impl CgroupReader {
                 oom_kills: mem
                     .get("memory.oom_control")
                     .and_then(|s| flat_keyed_value(s, "oom_kill")),
+                io_service_bytes,
+                io_serviced,
+                cfs,
             }
         });
         CgroupSample {
@@ -410,7 +454,13 @@ impl CgroupReader {
             }
         }
         if want.cadvisor {
-            names.extend(["pids.current", "pids.max", "memory.events"]);
+            names.extend([
+                "pids.current",
+                "pids.max",
+                "memory.events",
+                "io.stat",
+                "cpu.max",
+            ]);
         }
         let f = self.files(&self.dir("", cgroup), &names);
         let cpu_stat = |k: &str| {
@@ -447,14 +497,33 @@ impl CgroupReader {
             memory: pressure("memory.pressure"),
             io: want.io.then(|| pressure("io.pressure")),
         });
-        let cadvisor = want.cadvisor.then(|| CadvisorSample {
-            cpu_user_ns: cpu_stat("user_usec"),
-            cpu_system_ns: cpu_stat("system_usec"),
-            threads: f.u64("pids.current"),
-            threads_max: f.get("pids.max").and_then(pids_max),
-            oom_kills: f
-                .get("memory.events")
-                .and_then(|s| flat_keyed_value(s, "oom_kill")),
+        let cadvisor = want.cadvisor.then(|| {
+            let (io_service_bytes, io_serviced) =
+                f.get("io.stat").map(parse_io_stat).unwrap_or_default();
+            // `cpu.max` `max <period>`: no quota.
+            let cfs = f
+                .get("cpu.max")
+                .and_then(|m| m.split_whitespace().next())
+                .filter(|q| *q != "max")
+                .map(|_| {
+                    cfs_sample(
+                        f.get("cpu.stat").unwrap_or_default(),
+                        "throttled_usec",
+                        1000,
+                    )
+                });
+            CadvisorSample {
+                cpu_user_ns: cpu_stat("user_usec"),
+                cpu_system_ns: cpu_stat("system_usec"),
+                threads: f.u64("pids.current"),
+                threads_max: f.get("pids.max").and_then(pids_max),
+                oom_kills: f
+                    .get("memory.events")
+                    .and_then(|s| flat_keyed_value(s, "oom_kill")),
+                io_service_bytes,
+                io_serviced,
+                cfs,
+            }
         });
         CgroupSample {
             cpu_usage_ns,
@@ -464,6 +533,36 @@ impl CgroupReader {
             psi,
             cadvisor,
         }
+    }
+
+    /// libcontainer's v1 `BlkioGroup.GetStats` for the tables cAdvisor's kubelet families
+    /// read: the first group whose first file has entries, of BFQ
+    /// (`blkio.bfq.io_serviced_recursive`, `..._service_bytes_recursive`), the throttle
+    /// `_recursive` files and the plain throttle files (the CFQ tables are gone with the
+    /// legacy block layer).
+    fn blkio_v1(&self, cgroup: &str) -> (Vec<PerDiskStats>, Vec<PerDiskStats>) {
+        const GROUPS: [[&str; 2]; 3] = [
+            [
+                "blkio.bfq.io_serviced_recursive",
+                "blkio.bfq.io_service_bytes_recursive",
+            ],
+            [
+                "blkio.throttle.io_serviced_recursive",
+                "blkio.throttle.io_service_bytes_recursive",
+            ],
+            [
+                "blkio.throttle.io_serviced",
+                "blkio.throttle.io_service_bytes",
+            ],
+        ];
+        let f = self.files(&self.dir("blkio", cgroup), GROUPS.as_flattened());
+        for [serviced, bytes] in GROUPS {
+            let serviced = f.get(serviced).map(parse_blkio).unwrap_or_default();
+            if !serviced.is_empty() {
+                return (f.get(bytes).map(parse_blkio).unwrap_or_default(), serviced);
+            }
+        }
+        (Vec::new(), Vec::new())
     }
 
     fn meminfo(&self) -> BTreeMap<String, u64> {
@@ -537,6 +636,91 @@ fn memory_sample(usage: u64, stat: &str, prefix: &str, limit: Option<u64>) -> Me
     }
     m.working_set = usage.saturating_sub(inactive);
     m
+}
+
+/// The entry of device `major:minor` in `disks`, added when missing.
+fn disk_entry(disks: &mut Vec<PerDiskStats>, major: u64, minor: u64) -> &mut PerDiskStats {
+    let i = match disks
+        .iter()
+        .position(|d| d.major == major && d.minor == minor)
+    {
+        Some(i) => i,
+        None => {
+            disks.push(PerDiskStats {
+                major,
+                minor,
+                ..PerDiskStats::default()
+            });
+            disks.len() - 1
+        }
+    };
+    &mut disks[i]
+}
+
+fn major_minor(s: &str) -> Option<(u64, u64)> {
+    let (major, minor) = s.split_once(':')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// A v1 blkio table (`8:0 Read 4096` lines; the `Total N` line skipped), per device as
+/// libcontainer's `diskStatsCopy`.
+pub fn parse_blkio(s: &str) -> Vec<PerDiskStats> {
+    let mut disks = Vec::new();
+    for line in s.lines() {
+        let mut it = line.split_whitespace();
+        let (Some(dev), Some(op), Some(v)) = (it.next(), it.next(), it.next()) else {
+            continue;
+        };
+        let (Some((major, minor)), Ok(v)) = (major_minor(dev), v.parse()) else {
+            continue;
+        };
+        disk_entry(&mut disks, major, minor)
+            .stats
+            .insert(op.to_string(), v);
+    }
+    disks
+}
+
+/// v2 `io.stat` (`8:0 rbytes=.. wbytes=.. rios=.. wios=.. dbytes=.. dios=..`) as
+/// libcontainer's `statIo` maps it onto the v1 tables: `rbytes`/`wbytes` → service bytes
+/// `Read`/`Write`, `rios`/`wios` → serviced `Read`/`Write`, the rest skipped.
+pub fn parse_io_stat(s: &str) -> (Vec<PerDiskStats>, Vec<PerDiskStats>) {
+    let (mut bytes, mut ios) = (Vec::new(), Vec::new());
+    for line in s.lines() {
+        let mut it = line.split_whitespace();
+        let Some((major, minor)) = it.next().and_then(major_minor) else {
+            continue;
+        };
+        for kv in it {
+            let Some((k, v)) = kv.split_once('=') else {
+                continue;
+            };
+            let (table, op) = match k {
+                "rbytes" => (&mut bytes, "Read"),
+                "wbytes" => (&mut bytes, "Write"),
+                "rios" => (&mut ios, "Read"),
+                "wios" => (&mut ios, "Write"),
+                _ => continue,
+            };
+            if let Ok(v) = v.parse() {
+                disk_entry(table, major, minor)
+                    .stats
+                    .insert(op.to_string(), v);
+            }
+        }
+    }
+    (bytes, ios)
+}
+
+/// CFS throttling from `cpu.stat`; the throttled time under `throttled_key`, in units of
+/// `ns_per_unit` nanoseconds.
+fn cfs_sample(cpu_stat: &str, throttled_key: &str, ns_per_unit: u64) -> CfsSample {
+    let v = |k: &str| flat_keyed_value(cpu_stat, k).unwrap_or(0);
+    CfsSample {
+        periods: v("nr_periods"),
+        throttled_periods: v("nr_throttled"),
+        throttled_ns: v(throttled_key).saturating_mul(ns_per_unit),
+    }
 }
 
 /// The value of `key` in `key value` lines (`cpu.stat`, `memory.events`).
@@ -801,6 +985,99 @@ mod tests {
             (x.threads, x.threads_max, x.oom_kills),
             (Some(7), Some(1024), Some(1))
         );
+    }
+
+    #[test]
+    fn disk_io_and_cfs_v1_and_v2() {
+        let v1 = v1_fs();
+        let rel = "kubepods/burstable/podabc";
+        let blkio = format!("/sys/fs/cgroup/blkio/{rel}");
+        // An empty recursive table falls through to the plain throttle files.
+        v1.add_file(
+            format!("{blkio}/blkio.throttle.io_serviced_recursive"),
+            "Total 0\n",
+        );
+        v1.add_file(
+            format!("{blkio}/blkio.throttle.io_serviced"),
+            "8:0 Read 3\n8:0 Write 5\n8:0 Sync 8\n8:0 Async 0\n8:0 Discard 0\n8:0 Total 8\nTotal 8\n",
+        );
+        v1.add_file(
+            format!("{blkio}/blkio.throttle.io_service_bytes"),
+            "8:0 Read 4096\n8:0 Write 8192\n8:0 Total 12288\n253:1 Read 1\nTotal 12289\n",
+        );
+        v1.add_file(
+            format!("/sys/fs/cgroup/cpu/{rel}/cpu.cfs_quota_us"),
+            "50000\n",
+        );
+        v1.add_file(
+            format!("/sys/fs/cgroup/cpu/{rel}/cpu.stat"),
+            "nr_periods 10\nnr_throttled 4\nthrottled_time 2500000000\n",
+        );
+        let r = CgroupReader::new(v1.clone(), CgroupVersion::V1);
+        let x = r.sample_with(&format!("/{rel}"), Want::CADVISOR);
+        let x = x.unwrap().cadvisor.unwrap();
+        assert_eq!(x.io_serviced.len(), 1);
+        assert_eq!(x.io_serviced[0].stats.get("Write"), Some(&5));
+        assert_eq!(x.io_serviced[0].stats.len(), 6);
+        assert_eq!(
+            x.io_service_bytes
+                .iter()
+                .map(|d| (d.major, d.minor, d.stats.get("Read").copied()))
+                .collect::<Vec<_>>(),
+            vec![(8, 0, Some(4096)), (253, 1, Some(1))]
+        );
+        assert_eq!(
+            x.cfs,
+            Some(CfsSample {
+                periods: 10,
+                throttled_periods: 4,
+                throttled_ns: 2_500_000_000
+            })
+        );
+        // No quota: no CFS families; no blkio files: no tables.
+        v1.add_file(format!("/sys/fs/cgroup/cpu/{rel}/cpu.cfs_quota_us"), "-1\n");
+        v1.add_file(format!("{blkio}/blkio.throttle.io_serviced"), "Total 0\n");
+        let x = r.sample_with(&format!("/{rel}"), Want::CADVISOR);
+        let x = x.unwrap().cadvisor.unwrap();
+        assert_eq!(x.cfs, None);
+        assert!(x.io_serviced.is_empty() && x.io_service_bytes.is_empty());
+
+        let fs = Arc::new(FakeHostFs::default());
+        let cg = "/sys/fs/cgroup/kubepods/podx";
+        fs.add_dir(cg);
+        fs.add_file(format!("{cg}/memory.current"), "5000");
+        fs.add_file(
+            format!("{cg}/cpu.stat"),
+            "usage_usec 30\nnr_periods 7\nnr_throttled 2\nthrottled_usec 1500\n",
+        );
+        fs.add_file(format!("{cg}/cpu.max"), "20000 100000\n");
+        fs.add_file(
+            format!("{cg}/io.stat"),
+            "8:0 rbytes=4096 wbytes=512 rios=2 wios=1 dbytes=0 dios=0\n259:0 rbytes=1 wbytes=0 rios=1 wios=0 dbytes=9 dios=9\n",
+        );
+        let r = CgroupReader::new(fs.clone(), CgroupVersion::V2);
+        let x = r.sample_with("/kubepods/podx", Want::CADVISOR);
+        let x = x.unwrap().cadvisor.unwrap();
+        assert_eq!(x.io_service_bytes.len(), 2);
+        assert_eq!(
+            x.io_service_bytes[0].stats,
+            BTreeMap::from([("Read".to_string(), 4096), ("Write".to_string(), 512)])
+        );
+        assert_eq!(
+            (x.io_serviced[1].major, x.io_serviced[1].stats.get("Read")),
+            (259, Some(&1))
+        );
+        assert_eq!(
+            x.cfs,
+            Some(CfsSample {
+                periods: 7,
+                throttled_periods: 2,
+                throttled_ns: 1_500_000
+            })
+        );
+        fs.add_file(format!("{cg}/cpu.max"), "max 100000\n");
+        let x = r.sample_with("/kubepods/podx", Want::CADVISOR);
+        assert_eq!(x.unwrap().cadvisor.unwrap().cfs, None);
     }
 
     #[test]

@@ -149,6 +149,53 @@ impl FsInfo for FakeFsInfo {
     }
 }
 
+/// Block device names by `major:minor`, as cAdvisor's `MachineInfoNamer` resolves the
+/// devices of the blkio tables (`AssignDeviceNamesToDiskStats`): the disks of the machine
+/// (`GetBlockDeviceInfo` lists `/sys/block`: no `loop*`, `ram*`, `sr*` or hidden devices;
+/// read here from `/proc/partitions`, which lists no hidden device, a partition being the
+/// entry whose `/sys/dev/block/<major>:<minor>/partition` exists) as `/dev/<name>`, then
+/// the devices of the mounted filesystems (`/proc/self/mountinfo` sources under `/dev/`).
+pub fn disk_names(host: &dyn kubelet_cm::HostFs) -> std::collections::HashMap<(u64, u64), String> {
+    let mut out = std::collections::HashMap::new();
+    let major_minor = |s: &str| -> Option<(u64, u64)> {
+        let (a, b) = s.trim().split_once(':')?;
+        Some((a.parse().ok()?, b.parse().ok()?))
+    };
+    let partitions = host
+        .read_to_string(Path::new("/proc/partitions"))
+        .unwrap_or_default();
+    for line in partitions.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [major, minor, _blocks, name] = f.as_slice() else {
+            continue;
+        };
+        let (Ok(major), Ok(minor)) = (major.parse::<u64>(), minor.parse::<u64>()) else {
+            continue;
+        };
+        let partition = format!("/sys/dev/block/{major}:{minor}/partition");
+        if ["loop", "ram", "sr"].iter().any(|p| name.starts_with(p))
+            || host.exists(Path::new(&partition))
+        {
+            continue;
+        }
+        out.insert((major, minor), format!("/dev/{name}"));
+    }
+    if let Ok(mounts) = host.read_to_string(Path::new("/proc/self/mountinfo")) {
+        for line in mounts.lines() {
+            let mut fields = line.split_whitespace();
+            let Some(mm) = fields.nth(2).and_then(major_minor) else {
+                continue;
+            };
+            // `... - <fstype> <source> <options>`.
+            let mut rest = fields.skip_while(|f| *f != "-").skip(2);
+            if let Some(source) = rest.next().filter(|s| s.starts_with("/dev/")) {
+                out.entry(mm).or_insert_with(|| source.to_string());
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -169,5 +216,29 @@ mod tests {
         assert!(fds.iter().any(|t| t.ends_with("/a")), "{fds:?}");
         drop(f);
         assert!(c.capacity >= c.available && c.capacity > 0, "{c:?}");
+    }
+
+    #[test]
+    fn disk_names_from_proc_partitions_then_mounts() {
+        let fs = kubelet_cm::FakeHostFs::default();
+        fs.add_file(
+            "/proc/partitions",
+            "major minor  #blocks  name\n\n   7        0      1024 loop0\n   8        0  10485760 sda\n   8        1  10484736 sda1\n   8        2      1024 sda2\n",
+        );
+        fs.add_file("/sys/dev/block/8:1/partition", "1\n");
+        fs.add_file("/sys/dev/block/8:2/partition", "2\n");
+        fs.add_file(
+            "/proc/self/mountinfo",
+            "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n23 22 0:21 / /proc rw - proc proc rw\n",
+        );
+        let n = disk_names(&fs);
+        assert_eq!(n.get(&(8, 0)).map(String::as_str), Some("/dev/sda"));
+        assert_eq!(n.get(&(8, 1)).map(String::as_str), Some("/dev/sda1"));
+        assert!(!n.contains_key(&(7, 0)), "loop devices are no disks");
+        assert!(
+            !n.contains_key(&(8, 2)),
+            "an unmounted partition has no name"
+        );
+        assert!(!n.contains_key(&(0, 21)));
     }
 }

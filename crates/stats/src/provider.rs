@@ -484,7 +484,34 @@ impl HostReaders {
                 });
             }
         }
+        self.name_disks(&mut snap);
         snap
+    }
+
+    /// `AssignDeviceNamesToDiskStats`: the devices of the blkio tables named (the block
+    /// devices listed only when some cgroup did I/O).
+    fn name_disks(&self, snap: &mut crate::cadvisor_metrics::Snapshot) {
+        fn tables(
+            c: &mut crate::cadvisor_metrics::CgroupEntry,
+        ) -> impl Iterator<Item = &mut crate::cgroup::PerDiskStats> {
+            c.sample
+                .cadvisor
+                .as_mut()
+                .map(|x| {
+                    x.io_service_bytes
+                        .iter_mut()
+                        .chain(x.io_serviced.iter_mut())
+                })
+                .into_iter()
+                .flatten()
+        }
+        if snap.cgroups.iter_mut().all(|c| tables(c).next().is_none()) {
+            return;
+        }
+        let names = crate::fs::disk_names(self.host.as_ref());
+        for d in snap.cgroups.iter_mut().flat_map(tables) {
+            d.device = names.get(&(d.major, d.minor)).cloned().unwrap_or_default();
+        }
     }
 
     /// `processStatsFromProcs`: the descriptors of the cgroup's processes and, for a
