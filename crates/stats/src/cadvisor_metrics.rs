@@ -2,8 +2,10 @@
 //! (`cadvisor/metrics/prometheus.go`, v0.53.0, as the kubelet registers it in
 //! `server.go` with `containerPrometheusLabelsFunc`: labels `container`, `id`, `image`,
 //! `name`, `namespace`, `pod`), for the cgroups the kubelet reads on demand: the root
-//! (`id="/"`), every pod cgroup (`pod`/`namespace` from the sandbox) and every running
-//! container (`name` = the container ID, as cAdvisor's first alias for containerd).
+//! (`id="/"`), every pod cgroup (`pod`/`namespace` from the sandbox), every pod's sandbox
+//! (pause) container (`name` = the sandbox ID, `container` empty, `image` the runtime's
+//! sandbox image) and every running container (`name` = the container ID, as cAdvisor's
+//! first alias for containerd).
 //!
 //! Families: `container_cpu_usage_seconds_total{cpu="total"}`,
 //! `container_cpu_{user,system}_seconds_total`, `container_memory_usage_bytes`,
@@ -20,13 +22,17 @@
 //! `container_fs_{reads,writes}_total` (`device` = `/dev/<disk>`, [`crate::fs::disk_names`])
 //! and `container_blkio_device_usage_total{major,minor,operation}`, the CFS families
 //! `container_cpu_cfs_{periods,throttled_periods,throttled_seconds}_total` (cgroups with a
-//! CPU quota), and the machine collector's `machine_memory_bytes`. Not served (no reader
-//! yet): per-CPU usage and load, the remaining memory families (`failcnt`, `mapped_file`,
-//! `max_usage`, `failures`, ...), the disk I/O families cAdvisor fills only from the root's
-//! `/proc/diskstats` or the CFQ/BFQ-debug tables (`container_fs_sector_*`, `_merged_`,
-//! `_seconds_`, `container_fs_io_*`), filesystem usage (`container_fs_usage_bytes`, ...),
-//! network (cAdvisor reports it on the sandbox containers), and the sandbox (pause) cgroups
-//! themselves.
+//! CPU quota), `NetworkUsageMetrics`
+//! `container_network_{receive,transmit}_{bytes,packets,packets_dropped,errors}_total`
+//! per `interface` (on the root from `/proc/1/net/dev` and on the sandbox containers from
+//! their netns, as cAdvisor: its containerd handler drops the network families of the
+//! other containers, which share the sandbox's netns), and the machine collector's
+//! `machine_memory_bytes`. Not served (no reader yet): per-CPU usage and load, the
+//! remaining memory families (`failcnt`, `mapped_file`, `max_usage`, `failures`, ...), the
+//! disk I/O families cAdvisor fills only from the root's `/proc/diskstats` or the
+//! CFQ/BFQ-debug tables (`container_fs_sector_*`, `_merged_`, `_seconds_`,
+//! `container_fs_io_*`), and filesystem usage (`container_fs_usage_bytes`, ...: the root's
+//! filesystems only, as cAdvisor's containerd handler reports none for containers).
 
 use crate::cgroup::{CgroupSample, MAX_MEMORY_SIZE};
 use crate::prom::Families;
@@ -66,6 +72,10 @@ pub struct CgroupEntry {
     pub sample: CgroupSample,
     /// Descriptors and limits of the cgroup's processes.
     pub processes: ProcessDetail,
+    /// Network interfaces (`NetworkUsageMetrics`): the root's (`/proc/1/net/dev`) and a
+    /// sandbox's (its netns); empty for pod and application containers, as cAdvisor's
+    /// `RemoveNetMetrics` leaves them.
+    pub network: Vec<crate::network::NetDevCounters>,
 }
 
 /// cAdvisor's `processStatsFromProcs` beyond the count: over the processes of the cgroup.
@@ -328,6 +338,63 @@ mod desc {
         LABELS,
         Kind::Counter,
     );
+    pub const INTERFACE_LABELS: &[&str] = &[
+        "container",
+        "id",
+        "image",
+        "name",
+        "namespace",
+        "pod",
+        "interface",
+    ];
+    pub const NET_RX_BYTES: Desc = d(
+        "container_network_receive_bytes_total",
+        "Cumulative count of bytes received",
+        INTERFACE_LABELS,
+        Kind::Counter,
+    );
+    pub const NET_RX_PACKETS: Desc = d(
+        "container_network_receive_packets_total",
+        "Cumulative count of packets received",
+        INTERFACE_LABELS,
+        Kind::Counter,
+    );
+    pub const NET_RX_DROPPED: Desc = d(
+        "container_network_receive_packets_dropped_total",
+        "Cumulative count of packets dropped while receiving",
+        INTERFACE_LABELS,
+        Kind::Counter,
+    );
+    pub const NET_RX_ERRORS: Desc = d(
+        "container_network_receive_errors_total",
+        "Cumulative count of errors encountered while receiving",
+        INTERFACE_LABELS,
+        Kind::Counter,
+    );
+    pub const NET_TX_BYTES: Desc = d(
+        "container_network_transmit_bytes_total",
+        "Cumulative count of bytes transmitted",
+        INTERFACE_LABELS,
+        Kind::Counter,
+    );
+    pub const NET_TX_PACKETS: Desc = d(
+        "container_network_transmit_packets_total",
+        "Cumulative count of packets transmitted",
+        INTERFACE_LABELS,
+        Kind::Counter,
+    );
+    pub const NET_TX_DROPPED: Desc = d(
+        "container_network_transmit_packets_dropped_total",
+        "Cumulative count of packets dropped while transmitting",
+        INTERFACE_LABELS,
+        Kind::Counter,
+    );
+    pub const NET_TX_ERRORS: Desc = d(
+        "container_network_transmit_errors_total",
+        "Cumulative count of errors encountered while transmitting",
+        INTERFACE_LABELS,
+        Kind::Counter,
+    );
     pub const MACHINE_MEMORY: Desc = d(
         "machine_memory_bytes",
         "Amount of memory installed on the machine.",
@@ -449,6 +516,22 @@ pub fn render(s: &Snapshot) -> String {
             if let Some(p) = c.sample.processes {
                 f.push(&desc::PROCESSES, &l, p as f64, ts);
             }
+            for i in &c.network {
+                let mut il = l.to_vec();
+                il.push(&i.name);
+                for (d, v) in [
+                    (&desc::NET_RX_BYTES, i.rx_bytes),
+                    (&desc::NET_RX_PACKETS, i.rx_packets),
+                    (&desc::NET_RX_DROPPED, i.rx_dropped),
+                    (&desc::NET_RX_ERRORS, i.rx_errors),
+                    (&desc::NET_TX_BYTES, i.tx_bytes),
+                    (&desc::NET_TX_PACKETS, i.tx_packets),
+                    (&desc::NET_TX_DROPPED, i.tx_dropped),
+                    (&desc::NET_TX_ERRORS, i.tx_errors),
+                ] {
+                    f.push(d, &il, v as f64, ts);
+                }
+            }
             // `PressureMetrics` (`KubeletPSI`): the kernel's microseconds in seconds
             // (`asMicrosecondsToSeconds`); IO zero without an io controller, as cAdvisor's
             // zero-valued `DiskIo`.
@@ -548,6 +631,13 @@ mod tests {
                     sockets: 2,
                     max_open_files: Some(1_048_576),
                 },
+                network: vec![crate::network::NetDevCounters {
+                    name: "eth0".into(),
+                    rx_bytes: 5000,
+                    rx_dropped: 1,
+                    tx_packets: 50,
+                    ..Default::default()
+                }],
             }],
             ..Default::default()
         };
@@ -593,6 +683,22 @@ mod tests {
                 &l[16..l.find(",name=").unwrap()]
             ),
             "# TYPE container_blkio_device_usage_total counter".to_string(),
+            format!(
+                "container_network_receive_bytes_total{{{},interface=\"eth0\",{}}} 5000 1764547200000",
+                &l[..l.find(",name=").unwrap()],
+                &l[l.find("name=").unwrap()..]
+            ),
+            format!(
+                "container_network_receive_packets_dropped_total{{{},interface=\"eth0\",{}}} 1 1764547200000",
+                &l[..l.find(",name=").unwrap()],
+                &l[l.find("name=").unwrap()..]
+            ),
+            format!(
+                "container_network_transmit_packets_total{{{},interface=\"eth0\",{}}} 50 1764547200000",
+                &l[..l.find(",name=").unwrap()],
+                &l[l.find("name=").unwrap()..]
+            ),
+            "# HELP container_network_transmit_errors_total Cumulative count of errors encountered while transmitting".to_string(),
             format!("container_cpu_cfs_periods_total{{{l}}} 10 1764547200000"),
             format!("container_cpu_cfs_throttled_periods_total{{{l}}} 4 1764547200000"),
             format!("container_cpu_cfs_throttled_seconds_total{{{l}}} 0.25 1764547200000"),

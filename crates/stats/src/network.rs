@@ -14,8 +14,32 @@ fn ignored(name: &str) -> bool {
         .any(|p| name.starts_with(p))
 }
 
-/// Parses `net/dev` into interface counters, skipping the ignored devices.
-pub fn parse_net_dev(s: &str) -> Vec<InterfaceStats> {
+/// One interface's counters of `net/dev` (cAdvisor's `InterfaceStats`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetDevCounters {
+    /// Interface name.
+    pub name: String,
+    /// Received bytes.
+    pub rx_bytes: u64,
+    /// Received packets.
+    pub rx_packets: u64,
+    /// Receive errors.
+    pub rx_errors: u64,
+    /// Dropped received packets.
+    pub rx_dropped: u64,
+    /// Sent bytes.
+    pub tx_bytes: u64,
+    /// Sent packets.
+    pub tx_packets: u64,
+    /// Send errors.
+    pub tx_errors: u64,
+    /// Dropped sent packets.
+    pub tx_dropped: u64,
+}
+
+/// Parses `net/dev` into every counter cAdvisor keeps (`scanInterfaceStats`), skipping the
+/// ignored devices and lines with fewer than the 16 columns.
+pub fn parse_net_dev_counters(s: &str) -> Vec<NetDevCounters> {
     s.lines()
         .skip(2)
         .filter_map(|l| {
@@ -26,15 +50,51 @@ pub fn parse_net_dev(s: &str) -> Vec<InterfaceStats> {
             }
             let f: Vec<u64> = rest
                 .split_whitespace()
-                .filter_map(|v| v.parse().ok())
-                .collect();
-            Some(InterfaceStats {
+                .map(|v| v.parse().ok())
+                .collect::<Option<_>>()?;
+            let [
+                rx_bytes,
+                rx_packets,
+                rx_errors,
+                rx_dropped,
+                _,
+                _,
+                _,
+                _,
+                tx_bytes,
+                tx_packets,
+                tx_errors,
+                tx_dropped,
+                ..,
+            ] = f[..]
+            else {
+                return None;
+            };
+            Some(NetDevCounters {
                 name: name.to_string(),
-                rx_bytes: f.first().copied(),
-                rx_errors: f.get(2).copied(),
-                tx_bytes: f.get(8).copied(),
-                tx_errors: f.get(10).copied(),
+                rx_bytes,
+                rx_packets,
+                rx_errors,
+                rx_dropped,
+                tx_bytes,
+                tx_packets,
+                tx_errors,
+                tx_dropped,
             })
+        })
+        .collect()
+}
+
+/// Parses `net/dev` into the summary's interface counters, skipping the ignored devices.
+pub fn parse_net_dev(s: &str) -> Vec<InterfaceStats> {
+    parse_net_dev_counters(s)
+        .into_iter()
+        .map(|c| InterfaceStats {
+            name: c.name,
+            rx_bytes: Some(c.rx_bytes),
+            rx_errors: Some(c.rx_errors),
+            tx_bytes: Some(c.tx_bytes),
+            tx_errors: Some(c.tx_errors),
         })
         .collect()
 }
@@ -78,5 +138,20 @@ mod tests {
             (Some(5000), Some(2), Some(7000), Some(3))
         );
         assert!(network_stats(Time::default(), Vec::new()).is_none());
+        let c = parse_net_dev_counters(s);
+        assert_eq!(
+            c,
+            vec![NetDevCounters {
+                name: "eth0".into(),
+                rx_bytes: 5000,
+                rx_packets: 40,
+                rx_errors: 2,
+                rx_dropped: 0,
+                tx_bytes: 7000,
+                tx_packets: 50,
+                tx_errors: 3,
+                tx_dropped: 0,
+            }]
+        );
     }
 }

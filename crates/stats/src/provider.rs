@@ -131,6 +131,9 @@ pub struct SummaryProvider {
     runtime: Arc<dyn RuntimeService>,
     images: Arc<dyn ImageService>,
     host: Arc<HostReaders>,
+    /// The runtime's sandbox (pause) image, asked once (`image` of the sandbox entries of
+    /// `/metrics/cadvisor`).
+    sandbox_image: tokio::sync::OnceCell<String>,
 }
 
 /// The host side of the provider, shared with the blocking task of each request.
@@ -255,6 +258,7 @@ impl SummaryProvider {
                 cpu: CpuUsageCache::default(),
                 kubelet_creation,
             }),
+            sandbox_image: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -285,10 +289,10 @@ impl SummaryProvider {
 
     /// What `/metrics/cadvisor` reports: the root, pod and running container cgroups.
     pub async fn cadvisor_snapshot(&self) -> crate::cadvisor_metrics::Snapshot {
-        let view = self.runtime_view().await;
+        let (view, sandbox_image) = tokio::join!(self.runtime_view(), self.sandbox_image());
         let r = self.host.clone();
         let time = r.now();
-        blocking(move || r.cadvisor_snapshot(view))
+        blocking(move || r.cadvisor_snapshot(view, &sandbox_image))
             .await
             .unwrap_or_else(|e| {
                 tracing::warn!(err = %e, "Couldn't get containers");
@@ -298,6 +302,26 @@ impl SummaryProvider {
                     ..Default::default()
                 }
             })
+    }
+
+    /// The image of the runtime's sandboxes, which cAdvisor reads from containerd's container
+    /// metadata: from the runtime's verbose status (containerd's `config` `sandboxImage`, or
+    /// `pinned_images` `sandbox`), asked until the runtime answers; empty when it says none.
+    async fn sandbox_image(&self) -> String {
+        let image = self
+            .sandbox_image
+            .get_or_try_init(|| async {
+                let status = self.runtime.status(true).await?;
+                Ok::<_, kubelet_cri::CriError>(
+                    status
+                        .info
+                        .values()
+                        .find_map(|v| sandbox_image_of(v))
+                        .unwrap_or_default(),
+                )
+            })
+            .await;
+        image.cloned().unwrap_or_default()
     }
 
     /// `getPodAndContainerMaps` + `ListContainerStats` (the three calls at once).
@@ -425,6 +449,7 @@ impl HostReaders {
     fn cadvisor_snapshot(
         &self,
         view: Result<RuntimeView, StatsError>,
+        sandbox_image: &str,
     ) -> crate::cadvisor_metrics::Snapshot {
         use crate::cadvisor_metrics::{CgroupEntry, Snapshot};
         let mut sc = self.scrape(Want::CADVISOR);
@@ -448,20 +473,48 @@ impl HostReaders {
                 start: self.boot_time,
                 sample,
                 processes: self.process_detail("/", false),
+                // The raw root handler's pid is 1.
+                network: self.net_dev(1),
                 ..CgroupEntry::default()
             });
         }
         for sandbox in view.sandboxes.values() {
             let pod = pod_ref(sandbox);
-            if let Some(pc) = sc.pods.get(&pod.uid)
-                && let Ok(sample) = self.cgroups.sample_with(&pc.path, sc.want)
-            {
+            let Some(pc) = sc.pods.get(&pod.uid) else {
+                continue;
+            };
+            let start = Time::from_nanos(sandbox.created_at);
+            if let Ok(sample) = self.cgroups.sample_with(&pc.path, sc.want) {
                 snap.cgroups.push(CgroupEntry {
                     processes: self.process_detail(&pc.path, false),
                     id: pc.path.clone(),
-                    pod,
-                    start: Time::from_nanos(sandbox.created_at),
+                    pod: pod.clone(),
+                    start,
                     sample,
+                    ..CgroupEntry::default()
+                });
+            }
+            // The sandbox (pause) container, the only one of the pod cAdvisor reports the
+            // network of (`RemoveNetMetrics`: its task's netns); `container` is empty, as
+            // the sandbox has no container-name label.
+            if let Some(cg) = pc.child(&sandbox.id)
+                && let Ok(sample) = self.cgroups.sample_with(&cg, sc.want)
+            {
+                let network = self
+                    .cgroups
+                    .procs(&cg)
+                    .first()
+                    .map(|pid| self.net_dev(*pid))
+                    .unwrap_or_default();
+                snap.cgroups.push(CgroupEntry {
+                    processes: self.process_detail(&cg, true),
+                    id: cg,
+                    name: sandbox.id.clone(),
+                    image: sandbox_image.to_string(),
+                    pod,
+                    start,
+                    sample,
+                    network,
                     ..CgroupEntry::default()
                 });
             }
@@ -481,11 +534,20 @@ impl HostReaders {
                     pod: info.pod,
                     start: info.stats.start_time,
                     sample,
+                    network: Vec::new(),
                 });
             }
         }
         self.name_disks(&mut snap);
         snap
+    }
+
+    /// The interfaces of `/proc/<pid>/net/dev` (`networkStatsFromProc`).
+    fn net_dev(&self, pid: u32) -> Vec<crate::network::NetDevCounters> {
+        self.host
+            .read_to_string(Path::new(&format!("/proc/{pid}/net/dev")))
+            .map(|s| crate::network::parse_net_dev_counters(&s))
+            .unwrap_or_default()
     }
 
     /// `AssignDeviceNamesToDiskStats`: the devices of the blkio tables named (the block
@@ -606,6 +668,26 @@ fn max_open_files(limits: &str) -> Option<i64> {
         "unlimited" => Some(-1),
         v => v.parse().ok(),
     }
+}
+
+/// The sandbox image in one value of the runtime's verbose status: a JSON object with
+/// `sandboxImage` (containerd 1.x) or `pinned_images.sandbox` (2.x), at any depth.
+fn sandbox_image_of(info: &str) -> Option<String> {
+    fn find(v: &serde_json::Value) -> Option<String> {
+        let o = v.as_object()?;
+        if let Some(i) = o.get("sandboxImage").and_then(|i| i.as_str()) {
+            return Some(i.to_string());
+        }
+        if let Some(i) = o
+            .get("pinned_images")
+            .and_then(|p| p.get("sandbox"))
+            .and_then(|i| i.as_str())
+        {
+            return Some(i.to_string());
+        }
+        o.values().find_map(find)
+    }
+    find(&serde_json::from_str(info).ok()?)
 }
 
 fn container_and_sandbox<'v>(

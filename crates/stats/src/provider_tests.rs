@@ -388,7 +388,71 @@ async fn cadvisor_snapshot_has_root_pod_and_container_cgroups() {
     assert_eq!(app.processes.fds, 3, "pid 100's descriptors");
     assert_eq!(app.processes.sockets, 1);
     assert_eq!(app.processes.max_open_files, Some(1024));
+    assert!(
+        app.network.is_empty(),
+        "RemoveNetMetrics: no network but the sandbox's"
+    );
     let _ = POD2_CG;
+}
+
+#[tokio::test]
+async fn cadvisor_network_on_the_root_and_the_sandbox_container() {
+    let e = env().await;
+    e.host.add_file(
+        "/proc/1/net/dev",
+        "h1\nh2\n  eth0: 1000 9 1 2 0 0 0 0 2000 8 3 4 0 0 0 0\n    lo: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0\n",
+    );
+    let snap = e.provider.cadvisor_snapshot().await;
+    let root = snap.cgroups.iter().find(|c| c.id == "/").unwrap();
+    assert_eq!(root.network.len(), 1, "lo is ignored");
+    assert_eq!(
+        (root.network[0].rx_packets, root.network[0].tx_dropped),
+        (9, 4)
+    );
+    let pod = snap
+        .cgroups
+        .iter()
+        .find(|c| c.id == "/kubepods/burstable/poduid-1")
+        .unwrap();
+    assert!(pod.network.is_empty());
+    let sandbox = snap
+        .cgroups
+        .iter()
+        .find(|c| c.id.starts_with("/kubepods/burstable/poduid-1/") && c.container.is_empty())
+        .unwrap();
+    assert_eq!(
+        sandbox.id,
+        format!("/kubepods/burstable/poduid-1/{}", sandbox.name)
+    );
+    assert_eq!(sandbox.pod.name, "web");
+    assert_eq!(sandbox.network.len(), 1);
+    assert_eq!(
+        (
+            sandbox.network[0].name.as_str(),
+            sandbox.network[0].rx_bytes
+        ),
+        ("eth0", 10)
+    );
+    let text = crate::cadvisor_metrics::render(&snap);
+    let want = format!(
+        "container_network_transmit_bytes_total{{container=\"\",id=\"{}\",image=\"\",interface=\"eth0\",name=\"{}\",namespace=\"default\",pod=\"web\"}} 20 10000",
+        sandbox.id, sandbox.name
+    );
+    assert!(text.lines().any(|l| l == want), "{want}\n{text}");
+}
+
+#[test]
+fn sandbox_image_from_the_runtime_status() {
+    let v1 = r#"{"containerd":{},"sandboxImage":"registry.k8s.io/pause:3.10"}"#;
+    let v2 = r#"{"imageConfig":{"pinned_images":{"sandbox":"registry.k8s.io/pause:3.10"}}}"#;
+    for info in [v1, v2] {
+        assert_eq!(
+            super::sandbox_image_of(info).as_deref(),
+            Some("registry.k8s.io/pause:3.10")
+        );
+    }
+    assert_eq!(super::sandbox_image_of("{\"other\":1}"), None);
+    assert_eq!(super::sandbox_image_of("not json"), None);
 }
 
 fn tonic_code() -> tonic::Code {

@@ -81,7 +81,7 @@ pub fn summary_provider(deps: &KubeletDeps<'_>, kubelet: &Arc<Kubelet>) -> Arc<S
     let root_dir = kubelet.root_dir.clone();
     let s = deps.server;
     tracing::warn!(
-        "/metrics/cadvisor serves no filesystem usage, network or per-CPU families, no sector/merge/time disk I/O families and no sandbox (pause) containers (upstream's cAdvisor does)"
+        "/metrics/cadvisor serves no filesystem usage or per-CPU families and no sector/merge/time disk I/O families (upstream's cAdvisor does)"
     );
     let c = &s.config;
     let pods_cgroup = c
