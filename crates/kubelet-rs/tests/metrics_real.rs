@@ -162,12 +162,27 @@ async fn every_metrics_endpoint_parses_and_reports_the_node() {
         "container_sockets",
         "container_pressure_cpu_waiting_seconds_total",
         "container_pressure_io_stalled_seconds_total",
+        // `NetworkUsageMetrics`: the root's interfaces (`/proc/1/net/dev`).
+        "container_network_receive_bytes_total",
+        "container_network_receive_packets_total",
+        "container_network_receive_packets_dropped_total",
+        "container_network_receive_errors_total",
+        "container_network_transmit_bytes_total",
+        "container_network_transmit_packets_total",
+        "container_network_transmit_packets_dropped_total",
+        "container_network_transmit_errors_total",
         "machine_memory_bytes",
     ] {
         // Panics when the family is missing.
         family(&c, name, cadvisor_text);
     }
     assert!(total(family(&c, "container_processes", cadvisor_text)) >= 1.0);
+    assert!(
+        cadvisor_text.lines().any(|l| l
+            .starts_with("container_network_receive_bytes_total{container=\"\",id=\"/\"")
+            && l.contains("interface=\"")),
+        "the root's interfaces:\n{cadvisor_text}"
+    );
 
     let probes_text = &scrapes[&("/metrics/probes", "readonly")];
     let p = parse(probes_text).unwrap();

@@ -233,6 +233,34 @@ async fn summary_and_resource_metrics_of_a_running_pod() {
     assert_eq!(main("container_oom_events_total"), 0.0);
     assert!(main("container_ulimits_soft") != 0.0);
     assert!(main("container_pressure_cpu_waiting_seconds_total") >= 0.0);
+    // The network families only on the sandbox (pause) container, as cAdvisor's
+    // `RemoveNetMetrics`: `container=""`, `name` = the sandbox ID, the runtime's pause image.
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("container_network_receive_bytes_total{container=\"main\"")),
+        "{text}"
+    );
+    let sandbox_net = text
+        .lines()
+        .find(|l| {
+            l.starts_with("container_network_receive_bytes_total{container=\"\"")
+                && l.contains(&format!("pod=\"{pod_name}\""))
+        })
+        .unwrap_or_else(|| panic!("no sandbox network series in\n{text}"));
+    assert!(
+        sandbox_net.contains("image=\"registry.k8s.io/pause"),
+        "{sandbox_net}"
+    );
+    assert!(sandbox_net.contains("interface=\""), "{sandbox_net}");
+    assert!(
+        text.lines().any(
+            |l| l.starts_with("container_memory_working_set_bytes{container=\"\"")
+                && l.contains(&format!("pod=\"{pod_name}\""))
+                && l.contains("image=\"registry.k8s.io/pause")
+        ),
+        "the sandbox's cgroup series:\n{text}"
+    );
 
     node.cleanup().await;
     remove_cgroup_root();
