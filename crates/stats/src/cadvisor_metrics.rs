@@ -92,16 +92,14 @@ pub struct ProcessDetail {
 
 mod desc {
     use crate::prom::{Desc, Kind, Stability};
-    pub const LABELS: &[&str] = &["container", "id", "image", "name", "namespace", "pod"];
-    pub const CPU_LABELS: &[&str] = &[
-        "container",
-        "id",
-        "image",
-        "name",
-        "namespace",
-        "pod",
-        "cpu",
-    ];
+    /// `containerPrometheusLabelsFunc`'s labels, then a family's own.
+    macro_rules! labels {
+        ($($extra:literal),*) => {
+            &["container", "id", "image", "name", "namespace", "pod", $($extra),*]
+        };
+    }
+    pub const LABELS: &[&str] = labels!();
+    pub const CPU_LABELS: &[&str] = labels!("cpu");
     const fn d(
         name: &'static str,
         help: &'static str,
@@ -254,30 +252,14 @@ mod desc {
         LABELS,
         Kind::Gauge,
     );
-    pub const ULIMITS_SOFT_LABELS: &[&str] = &[
-        "container",
-        "id",
-        "image",
-        "name",
-        "namespace",
-        "pod",
-        "ulimit",
-    ];
+    pub const ULIMITS_SOFT_LABELS: &[&str] = labels!("ulimit");
     pub const ULIMITS_SOFT: Desc = d(
         "container_ulimits_soft",
         "Soft ulimit values for the container root process. Unlimited if -1, except priority and nice",
         ULIMITS_SOFT_LABELS,
         Kind::Gauge,
     );
-    pub const DEVICE_LABELS: &[&str] = &[
-        "container",
-        "id",
-        "image",
-        "name",
-        "namespace",
-        "pod",
-        "device",
-    ];
+    pub const DEVICE_LABELS: &[&str] = labels!("device");
     pub const FS_READS_BYTES: Desc = d(
         "container_fs_reads_bytes_total",
         "Cumulative count of bytes read",
@@ -302,18 +284,7 @@ mod desc {
         DEVICE_LABELS,
         Kind::Counter,
     );
-    pub const BLKIO_LABELS: &[&str] = &[
-        "container",
-        "id",
-        "image",
-        "name",
-        "namespace",
-        "pod",
-        "device",
-        "major",
-        "minor",
-        "operation",
-    ];
+    pub const BLKIO_LABELS: &[&str] = labels!("device", "major", "minor", "operation");
     pub const BLKIO_DEVICE_USAGE: Desc = d(
         "container_blkio_device_usage_total",
         "Blkio Device bytes usage",
@@ -338,15 +309,7 @@ mod desc {
         LABELS,
         Kind::Counter,
     );
-    pub const INTERFACE_LABELS: &[&str] = &[
-        "container",
-        "id",
-        "image",
-        "name",
-        "namespace",
-        "pod",
-        "interface",
-    ];
+    pub const INTERFACE_LABELS: &[&str] = labels!("interface");
     pub const NET_RX_BYTES: Desc = d(
         "container_network_receive_bytes_total",
         "Cumulative count of bytes received",
