@@ -198,9 +198,8 @@ pub fn bench_pod(name: &str, node: &str) -> Pod {
         "spec": {
             "nodeName": node,
             "terminationGracePeriodSeconds": 1,
-            // No service account token volume on either kubelet (both build projected
-            // volumes): the benchmark keeps the figures of earlier runs comparable, and
-            // measures the pod lifecycle rather than TokenRequest round trips.
+            // kubelet-rs has no projected volumes yet (issue #9): no service account token
+            // volume on either kubelet, so both run the same pod.
             "automountServiceAccountToken": false,
             "containers": [{
                 "name": "c",
