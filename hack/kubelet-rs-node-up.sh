@@ -7,7 +7,7 @@
 #   hack/kubelet-rs-node-up.sh [--no-smoke]
 #
 #   --no-smoke   only start kubelet-rs and wait for the node to be Ready.
-# kubelet-rs is built by hack/build-release.sh (release with the PGO profile; into $CARGO_TARGET_DIR or
+# kubelet-rs is built with `cargo build --release -p kubelet-rs` (into $CARGO_TARGET_DIR or
 # target/) unless KRS_KUBELET_RS_BIN names a binary to run.
 # Environment: KRS_RS_NODE (default krs-kubelet-rs), KRS_RS_NODE_IP (198.18.255.3, added to
 # lo), KRS_RS_KUBELET_PORT (10250), KRS_NODE_MAX_PODS, KRS_NODE_TAINTS, KRS_NODE_POD_SUBNET, plus

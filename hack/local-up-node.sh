@@ -56,8 +56,10 @@ ENDPOINT="$("$REPO/hack/runtime-up.sh" | sed -n 's/^CONTAINER_RUNTIME_ENDPOINT=/
 [ -n "$ENDPOINT" ] || die "hack/runtime-up.sh printed no endpoint"
 
 [ -n "${CARGO_TARGET_DIR:-}" ] || unset CARGO_TARGET_DIR
-log "building kubelet-rs (hack/build-release.sh: cargo build --release with the PGO profile)"
-BIN="$("$REPO/hack/build-release.sh" | tail -n1)"
+log "building kubelet-rs (cargo build --release)"
+(cd "$REPO" && cargo build --release -q -p kubelet-rs)
+BIN="$REPO/target/release/kubelet-rs"
+[ -n "${CARGO_TARGET_DIR:-}" ] && BIN="$CARGO_TARGET_DIR/release/kubelet-rs"
 
 if pid="$(running_pid)"; then
   log "kubelet-rs already running (pid $pid); restarting it"

@@ -199,7 +199,7 @@ pub fn bench_pod(name: &str, node: &str) -> Pod {
             "nodeName": node,
             "terminationGracePeriodSeconds": 1,
             // No service account token volume on either kubelet (both build projected
-            // volumes): the benchmark keeps the figures of earlier runs comparable, and
+            // volumes): the figures stay comparable with earlier runs, and the benchmark
             // measures the pod lifecycle rather than TokenRequest round trips.
             "automountServiceAccountToken": false,
             "containers": [{

@@ -208,8 +208,8 @@ krs_node_runtime_up() {
 }
 
 # krs_node_kubelet_bin KUBELET: the binary of `upstream` or `kubelet-rs`. kubelet-rs is
-# KRS_KUBELET_RS_BIN if set, else built here (hack/build-release.sh: cargo build --release
-# -p kubelet-rs with the PGO profile, into $CARGO_TARGET_DIR or target/, then pgo/).
+# KRS_KUBELET_RS_BIN if set, else built here (cargo build --release -p kubelet-rs, into
+# $CARGO_TARGET_DIR or target/).
 krs_node_kubelet_bin() {
   case $1 in
     upstream) echo "$KRS_CLUSTER_BIN/kubelet" ;;
@@ -219,8 +219,9 @@ krs_node_kubelet_bin() {
         echo "$KRS_KUBELET_RS_BIN"
         return
       fi
-      krs_log "building kubelet-rs (hack/build-release.sh)"
-      "$KRS_REPO_ROOT/hack/build-release.sh" | tail -n1 || krs_die "cargo build failed" ;;
+      krs_log "building kubelet-rs (cargo build --release -p kubelet-rs)"
+      (cd "$KRS_REPO_ROOT" && cargo build --release -q -p kubelet-rs >&2) || krs_die "cargo build failed"
+      echo "${CARGO_TARGET_DIR:-$KRS_REPO_ROOT/target}/release/kubelet-rs" ;;
     *) krs_die "unknown kubelet '$1' (upstream or kubelet-rs)" ;;
   esac
 }
