@@ -20,7 +20,9 @@ krs_find_daemon_pid() {
 }
 
 # krs_start_daemon : start containerd detached (own session, stdio to the log,
-# without the lock fd 9) and wait until its socket answers.
+# without the lock fd 9 nor any other descriptor inherited from the caller — a caller's
+# `flock FILE cmd` lock would otherwise be held by containerd for its whole life) and wait
+# until its socket answers.
 krs_start_daemon() {
 	local pid deadline
 	rm -f "$KRS_SOCK" "$KRS_SOCK.ttrpc"
@@ -29,6 +31,10 @@ krs_start_daemon() {
 	(
 		cd /
 		trap '' HUP
+		for fd in /proc/self/fd/*; do
+			fd=${fd##*/}
+			if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+		done
 		exec setsid containerd --config "$KRS_CONFIG" </dev/null >>"$KRS_LOG" 2>&1 9>&-
 	) &
 	local started="$!"
