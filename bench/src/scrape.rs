@@ -28,6 +28,11 @@ pub struct ScrapeConfig {
     pub warmup: Duration,
     /// The idle CPU window.
     pub idle_window: Duration,
+    /// `perf record` of the kubelet during each path's scrapes, to `<profile>.<n>` (`n`:
+    /// the path's index); `None`: no profile.
+    pub profile: Option<std::path::PathBuf>,
+    /// `perf record --call-graph` mode (`fp`, `dwarf`).
+    pub call_graph: String,
 }
 
 /// One endpoint's figures.
@@ -102,7 +107,15 @@ pub async fn measure(pid: u32, cfg: &ScrapeConfig) -> BenchResult<ScrapeOutcome>
     tokio::time::sleep(cfg.idle_window).await;
     let idle = (cpu_ms(pid)? - c0) / t0.elapsed().as_secs_f64();
     let mut endpoints = Vec::new();
-    for path in &cfg.paths {
+    for (i, path) in cfg.paths.iter().enumerate() {
+        let perf = match &cfg.profile {
+            Some(p) => Some(Perf::record(
+                pid,
+                &format!("{}.{i}", p.display()),
+                &cfg.call_graph,
+            )?),
+            None => None,
+        };
         let (c0, t0) = (cpu_ms(pid)?, Instant::now());
         let mut latencies = Vec::with_capacity(cfg.count);
         let mut bytes = 0;
@@ -113,6 +126,9 @@ pub async fn measure(pid: u32, cfg: &ScrapeConfig) -> BenchResult<ScrapeOutcome>
             tokio::time::sleep(cfg.interval).await;
         }
         let busy = cpu_ms(pid)? - c0 - idle * t0.elapsed().as_secs_f64();
+        if let Some(perf) = perf {
+            perf.stop().await?;
+        }
         let ms = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1000.0);
         endpoints.push(EndpointOutcome {
             path: path.clone(),
@@ -126,6 +142,34 @@ pub async fn measure(pid: u32, cfg: &ScrapeConfig) -> BenchResult<ScrapeOutcome>
         idle_cpu_ms_per_s: idle,
         endpoints,
     })
+}
+
+/// A `perf record --call-graph <mode> -p <pid>` child, stopped with SIGINT (perf then writes its file).
+struct Perf(tokio::process::Child);
+
+impl Perf {
+    fn record(pid: u32, out: &str, call_graph: &str) -> BenchResult<Perf> {
+        let child = tokio::process::Command::new("perf")
+            .args(["record", "-q", "--call-graph", call_graph, "-o", out])
+            .args(["-p", &pid.to_string()])
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| BenchError::Kubelet(format!("perf record: {e}")))?;
+        Ok(Perf(child))
+    }
+
+    async fn stop(mut self) -> BenchResult<()> {
+        if let Some(id) = self.0.id() {
+            let pid = nix::unistd::Pid::from_raw(id as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+        }
+        self.0
+            .wait()
+            .await
+            .map_err(|e| BenchError::Kubelet(format!("perf record: {e}")))?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

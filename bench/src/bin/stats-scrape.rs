@@ -9,6 +9,13 @@
 //!     --kubelet target/release/kubelet-rs --upstream _output/bin/kubelet [--pods 100] \
 //!     [--scrapes 20] [--out /tmp/stats-scrape.json]
 //! ```
+//!
+//! Without `--upstream` only kubelet-rs runs (A/B of two builds: one run each, in turn).
+//! `--paths /stats/summary,/metrics/resource` chooses the endpoints, `--interval-ms`,
+//! `--warmup-s` and `--idle-s` the pause between scrapes, the warm-up and the idle window
+//! (defaults 1000, 20, 20); `--profile FILE` records `perf record --call-graph fp` (or
+//! `--call-graph MODE`) of the kubelet during each endpoint's scrapes to
+//! `FILE.<endpoint index>`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +32,12 @@ struct Opts {
     pods: usize,
     scrapes: usize,
     out: Option<PathBuf>,
+    paths: Vec<String>,
+    interval: Duration,
+    warmup: Duration,
+    idle: Duration,
+    profile: Option<PathBuf>,
+    call_graph: String,
 }
 
 fn parse(args: &[String]) -> anyhow::Result<Opts> {
@@ -34,6 +47,12 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
         pods: 100,
         scrapes: 20,
         out: None,
+        paths: vec!["/stats/summary".into(), "/metrics/resource".into()],
+        interval: Duration::from_secs(1),
+        warmup: Duration::from_secs(20),
+        idle: Duration::from_secs(20),
+        profile: None,
+        call_graph: "fp".into(),
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -44,6 +63,12 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
             "--pods" => o.pods = value()?.parse()?,
             "--scrapes" => o.scrapes = value()?.parse()?,
             "--out" => o.out = Some(PathBuf::from(value()?)),
+            "--paths" => o.paths = value()?.split(',').map(str::to_string).collect(),
+            "--interval-ms" => o.interval = Duration::from_millis(value()?.parse()?),
+            "--warmup-s" => o.warmup = Duration::from_secs(value()?.parse()?),
+            "--idle-s" => o.idle = Duration::from_secs(value()?.parse()?),
+            "--profile" => o.profile = Some(PathBuf::from(value()?)),
+            "--call-graph" => o.call_graph = value()?.clone(),
             other => bail!("unknown argument {other:?}"),
         }
     }
@@ -100,11 +125,13 @@ async fn run(o: Opts) -> anyhow::Result<()> {
             keep: false,
             scrape: Some(ScrapeConfig {
                 port: 0,
-                paths: vec!["/stats/summary".into(), "/metrics/resource".into()],
+                paths: o.paths.clone(),
                 count: o.scrapes,
-                interval: Duration::from_secs(1),
-                warmup: Duration::from_secs(20),
-                idle_window: Duration::from_secs(20),
+                interval: o.interval,
+                warmup: o.warmup,
+                idle_window: o.idle,
+                profile: o.profile.clone(),
+                call_graph: o.call_graph.clone(),
             }),
         };
         let outcome = run_kubelet_variant(cri.clone(), &cfg)

@@ -28,6 +28,42 @@ pub trait HostFs: Send + Sync {
             .map(|n| self.read_to_string(&dir.join(n)))
             .collect()
     }
+    /// Opens directory `name` of `parent` (`None`: `name` is a path from `/`) for access
+    /// relative to it. The default (fakes) opens nothing: the handle is the path.
+    fn open_dir(&self, parent: Option<&HostDir>, name: &Path) -> std::io::Result<HostDir> {
+        match parent {
+            None => Ok(HostDir::Path(name.to_path_buf())),
+            Some(HostDir::Path(p)) => Ok(HostDir::Path(p.join(name))),
+            Some(HostDir::Fd(_)) => Err(std::io::ErrorKind::Unsupported.into()),
+        }
+    }
+    /// [`HostFs::read_files`] of an opened directory.
+    fn read_files_in(&self, dir: &HostDir, names: &[&str]) -> Vec<std::io::Result<String>> {
+        match dir {
+            HostDir::Path(p) => self.read_files(p, names),
+            HostDir::Fd(_) => names
+                .iter()
+                .map(|_| Err(std::io::ErrorKind::Unsupported.into()))
+                .collect(),
+        }
+    }
+    /// [`HostFs::exists`] of `name` in an opened directory.
+    fn exists_in(&self, dir: &HostDir, name: &str) -> bool {
+        match dir {
+            HostDir::Path(p) => self.exists(&p.join(name)),
+            HostDir::Fd(_) => false,
+        }
+    }
+}
+
+/// A directory opened by [`HostFs::open_dir`]: the names in it are reached without walking
+/// its path again (a deep cgroupfs path costs a lookup and a revalidation per component).
+#[derive(Debug)]
+pub enum HostDir {
+    /// The real host's `O_PATH` descriptor.
+    Fd(std::os::fd::OwnedFd),
+    /// The directory's path (fakes).
+    Path(PathBuf),
 }
 
 /// Reads a whole file through a page-sized stack buffer: cgroupfs and procfs files report a
@@ -92,35 +128,50 @@ impl HostFs for RealHostFs {
     /// The directory is opened once and each file relative to it (`openat`): one path walk
     /// of a deep cgroupfs path instead of one per file.
     fn read_files(&self, dir: &Path, names: &[&str]) -> Vec<std::io::Result<String>> {
+        match self.open_dir(None, dir) {
+            Ok(d) => self.read_files_in(&d, names),
+            Err(e) => names
+                .iter()
+                .map(|_| Err(std::io::Error::new(e.kind(), e.to_string())))
+                .collect(),
+        }
+    }
+    /// `open(O_PATH | O_DIRECTORY)`, relative to `parent` (`openat`) when given.
+    fn open_dir(&self, parent: Option<&HostDir>, name: &Path) -> std::io::Result<HostDir> {
         use nix::fcntl::{OFlag, open, openat};
         use nix::sys::stat::Mode;
-        let dirfd = match open(
-            dir,
-            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            Err(e) => {
-                let e = std::io::Error::from(e);
-                return names
-                    .iter()
-                    .map(|_| Err(std::io::Error::new(e.kind(), e.to_string())))
-                    .collect();
-            }
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let fd = match parent {
+            None => open(name, flags, Mode::empty()),
+            Some(HostDir::Fd(p)) => openat(p, name, flags, Mode::empty()),
+            Some(HostDir::Path(p)) => open(&p.join(name), flags, Mode::empty()),
+        };
+        Ok(HostDir::Fd(fd.map_err(std::io::Error::from)?))
+    }
+    fn read_files_in(&self, dir: &HostDir, names: &[&str]) -> Vec<std::io::Result<String>> {
+        use nix::fcntl::{OFlag, openat};
+        use nix::sys::stat::Mode;
+        let dirfd = match dir {
+            HostDir::Fd(fd) => fd,
+            HostDir::Path(p) => return self.read_files(p, names),
         };
         names
             .iter()
             .map(|n| {
-                let fd = openat(
-                    &dirfd,
-                    *n,
-                    OFlag::O_RDONLY | OFlag::O_CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(std::io::Error::from)?;
+                let fd = openat(dirfd, *n, OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty())
+                    .map_err(std::io::Error::from)?;
                 read_whole(std::fs::File::from(fd))
             })
             .collect()
+    }
+    /// `fstatat` (following a symbolic link, as [`Path::exists`]).
+    fn exists_in(&self, dir: &HostDir, name: &str) -> bool {
+        match dir {
+            HostDir::Fd(fd) => {
+                nix::sys::stat::fstatat(fd, name, nix::fcntl::AtFlags::empty()).is_ok()
+            }
+            HostDir::Path(p) => p.join(name).exists(),
+        }
     }
 }
 

@@ -279,6 +279,16 @@ impl CgroupReader {
         self.version
     }
 
+    /// The host filesystem read.
+    pub fn host_fs(&self) -> &Arc<dyn HostFs> {
+        &self.fs
+    }
+
+    /// The same hierarchy read through `fs` (one request's [`crate::scrape_fs::ScrapeFs`]).
+    pub fn with_fs(&self, fs: Arc<dyn HostFs>) -> CgroupReader {
+        CgroupReader { fs, ..self.clone() }
+    }
+
     /// The directory of `cgroup` for `controller` (ignored on v2).
     fn dir(&self, controller: &str, cgroup: &str) -> PathBuf {
         let rel = cgroup.trim_start_matches('/');

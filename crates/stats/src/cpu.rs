@@ -44,27 +44,25 @@ impl CpuUsageCache {
             usage_ns,
             nano_cores: None,
         };
-        let Some(prev) = records.get(key).copied() else {
+        // Updated in place: the key is allocated once per cgroup, not per reading.
+        let Some(prev) = records.get_mut(key) else {
             records.insert(key.to_string(), fresh);
             return None;
         };
         let interval = time.0.as_nanosecond() - prev.time.0.as_nanosecond();
         if usage_ns < prev.usage_ns || interval < 0 {
             // A new cgroup under the same key (restart): start over.
-            records.insert(key.to_string(), fresh);
+            *prev = fresh;
             return None;
         }
         if interval < MIN_WINDOW.as_nanos() as i128 {
             return prev.nano_cores;
         }
         let rate = ((usage_ns - prev.usage_ns) as f64 / interval as f64 * 1e9) as u64;
-        records.insert(
-            key.to_string(),
-            Record {
-                nano_cores: Some(rate),
-                ..fresh
-            },
-        );
+        *prev = Record {
+            nano_cores: Some(rate),
+            ..fresh
+        };
         Some(rate)
     }
 

@@ -38,6 +38,10 @@ pub trait FsInfo: Send + Sync {
     /// The link targets of a process's open file descriptors (`/proc/<pid>/fd/*`;
     /// cAdvisor's `processStatsFromProcs`), `socket:[…]` for sockets.
     fn fd_targets(&self, pid: u32) -> std::io::Result<Vec<String>>;
+    /// Usage of the files directly in directory `dir`, its subdirectories skipped (a
+    /// container's log directory: upstream `hostStatsProvider.fileMetricsByDir`, one
+    /// `MetricsDu` per file); `None` when it holds no file.
+    fn files_usage(&self, dir: &Path) -> std::io::Result<Option<DirUsage>>;
 }
 
 /// The real host.
@@ -68,6 +72,10 @@ impl FsInfo for RealFsInfo {
             }
         }
         Ok(out)
+    }
+
+    fn files_usage(&self, dir: &Path) -> std::io::Result<Option<DirUsage>> {
+        crate::log_usage::files_usage(dir)
     }
 
     fn dir_usage(&self, path: &Path) -> std::io::Result<DirUsage> {
@@ -141,6 +149,10 @@ impl FsInfo for FakeFsInfo {
     fn dir_usage(&self, path: &Path) -> std::io::Result<DirUsage> {
         let s = self.state.lock().map_err(|_| not_found(path))?;
         s.1.get(path).copied().ok_or_else(|| not_found(path))
+    }
+    /// The usage set for `dir` (see [`FakeFsInfo::set_usage`]).
+    fn files_usage(&self, dir: &Path) -> std::io::Result<Option<DirUsage>> {
+        self.dir_usage(dir).map(Some)
     }
     fn fd_targets(&self, pid: u32) -> std::io::Result<Vec<String>> {
         let path = PathBuf::from(format!("/proc/{pid}/fd"));

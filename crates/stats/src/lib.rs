@@ -23,10 +23,12 @@ pub mod cadvisor_metrics;
 pub mod cgroup;
 pub mod cpu;
 pub mod fs;
+mod log_usage;
 pub mod network;
 pub mod prom;
 pub mod provider;
 pub mod resource_metrics;
+pub mod scrape_fs;
 pub mod types;
 pub mod volume_stats;
 

@@ -50,6 +50,7 @@ use crate::cgroup::{
 use crate::cpu::CpuUsageCache;
 use crate::fs::{FsCapacity, FsInfo};
 use crate::network::{network_stats, parse_net_dev};
+use crate::scrape_fs::ScrapeFs;
 use crate::types::*;
 use crate::volume_stats::FsResourceAnalyzer;
 
@@ -156,17 +157,23 @@ struct RuntimeView {
     stats: Vec<CriContainerStats>,
 }
 
-/// A pod cgroup and its children, listed once per request.
+/// A pod cgroup and its children, listed at most once per request.
 struct PodCgroup {
     path: String,
-    children: Vec<String>,
+    children: std::sync::OnceLock<Vec<String>>,
 }
 
 impl PodCgroup {
     /// The cgroup of the pod's container (or sandbox) `id` (`extractIDFromCgroupPath` of the
-    /// children).
-    fn child(&self, id: &str) -> Option<String> {
+    /// children): the child named `id` (cgroupfs driver) when it exists, else the children
+    /// are listed (once) and searched.
+    fn child(&self, cgroups: &CgroupReader, id: &str) -> Option<String> {
+        let direct = format!("{}/{id}", self.path);
+        if cgroups.exists(&direct) {
+            return Some(direct);
+        }
         self.children
+            .get_or_init(|| cgroups.children(&self.path))
             .iter()
             .find(|child| extract_id_from_cgroup_path(child) == id)
             .map(|child| format!("{}/{child}", self.path))
@@ -177,6 +184,8 @@ impl PodCgroup {
 /// capacity asked once.
 struct Scrape<'a> {
     r: &'a HostReaders,
+    /// The cgroups, through this request's [`ScrapeFs`].
+    cgroups: CgroupReader,
     now: Time,
     want: Want,
     /// Pod UID → pod cgroup.
@@ -358,7 +367,11 @@ impl HostReaders {
     }
 
     fn scrape(&self, want: Want) -> Scrape<'_> {
+        let fs = ScrapeFs::new(self.cgroups.host_fs().clone());
+        let cgroups = self.cgroups.with_fs(Arc::new(fs));
         Scrape {
+            pods: self.pod_cgroups(&cgroups),
+            cgroups,
             r: self,
             now: self.now(),
             want: if self.cfg.psi {
@@ -366,7 +379,6 @@ impl HostReaders {
             } else {
                 want.without_psi()
             },
-            pods: self.pod_cgroups(),
             capacities: HashMap::new(),
         }
     }
@@ -467,7 +479,7 @@ impl HostReaders {
                 return snap;
             }
         };
-        if let Ok(sample) = self.cgroups.sample_with("/", sc.want) {
+        if let Ok(sample) = sc.cgroups.sample_with("/", sc.want) {
             snap.cgroups.push(CgroupEntry {
                 id: "/".into(),
                 start: self.boot_time,
@@ -484,7 +496,7 @@ impl HostReaders {
                 continue;
             };
             let start = Time::from_nanos(sandbox.created_at);
-            if let Ok(sample) = self.cgroups.sample_with(&pc.path, sc.want) {
+            if let Ok(sample) = sc.cgroups.sample_with(&pc.path, sc.want) {
                 snap.cgroups.push(CgroupEntry {
                     processes: self.process_detail(&pc.path, false),
                     id: pc.path.clone(),
@@ -497,8 +509,8 @@ impl HostReaders {
             // The sandbox (pause) container, the only one of the pod cAdvisor reports the
             // network of (`RemoveNetMetrics`: its task's netns); `container` is empty, as
             // the sandbox has no container-name label.
-            if let Some(cg) = pc.child(&sandbox.id)
-                && let Ok(sample) = self.cgroups.sample_with(&cg, sc.want)
+            if let Some(cg) = pc.child(&sc.cgroups, &sandbox.id)
+                && let Ok(sample) = sc.cgroups.sample_with(&cg, sc.want)
             {
                 let network = self
                     .cgroups
@@ -599,14 +611,13 @@ impl HostReaders {
     }
 
     /// Pod UID → pod cgroup and its children, from the pods cgroup and its QoS children.
-    fn pod_cgroups(&self) -> HashMap<String, PodCgroup> {
+    fn pod_cgroups(&self, cg: &CgroupReader) -> HashMap<String, PodCgroup> {
         let mut out = HashMap::new();
         let Some(root) = self.cfg.pods_cgroup.as_deref() else {
             return out;
         };
-        let cg = &self.cgroups;
         let mut add = |uid: String, path: String| {
-            let children = cg.children(&path);
+            let children = std::sync::OnceLock::new();
             out.insert(uid, PodCgroup { path, children });
         };
         let root = root.trim_end_matches('/');
@@ -701,12 +712,21 @@ fn container_and_sandbox<'v>(
 }
 
 impl Scrape<'_> {
+    /// What the summary reads of a cgroup that is no container (the node, system
+    /// containers, pods): no `cgroup.procs`, the process count being the containers' only.
+    fn not_container(&self) -> Want {
+        Want {
+            processes: false,
+            ..self.want
+        }
+    }
+
     /// The root cgroup's CPU, memory and swap (`GetCgroupStats("/")`).
     fn root_stats(&self) -> Result<CgroupFigures, StatsError> {
-        let root =
-            self.r.cgroups.sample_with("/", self.want).map_err(|e| {
-                StatsError::Summary(format!("failed to get root cgroup stats: {e}"))
-            })?;
+        let root = self
+            .cgroups
+            .sample_with("/", self.not_container())
+            .map_err(|e| StatsError::Summary(format!("failed to get root cgroup stats: {e}")))?;
         Ok(self.cgroup_stats("/", &root))
     }
 
@@ -778,7 +798,7 @@ impl Scrape<'_> {
             if cgroup.is_empty() {
                 continue;
             }
-            let s = match self.r.cgroups.sample_with(cgroup, self.want) {
+            let s = match self.cgroups.sample_with(cgroup, self.not_container()) {
                 Ok(s) => s,
                 Err(e) => {
                     tracing::error!(err = %e, container_name = cgroup, "Failed to get system container stats");
@@ -821,10 +841,13 @@ impl Scrape<'_> {
             start_time: Time::from_nanos(c.created_at),
             ..ContainerStats::default()
         };
-        let cgroup = self.pods.get(&pod.uid).and_then(|pc| pc.child(&c.id));
+        let cgroup = self
+            .pods
+            .get(&pod.uid)
+            .and_then(|pc| pc.child(&self.cgroups, &c.id));
         let sample = cgroup
             .as_deref()
-            .and_then(|cg| self.r.cgroups.sample_with(cg, self.want).ok());
+            .and_then(|cg| self.cgroups.sample_with(cg, self.want).ok());
         // The runtime's figures (`makeContainerStats`), the cgroup's where read.
         let psi = self.want.psi;
         cs.cpu = runtime_cpu(s, now, psi);
@@ -883,23 +906,24 @@ impl Scrape<'_> {
         fs
     }
 
-    /// `getPodContainerLogStats`: usage of the container's log directory, capacity of the
-    /// root filesystem.
+    /// `getPodContainerLogStats`: usage of the files of the container's log directory
+    /// (`fileMetricsByDir`: no usage figures when it holds none), capacity of the root
+    /// filesystem; `None` when the directory cannot be read.
     fn log_stats(&mut self, pod: &PodReference, container: &str) -> Option<FsStats> {
-        let mut dir = self.r.cfg.pod_logs_dir.clone();
+        let r = self.r;
+        let mut dir = r.cfg.pod_logs_dir.clone();
         dir.push(format!("{}_{}_{}", pod.namespace, pod.name, pod.uid));
         dir.push(container);
-        let u = self.r.fs.dir_usage(&dir).ok()?;
-        let root_dir = self.r.cfg.root_dir.clone();
-        let c = self.capacity(&root_dir);
+        let u = r.fs.files_usage(&dir).ok()?;
+        let c = self.capacity(&r.cfg.root_dir);
         Some(FsStats {
             time: self.now,
             available_bytes: c.map(|c| c.available),
             capacity_bytes: c.map(|c| c.capacity),
-            used_bytes: Some(u.bytes),
+            used_bytes: u.map(|u| u.bytes),
             inodes_free: c.map(|c| c.inodes_free),
             inodes: c.map(|c| c.inodes),
-            inodes_used: Some(u.inodes),
+            inodes_used: u.map(|u| u.inodes),
         })
     }
 
@@ -946,7 +970,7 @@ impl Scrape<'_> {
     /// `addPodCPUMemoryStats` + `addSwapStats`: the pod cgroup, else the containers' sum.
     fn add_pod_cpu_memory(&self, ps: &mut PodStats) {
         if let Some(pc) = self.pods.get(&ps.pod_ref.uid)
-            && let Ok(sample) = self.r.cgroups.sample_with(&pc.path, self.want)
+            && let Ok(sample) = self.cgroups.sample_with(&pc.path, self.not_container())
         {
             let (cpu, memory, swap, io) = self.cgroup_stats(&pc.path, &sample);
             ps.cpu = cpu;
@@ -993,8 +1017,8 @@ impl Scrape<'_> {
 
     /// The pod's network namespace counters, through a process of the sandbox's cgroup.
     fn pod_network(&self, uid: &str, sandbox_id: &str) -> Option<NetworkStats> {
-        let cg = self.pods.get(uid)?.child(sandbox_id)?;
-        let pid = *self.r.cgroups.procs(&cg).first()?;
+        let cg = self.pods.get(uid)?.child(&self.cgroups, sandbox_id)?;
+        let pid = *self.cgroups.procs(&cg).first()?;
         let dev = self
             .r
             .host

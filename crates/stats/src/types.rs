@@ -28,9 +28,61 @@ impl Time {
 impl Serialize for Time {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         // `metav1.Time.MarshalJSON`: `t.UTC().Format(time.RFC3339)`.
-        let secs = jiff::Timestamp::from_second(self.0.as_second()).unwrap_or_default();
-        s.serialize_str(&secs.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+        let mut buf = [0u8; 20];
+        match rfc3339_seconds(self.0.as_second(), &mut buf) {
+            Some(text) => s.serialize_str(text),
+            None => {
+                let secs = jiff::Timestamp::from_second(self.0.as_second()).unwrap_or_default();
+                s.serialize_str(&secs.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+            }
+        }
     }
+}
+
+/// `jiff::Timestamp::MAX` in seconds.
+const MAX_SECS: i64 = 253_402_207_200;
+
+/// `YYYY-MM-DDTHH:MM:SSZ` of `secs` since the epoch into `buf`, from 1970 to jiff's
+/// largest timestamp (`None` otherwise): the civil date of the day number (H. Hinnant's `civil_from_days`),
+/// without a formatter nor an allocation (a summary has thousands of times).
+fn rfc3339_seconds(secs: i64, buf: &mut [u8; 20]) -> Option<&str> {
+    if !(0..=MAX_SECS).contains(&secs) {
+        return None;
+    }
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let mut put = |at: usize, v: i64, width: usize| {
+        let mut v = v;
+        for i in (at..at + width).rev() {
+            buf[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(0, year, 4);
+    put(5, month, 2);
+    put(8, day, 2);
+    put(11, rem / 3600, 2);
+    put(14, rem / 60 % 60, 2);
+    put(17, rem % 60, 2);
+    for (i, c) in [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'Z'),
+    ] {
+        buf[i] = c;
+    }
+    std::str::from_utf8(buf).ok()
 }
 
 /// `Summary`.
@@ -380,6 +432,47 @@ pub mod system_containers {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_as_jiffs_rfc3339() {
+        let jiff = |secs: i64| {
+            jiff::Timestamp::from_second(secs)
+                .unwrap()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string()
+        };
+        let mut secs: Vec<i64> = vec![0, 59, 86_399, 86_400, 951_782_400, MAX_SECS];
+        // Leap days and year ends over the whole range, then a pseudo-random walk.
+        secs.extend((1970..10_000).flat_map(|y| {
+            let t = jiff::civil::date(y, 2, 28).at(23, 59, 59, 0);
+            let t = t
+                .to_zoned(jiff::tz::TimeZone::UTC)
+                .unwrap()
+                .timestamp()
+                .as_second();
+            [t, t + 1, t + 86_400, t + 306 * 86_400]
+        }));
+        let mut x: i64 = 12345;
+        for _ in 0..10_000 {
+            x = (x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1)) & i64::MAX;
+            secs.push(x % (MAX_SECS + 1));
+        }
+        let mut buf = [0u8; 20];
+        for s in secs.into_iter().filter(|s| *s <= MAX_SECS) {
+            assert_eq!(rfc3339_seconds(s, &mut buf), Some(jiff(s).as_str()), "{s}");
+        }
+        assert_eq!(rfc3339_seconds(-1, &mut buf), None);
+        assert_eq!(rfc3339_seconds(MAX_SECS + 1, &mut buf), None);
+        assert_eq!(MAX_SECS, jiff::Timestamp::MAX.as_second());
+        let t = Time::from_nanos(-1_500_000_000);
+        let want = format!("\"{}\"", jiff(t.0.as_second()));
+        assert_eq!(serde_json::to_string(&t).unwrap(), want);
+        let t = Time::from_nanos(1_764_567_890_123_456_789);
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            "\"2025-12-01T05:44:50Z\""
+        );
+    }
 
     #[test]
     fn names_and_omitempty_are_upstreams() {
