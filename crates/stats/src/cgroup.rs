@@ -162,6 +162,8 @@ pub struct Want {
     pub io: bool,
     /// [`CadvisorSample`].
     pub cadvisor: bool,
+    /// The swap limit (`memory.memsw.limit_in_bytes`, `memory.swap.max`).
+    pub swap_limit: bool,
 }
 
 impl Want {
@@ -172,6 +174,7 @@ impl Want {
         psi: false,
         io: false,
         cadvisor: false,
+        swap_limit: true,
     };
     /// `GetCPUAndMemoryStats` (`only_cpu_and_memory`).
     pub const CPU_AND_MEMORY: Want = Want {
@@ -180,6 +183,7 @@ impl Want {
         psi: true,
         io: false,
         cadvisor: false,
+        swap_limit: true,
     };
     /// The full summary.
     pub const SUMMARY: Want = Want {
@@ -188,6 +192,7 @@ impl Want {
         psi: true,
         io: true,
         cadvisor: false,
+        swap_limit: true,
     };
     /// `/metrics/cadvisor`.
     pub const CADVISOR: Want = Want {
@@ -361,7 +366,9 @@ impl CgroupReader {
             if want.memory_limit {
                 names.push("memory.limit_in_bytes");
             }
-            names.push("memory.memsw.limit_in_bytes");
+            if want.swap_limit {
+                names.push("memory.memsw.limit_in_bytes");
+            }
         }
         if want.processes {
             names.push("cgroup.procs");
@@ -452,7 +459,9 @@ impl CgroupReader {
             if want.memory_limit {
                 names.push("memory.max");
             }
-            names.push("memory.swap.max");
+            if want.swap_limit {
+                names.push("memory.swap.max");
+            }
         }
         if want.processes {
             names.push("cgroup.procs");

@@ -148,6 +148,53 @@ struct HostReaders {
     volumes: Option<Arc<FsResourceAnalyzer>>,
     cpu: CpuUsageCache,
     kubelet_creation: Time,
+    specs: SpecCache,
+}
+
+/// How long a cgroup's limits are reused: cAdvisor's `containerData.GetInfo` updates a
+/// container's spec (its memory and swap limits) when it is older than 5 s, and the summary's
+/// `availableBytes` and swap limit come from that spec.
+pub const SPEC_PERIOD: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The memory and swap limits of a cgroup as last read (cAdvisor's cached container spec).
+#[derive(Debug, Clone, Copy)]
+struct Spec {
+    read: Time,
+    memory_limit: Option<u64>,
+    swap_limit: Option<u64>,
+}
+
+/// Cgroup → its [`Spec`], entries older than [`SPEC_PERIOD`] read again and dropped.
+#[derive(Debug, Default)]
+struct SpecCache(std::sync::Mutex<HashMap<String, Spec>>);
+
+impl SpecCache {
+    fn fresh(&self, cgroup: &str, now: Time) -> Option<Spec> {
+        let specs = self.0.lock().ok()?;
+        let spec = specs.get(cgroup).copied()?;
+        let age = now.0.as_nanosecond() - spec.read.0.as_nanosecond();
+        (0..SPEC_PERIOD.as_nanos() as i128)
+            .contains(&age)
+            .then_some(spec)
+    }
+
+    fn store(&self, cgroup: &str, spec: Spec) {
+        if let Ok(mut specs) = self.0.lock() {
+            match specs.get_mut(cgroup) {
+                Some(s) => *s = spec,
+                None => {
+                    specs.insert(cgroup.to_string(), spec);
+                }
+            }
+        }
+    }
+
+    fn cleanup(&self, now: Time) {
+        if let Ok(mut specs) = self.0.lock() {
+            let limit = SPEC_PERIOD.as_nanos() as i128;
+            specs.retain(|_, s| now.0.as_nanosecond() - s.read.0.as_nanosecond() < limit);
+        }
+    }
 }
 
 /// The runtime's view of the pods, terminated sandboxes and containers removed.
@@ -266,6 +313,7 @@ impl SummaryProvider {
                 volumes: src.volumes,
                 cpu: CpuUsageCache::default(),
                 kubelet_creation,
+                specs: SpecCache::default(),
             }),
             sandbox_image: tokio::sync::OnceCell::new(),
         }
@@ -427,6 +475,7 @@ impl HostReaders {
             pods,
         };
         self.cpu.cleanup(now);
+        self.specs.cleanup(now);
         Ok(summary)
     }
 
@@ -443,6 +492,7 @@ impl HostReaders {
             view.map_err(|e| StatsError::Summary(format!("failed to list pod stats: {e}")))?;
         let pods = sc.list_pod_stats(&view, false);
         self.cpu.cleanup(now);
+        self.specs.cleanup(now);
         Ok(Summary {
             node: NodeStats {
                 node_name: self.cfg.node_name.clone(),
@@ -712,6 +762,46 @@ fn container_and_sandbox<'v>(
 }
 
 impl Scrape<'_> {
+    /// `sample_with`, the memory and swap limits from the cgroup's [`Spec`] when younger
+    /// than [`SPEC_PERIOD`] (cAdvisor's container spec), else read and kept.
+    fn sample(&self, cgroup: &str, want: Want) -> Result<CgroupSample, StatsError> {
+        let specs = &self.r.specs;
+        if let Some(spec) = specs.fresh(cgroup, self.now) {
+            let lean = Want {
+                memory_limit: false,
+                swap_limit: false,
+                ..want
+            };
+            let mut s = self.cgroups.sample_with(cgroup, lean)?;
+            if let Some(m) = s.memory.as_mut().filter(|_| want.memory_limit) {
+                m.limit = spec.memory_limit;
+            }
+            if let Some(sw) = s.swap.as_mut().filter(|_| want.swap_limit) {
+                sw.limit = spec.swap_limit;
+            }
+            return Ok(s);
+        }
+        let full = Want {
+            memory_limit: true,
+            swap_limit: true,
+            ..want
+        };
+        let mut s = self.cgroups.sample_with(cgroup, full)?;
+        let spec = Spec {
+            read: self.now,
+            memory_limit: s.memory.as_ref().and_then(|m| m.limit),
+            swap_limit: s.swap.as_ref().and_then(|sw| sw.limit),
+        };
+        specs.store(cgroup, spec);
+        if let Some(m) = s.memory.as_mut().filter(|_| !want.memory_limit) {
+            m.limit = None;
+        }
+        if let Some(sw) = s.swap.as_mut().filter(|_| !want.swap_limit) {
+            sw.limit = None;
+        }
+        Ok(s)
+    }
+
     /// What the summary reads of a cgroup that is no container (the node, system
     /// containers, pods): no `cgroup.procs`, the process count being the containers' only.
     fn not_container(&self) -> Want {
@@ -798,7 +888,7 @@ impl Scrape<'_> {
             if cgroup.is_empty() {
                 continue;
             }
-            let s = match self.cgroups.sample_with(cgroup, self.not_container()) {
+            let s = match self.sample(cgroup, self.not_container()) {
                 Ok(s) => s,
                 Err(e) => {
                     tracing::error!(err = %e, container_name = cgroup, "Failed to get system container stats");
@@ -847,7 +937,7 @@ impl Scrape<'_> {
             .and_then(|pc| pc.child(&self.cgroups, &c.id));
         let sample = cgroup
             .as_deref()
-            .and_then(|cg| self.cgroups.sample_with(cg, self.want).ok());
+            .and_then(|cg| self.sample(cg, self.want).ok());
         // The runtime's figures (`makeContainerStats`), the cgroup's where read.
         let psi = self.want.psi;
         cs.cpu = runtime_cpu(s, now, psi);
@@ -970,7 +1060,7 @@ impl Scrape<'_> {
     /// `addPodCPUMemoryStats` + `addSwapStats`: the pod cgroup, else the containers' sum.
     fn add_pod_cpu_memory(&self, ps: &mut PodStats) {
         if let Some(pc) = self.pods.get(&ps.pod_ref.uid)
-            && let Ok(sample) = self.cgroups.sample_with(&pc.path, self.not_container())
+            && let Ok(sample) = self.sample(&pc.path, self.not_container())
         {
             let (cpu, memory, swap, io) = self.cgroup_stats(&pc.path, &sample);
             ps.cpu = cpu;

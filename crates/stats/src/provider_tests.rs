@@ -537,3 +537,31 @@ async fn volume_stats_from_the_background_measures_and_in_ephemeral_storage() {
     let cm = e.provider.get_cpu_and_memory_stats().await.unwrap();
     assert!(cm.pods[1].volume_stats.is_empty());
 }
+
+#[tokio::test]
+async fn limits_reused_for_five_seconds_as_cadvisors_spec() {
+    let e = env().await;
+    let rel = format!("/kubepods/burstable/poduid-1/{}", e.container_id);
+    let limit = format!("/sys/fs/cgroup/memory{rel}/memory.limit_in_bytes");
+    e.host.add_file(&limit, "8000");
+    let available = |s: &Summary| {
+        s.pods[1].containers[0]
+            .memory
+            .as_ref()
+            .unwrap()
+            .available_bytes
+    };
+    let first = e.provider.get().await.unwrap();
+    assert_eq!(available(&first), Some(8000 - 2000));
+    // The limit changes: within 5 s the spec read first is kept, then read again.
+    e.host.add_file(&limit, "9000");
+    *e.now.lock().unwrap() += 4_000_000_000;
+    let second = e.provider.get().await.unwrap();
+    assert_eq!(available(&second), Some(8000 - 2000));
+    *e.now.lock().unwrap() += 1_000_000_000;
+    let third = e.provider.get().await.unwrap();
+    assert_eq!(available(&third), Some(9000 - 2000));
+    // Resource metrics, which report no available bytes, still get none from the spec.
+    let lean = e.provider.get_resource_metrics_stats().await.unwrap();
+    assert_eq!(available(&lean), None);
+}

@@ -7,7 +7,8 @@
 //! figure is kept from one request to the next.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use kubelet_cm::{HostDir, HostFs};
@@ -15,10 +16,11 @@ use kubelet_cm::{HostDir, HostFs};
 /// Directories kept open at most (the oldest is closed first).
 pub const MAX_OPEN: usize = 64;
 
+/// Keyed by the path's bytes (`Path`'s own hash goes component by component).
 #[derive(Default)]
 struct Open {
-    dirs: HashMap<PathBuf, Arc<HostDir>>,
-    order: VecDeque<PathBuf>,
+    dirs: HashMap<OsString, Arc<HostDir>>,
+    order: VecDeque<OsString>,
 }
 
 /// See the module doc.
@@ -44,12 +46,8 @@ impl ScrapeFs {
     /// The open directory `path`, opened relative to its parent (itself opened so) when not
     /// open yet.
     fn dir(&self, path: &Path) -> std::io::Result<Arc<HostDir>> {
-        if let Some(d) = self
-            .open
-            .lock()
-            .ok()
-            .and_then(|o| o.dirs.get(path).cloned())
-        {
+        let key = path.as_os_str();
+        if let Some(d) = self.open.lock().ok().and_then(|o| o.dirs.get(key).cloned()) {
             return Ok(d);
         }
         let handle = match (path.parent(), path.file_name()) {
@@ -66,8 +64,8 @@ impl ScrapeFs {
             {
                 o.dirs.remove(&oldest);
             }
-            o.dirs.insert(path.to_path_buf(), handle.clone());
-            o.order.push_back(path.to_path_buf());
+            o.dirs.insert(key.to_owned(), handle.clone());
+            o.order.push_back(key.to_owned());
         }
         Ok(handle)
     }
