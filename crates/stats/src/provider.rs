@@ -23,8 +23,11 @@
 //!   (`cgroup.rs` [`crate::cgroup::PsiSample`]: v2 pressure files, zeros on v1).
 //!
 //! One request: the CRI calls at once on the async runtime, then every host read in one
-//! task on the blocking pool (`HostReaders`), each pod cgroup listed once and each
-//! filesystem's capacity asked once (`Scrape`).
+//! task on the blocking pool (`HostReaders`): the cgroup directories opened relative to
+//! their open parent (`ScrapeFs`), a container's cgroup looked up by its ID before its pod
+//! cgroup is listed (at most once), the memory and swap limits reread at most every 5 s
+//! (cAdvisor's container spec, [`SPEC_PERIOD`]), each filesystem's capacity asked once
+//! (`Scrape`).
 //!
 //! * pod `volume` entries from the [`FsResourceAnalyzer`]'s latest background measures
 //!   (`volume_stats.rs`), the local ephemeral ones added to the pod's `ephemeral-storage`.
