@@ -165,6 +165,9 @@ struct Spec {
     read: Time,
     memory_limit: Option<u64>,
     swap_limit: Option<u64>,
+    /// cgroup v1: whether the cgroup has a blkio directory (cAdvisor's `Spec.HasDiskIo`,
+    /// which gives it its zero IO pressure); `None` when not looked at.
+    has_disk_io: Option<bool>,
 }
 
 /// Cgroup → its [`Spec`], entries older than [`SPEC_PERIOD`] read again and dropped.
@@ -769,10 +772,14 @@ impl Scrape<'_> {
     /// than [`SPEC_PERIOD`] (cAdvisor's container spec), else read and kept.
     fn sample(&self, cgroup: &str, want: Want) -> Result<CgroupSample, StatsError> {
         let specs = &self.r.specs;
-        if let Some(spec) = specs.fresh(cgroup, self.now) {
+        let v1 = self.cgroups.version() == kubelet_cm::CgroupVersion::V1;
+        let spec = specs.fresh(cgroup, self.now);
+        if let Some(spec) = spec.filter(|s| !(v1 && want.io && s.has_disk_io.is_none())) {
             let lean = Want {
                 memory_limit: false,
                 swap_limit: false,
+                // v1's IO pressure is zeros where the blkio directory exists.
+                io: want.io && !v1,
                 ..want
             };
             let mut s = self.cgroups.sample_with(cgroup, lean)?;
@@ -781,6 +788,9 @@ impl Scrape<'_> {
             }
             if let Some(sw) = s.swap.as_mut().filter(|_| want.swap_limit) {
                 sw.limit = spec.swap_limit;
+            }
+            if v1 && let Some(p) = s.psi.as_mut() {
+                p.io = (want.io && spec.has_disk_io == Some(true)).then(PsiStats::default);
             }
             return Ok(s);
         }
@@ -794,6 +804,9 @@ impl Scrape<'_> {
             read: self.now,
             memory_limit: s.memory.as_ref().and_then(|m| m.limit),
             swap_limit: s.swap.as_ref().and_then(|sw| sw.limit),
+            has_disk_io: (v1 && want.io)
+                .then(|| s.psi.as_ref().map(|p| p.io.is_some()))
+                .flatten(),
         };
         specs.store(cgroup, spec);
         if let Some(m) = s.memory.as_mut().filter(|_| !want.memory_limit) {

@@ -514,6 +514,18 @@ async fn psi_as_upstream_on_cgroup_v1_zeros_and_io_where_blkio() {
     // `/metrics/resource` reads none.
     let rm = e.provider.get_resource_metrics_stats().await.unwrap();
     assert_eq!(rm.pods[1].cpu.as_ref().unwrap().psi, None);
+    // `HasDiskIo` is part of cAdvisor's spec: kept for 5 s, then looked at again.
+    e.host
+        .remove_dir(Path::new(
+            "/sys/fs/cgroup/blkio/kubepods/burstable/poduid-1",
+        ))
+        .unwrap();
+    let again = e.provider.get().await.unwrap();
+    assert_eq!(again.pods[1].io.as_ref().unwrap().psi, zero);
+    assert_eq!(again.pods[1].cpu.as_ref().unwrap().psi, zero);
+    *e.now.lock().unwrap() += 5_000_000_000;
+    let later = e.provider.get().await.unwrap();
+    assert!(later.pods[1].io.is_none(), "{:?}", later.pods[1].io);
 }
 
 #[tokio::test]
