@@ -38,6 +38,9 @@ pub trait FsInfo: Send + Sync {
     /// The link targets of a process's open file descriptors (`/proc/<pid>/fd/*`;
     /// cAdvisor's `processStatsFromProcs`), `socket:[…]` for sockets.
     fn fd_targets(&self, pid: u32) -> std::io::Result<Vec<String>>;
+    /// The modification time of `path` in nanoseconds since the epoch (cAdvisor's
+    /// `getSpecInternal` takes a cgroup's creation time from its directory's).
+    fn modified_nanos(&self, path: &Path) -> std::io::Result<i64>;
 }
 
 /// The real host.
@@ -68,6 +71,12 @@ impl FsInfo for RealFsInfo {
             }
         }
         Ok(out)
+    }
+
+    fn modified_nanos(&self, path: &Path) -> std::io::Result<i64> {
+        use std::os::unix::fs::MetadataExt;
+        let md = std::fs::metadata(path)?;
+        Ok(md.mtime().saturating_mul(1_000_000_000) + md.mtime_nsec())
     }
 
     fn dir_usage(&self, path: &Path) -> std::io::Result<DirUsage> {
@@ -101,6 +110,7 @@ impl FsInfo for RealFsInfo {
 pub struct FakeFsInfo {
     state: Mutex<(BTreeMap<PathBuf, FsCapacity>, BTreeMap<PathBuf, DirUsage>)>,
     fds: Mutex<BTreeMap<u32, Vec<String>>>,
+    modified: Mutex<BTreeMap<PathBuf, i64>>,
 }
 
 impl FakeFsInfo {
@@ -108,6 +118,13 @@ impl FakeFsInfo {
     pub fn set_fds(&self, pid: u32, targets: &[&str]) {
         if let Ok(mut f) = self.fds.lock() {
             f.insert(pid, targets.iter().map(|t| t.to_string()).collect());
+        }
+    }
+
+    /// Sets the modification time of `path`.
+    pub fn set_modified(&self, path: impl Into<PathBuf>, nanos: i64) {
+        if let Ok(mut m) = self.modified.lock() {
+            m.insert(path.into(), nanos);
         }
     }
 
@@ -146,6 +163,10 @@ impl FsInfo for FakeFsInfo {
         let path = PathBuf::from(format!("/proc/{pid}/fd"));
         let f = self.fds.lock().map_err(|_| not_found(&path))?;
         f.get(&pid).cloned().ok_or_else(|| not_found(&path))
+    }
+    fn modified_nanos(&self, path: &Path) -> std::io::Result<i64> {
+        let m = self.modified.lock().map_err(|_| not_found(path))?;
+        m.get(path).copied().ok_or_else(|| not_found(path))
     }
 }
 

@@ -147,6 +147,9 @@ struct HostReaders {
     volumes: Option<Arc<FsResourceAnalyzer>>,
     cpu: CpuUsageCache,
     kubelet_creation: Time,
+    /// `/metrics/cadvisor`'s machine facts and root filesystems, read at its first scrape.
+    cadvisor_machine:
+        std::sync::OnceLock<(crate::machine::MachineFacts, Vec<crate::root_fs::Partition>)>,
 }
 
 /// The runtime's view of the pods, terminated sandboxes and containers removed.
@@ -257,6 +260,7 @@ impl SummaryProvider {
                 volumes: src.volumes,
                 cpu: CpuUsageCache::default(),
                 kubelet_creation,
+                cadvisor_machine: std::sync::OnceLock::new(),
             }),
             sandbox_image: tokio::sync::OnceCell::new(),
         }
@@ -453,10 +457,17 @@ impl HostReaders {
     ) -> crate::cadvisor_metrics::Snapshot {
         use crate::cadvisor_metrics::{CgroupEntry, Snapshot};
         let mut sc = self.scrape(Want::CADVISOR);
+        let (machine, partitions) = self.cadvisor_machine.get_or_init(|| {
+            (
+                crate::machine::read_machine_facts(self.host.as_ref()),
+                crate::root_fs::host_partitions(self.host.as_ref()),
+            )
+        });
         let mut snap = Snapshot {
             time: sc.now,
             boot_time: self.boot_time,
             machine_memory: self.cgroups.machine_memory(),
+            machine: machine.clone(),
             ..Snapshot::default()
         };
         let view = match view {
@@ -475,8 +486,24 @@ impl HostReaders {
                 processes: self.process_detail("/", false),
                 // The raw root handler's pid is 1.
                 network: self.net_dev(1),
+                filesystems: crate::root_fs::global_fs_stats(
+                    self.host.as_ref(),
+                    self.fs.as_ref(),
+                    partitions,
+                ),
                 ..CgroupEntry::default()
             });
+        }
+        for (id, start) in self.qos_cgroups() {
+            if let Ok(sample) = self.cgroups.sample_with(&id, sc.want) {
+                snap.cgroups.push(CgroupEntry {
+                    processes: self.process_detail(&id, false),
+                    id,
+                    start,
+                    sample,
+                    ..CgroupEntry::default()
+                });
+            }
         }
         for sandbox in view.sandboxes.values() {
             let pod = pod_ref(sandbox);
@@ -535,11 +562,51 @@ impl HostReaders {
                     start: info.stats.start_time,
                     sample,
                     network: Vec::new(),
+                    filesystems: Vec::new(),
                 });
             }
         }
         self.name_disks(&mut snap);
         snap
+    }
+
+    /// The pods cgroup and its QoS cgroups (the raw cgroups cAdvisor reports under the
+    /// kubelet's `NodeAllocatableRoot` besides the pods), with their creation times.
+    fn qos_cgroups(&self) -> Vec<(String, Time)> {
+        let Some(root) = self.cfg.pods_cgroup.as_deref() else {
+            return Vec::new();
+        };
+        let root = root.trim_end_matches('/');
+        let mut out = vec![root.to_string()];
+        for child in self.cgroups.children(root) {
+            if pod_uid_from_cgroup_name(&child).is_none() {
+                out.push(format!("{root}/{child}"));
+            }
+        }
+        out.into_iter()
+            .map(|cg| {
+                let start = self.cgroup_creation(&cg);
+                (cg, start)
+            })
+            .collect()
+    }
+
+    /// cAdvisor's `getSpecInternal` creation time: the earlier of the cgroup directory's
+    /// and its `cgroup.clone_children` (v1) / `cgroup.events` (v2) modification times, not
+    /// before the boot time.
+    fn cgroup_creation(&self, cgroup: &str) -> Time {
+        let dir = self.cgroups.memory_dir(cgroup);
+        let file = match self.cgroups.version() {
+            kubelet_cm::CgroupVersion::V1 => "cgroup.clone_children",
+            kubelet_cm::CgroupVersion::V2 => "cgroup.events",
+        };
+        [dir.join(file), dir]
+            .iter()
+            .filter_map(|p| self.fs.modified_nanos(p).ok())
+            .min()
+            .map(Time::from_nanos)
+            .filter(|t| t.0 > self.boot_time.0)
+            .unwrap_or(self.boot_time)
     }
 
     /// The interfaces of `/proc/<pid>/net/dev` (`networkStatsFromProc`).

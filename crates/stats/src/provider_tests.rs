@@ -537,3 +537,63 @@ async fn volume_stats_from_the_background_measures_and_in_ephemeral_storage() {
     let cm = e.provider.get_cpu_and_memory_stats().await.unwrap();
     assert!(cm.pods[1].volume_stats.is_empty());
 }
+
+#[tokio::test]
+async fn cadvisor_qos_cgroups_root_filesystems_and_machine_facts() {
+    let e = env().await;
+    e.host.add_file(
+        "/proc/self/mountinfo",
+        "22 1 254:0 / /var/lib/kubelet rw - ext4 /dev/vda rw\n23 22 0:21 / /proc rw - proc proc rw\n",
+    );
+    e.host.add_file(
+        "/proc/diskstats",
+        " 254       0 vda 11 36 427 27 27 28 118 10 0 14 38\n",
+    );
+    e.host.add_file("/etc/machine-id", "m1\n");
+    let snap = e.provider.cadvisor_snapshot().await;
+    let ids: Vec<&str> = snap.cgroups.iter().map(|c| c.id.as_str()).collect();
+    assert!(
+        ids.contains(&"/kubepods") && ids.contains(&"/kubepods/besteffort"),
+        "the pods cgroup and its QoS cgroups: {ids:?}"
+    );
+    let qos = snap.cgroups.iter().find(|c| c.id == "/kubepods").unwrap();
+    assert!(qos.pod.name.is_empty() && qos.name.is_empty());
+    assert_eq!(
+        qos.start,
+        Time::from_nanos(1_000_000_000),
+        "not before boot"
+    );
+    assert_eq!(qos.sample.memory.as_ref().unwrap().usage, 5000);
+    let root = snap.cgroups.iter().find(|c| c.id == "/").unwrap();
+    assert_eq!(root.filesystems.len(), 1, "{:?}", root.filesystems);
+    let vda = &root.filesystems[0];
+    assert_eq!(
+        (
+            vda.device.as_str(),
+            vda.limit,
+            vda.usage,
+            vda.disk.reads_completed
+        ),
+        ("/dev/vda", 100_000, 40_000, 11)
+    );
+    assert!(
+        snap.cgroups
+            .iter()
+            .filter(|c| c.id != "/")
+            .all(|c| c.filesystems.is_empty())
+    );
+    assert_eq!(
+        (
+            snap.machine.machine_id.as_str(),
+            snap.machine.system_uuid.as_str()
+        ),
+        ("m1", "m1")
+    );
+    // Partitions and machine facts are read once.
+    e.host.add_file("/proc/self/mountinfo", "");
+    e.host.add_file("/etc/machine-id", "m2\n");
+    let snap = e.provider.cadvisor_snapshot().await;
+    let root = snap.cgroups.iter().find(|c| c.id == "/").unwrap();
+    assert_eq!(root.filesystems.len(), 1);
+    assert_eq!(snap.machine.machine_id, "m1");
+}
