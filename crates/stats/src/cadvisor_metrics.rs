@@ -33,7 +33,8 @@
 //!   `container_start_time_seconds`; `container_last_seen`, `container_scrape_error`;
 //! * processes: `container_{processes,threads,threads_max,file_descriptors,sockets}`,
 //!   `container_ulimits_soft{ulimit="max_open_files"}` (containers: of the first process of
-//!   the cgroup);
+//!   the cgroup; the root: of pid 1, as the raw root handler; none for the QoS and pod
+//!   cgroups, whose raw handler has no pid);
 //! * `container_pressure_{cpu,memory,io}_{stalled,waiting}_seconds_total` (`KubeletPSI`);
 //! * `DiskIOMetrics` from the blkio tables (v1 `blkio.throttle.io_service_bytes`/`io_serviced`
 //!   and their `_recursive`/BFQ variants, v2 `io.stat`): `container_fs_{reads,writes}_bytes_total`,
@@ -124,8 +125,9 @@ pub struct ProcessDetail {
     pub fds: u64,
     /// Of which sockets.
     pub sockets: u64,
-    /// `Max open files` soft limit of the container's first process (`-1`: unlimited);
-    /// `None` for the root and pod cgroups, as cAdvisor's raw handler has no process.
+    /// `Max open files` soft limit of the container's first process, of pid 1 for the root
+    /// (`-1`: unlimited); `None` for the QoS and pod cgroups, as cAdvisor's raw handler has
+    /// no process for them.
     pub max_open_files: Option<i64>,
 }
 

@@ -4,7 +4,7 @@
 //! `utils/sysfs` `GetSystemUUID`, `metrics/prometheus_machine.go`), read once through
 //! [`HostFs`] (they do not change while the kubelet runs; cAdvisor reads them at start).
 //!
-//! * logical cores: the `cpu<N>` directories of each NUMA node
+//! * logical cores: the `cpu<N>` entries of each NUMA node
 //!   (`/sys/devices/system/node/node*/`) that are online (`/sys/devices/system/cpu/online`)
 //!   and have a `topology/core_id` and `topology/physical_package_id`; without NUMA nodes,
 //!   every `/sys/devices/system/cpu/cpu<N>` (`getCPUTopology`);
@@ -120,13 +120,19 @@ pub fn read_machine_facts(host: &dyn HostFs) -> MachineFacts {
     let cores = if nodes.is_empty() {
         cpu_dirs(CPUS).len() as u64
     } else {
-        // `IsCPUOnline`: all online without the `online` list (no CPU hotplug).
+        // `IsCPUOnline`: all online without the `online` list (no CPU hotplug). A node's
+        // `cpu<N>` entries are symlinks to the CPU directories (which `HostFs::read_dir`
+        // does not list): the CPUs whose entry exists under the node.
         let online = host
             .read_to_string(Path::new(&format!("{CPUS}/online")))
             .ok();
+        let cpus = cpu_dirs(CPUS);
         nodes
             .iter()
-            .flat_map(|n| cpu_dirs(&format!("{NODES}/{n}")))
+            .flat_map(|node| {
+                cpus.iter()
+                    .filter(move |(_, n)| host.exists(Path::new(&format!("{NODES}/{node}/cpu{n}"))))
+            })
             .filter(|(dir, n)| {
                 online.as_deref().is_none_or(|l| in_cpu_list(l, *n))
                     && topology(dir, "core_id").is_some()

@@ -147,7 +147,8 @@ struct HostReaders {
     volumes: Option<Arc<FsResourceAnalyzer>>,
     cpu: CpuUsageCache,
     kubelet_creation: Time,
-    /// `/metrics/cadvisor`'s machine facts and root filesystems, read at its first scrape.
+    /// `/metrics/cadvisor`'s machine facts and root filesystems, read when the provider is
+    /// made (the kubelet's start).
     cadvisor_machine:
         std::sync::OnceLock<(crate::machine::MachineFacts, Vec<crate::root_fs::Partition>)>,
 }
@@ -247,7 +248,7 @@ impl SummaryProvider {
     /// A provider; `kubelet_creation` is now.
     pub fn new(cfg: ProviderConfig, src: ProviderSources) -> Self {
         let kubelet_creation = Time((src.clock)());
-        SummaryProvider {
+        let p = SummaryProvider {
             runtime: src.runtime,
             images: src.images,
             host: Arc::new(HostReaders {
@@ -263,7 +264,11 @@ impl SummaryProvider {
                 cadvisor_machine: std::sync::OnceLock::new(),
             }),
             sandbox_image: tokio::sync::OnceCell::new(),
-        }
+        };
+        // cAdvisor lists the machine and its filesystems when the kubelet starts: mounts
+        // made later (pod volumes, container root filesystems) are not the root's.
+        p.host.cadvisor_machine();
+        p
     }
 
     /// `Get`: the full summary.
@@ -457,12 +462,7 @@ impl HostReaders {
     ) -> crate::cadvisor_metrics::Snapshot {
         use crate::cadvisor_metrics::{CgroupEntry, Snapshot};
         let mut sc = self.scrape(Want::CADVISOR);
-        let (machine, partitions) = self.cadvisor_machine.get_or_init(|| {
-            (
-                crate::machine::read_machine_facts(self.host.as_ref()),
-                crate::root_fs::host_partitions(self.host.as_ref()),
-            )
-        });
+        let (machine, partitions) = self.cadvisor_machine();
         let mut snap = Snapshot {
             time: sc.now,
             boot_time: self.boot_time,
@@ -483,8 +483,11 @@ impl HostReaders {
                 id: "/".into(),
                 start: self.boot_time,
                 sample,
-                processes: self.process_detail("/", false),
-                // The raw root handler's pid is 1.
+                // The raw root handler's pid is 1: its network and ulimits.
+                processes: ProcessDetail {
+                    max_open_files: self.max_open_files_of(1),
+                    ..self.process_detail("/", false)
+                },
                 network: self.net_dev(1),
                 filesystems: crate::root_fs::global_fs_stats(
                     self.host.as_ref(),
@@ -568,6 +571,16 @@ impl HostReaders {
         }
         self.name_disks(&mut snap);
         snap
+    }
+
+    /// The machine facts and the root's filesystems, read once.
+    fn cadvisor_machine(&self) -> &(crate::machine::MachineFacts, Vec<crate::root_fs::Partition>) {
+        self.cadvisor_machine.get_or_init(|| {
+            (
+                crate::machine::read_machine_facts(self.host.as_ref()),
+                crate::root_fs::host_partitions(self.host.as_ref()),
+            )
+        })
     }
 
     /// The pods cgroup and its QoS cgroups (the raw cgroups cAdvisor reports under the
@@ -656,13 +669,17 @@ impl HostReaders {
             d.sockets += targets.iter().filter(|t| t.starts_with("socket")).count() as u64;
         }
         if container && let Some(pid) = pids.first() {
-            d.max_open_files = self
-                .host
-                .read_to_string(Path::new(&format!("/proc/{pid}/limits")))
-                .ok()
-                .and_then(|s| max_open_files(&s));
+            d.max_open_files = self.max_open_files_of(*pid);
         }
         d
+    }
+
+    /// The soft `Max open files` of `/proc/<pid>/limits` (`processRootProcUlimits`).
+    fn max_open_files_of(&self, pid: u32) -> Option<i64> {
+        self.host
+            .read_to_string(Path::new(&format!("/proc/{pid}/limits")))
+            .ok()
+            .and_then(|s| max_open_files(&s))
     }
 
     /// Pod UID → pod cgroup and its children, from the pods cgroup and its QoS children.

@@ -147,6 +147,12 @@ async fn env_opts(psi: bool, with_volumes: bool) -> Env {
         "h1\nh2\n  eth0: 10 1 0 0 0 0 0 0 20 2 0 0 0 0 0 0\n    lo: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0\n",
     );
     host.add_file("/proc/meminfo", "MemTotal: 16 kB\nMemFree: 4 kB\n");
+    // `/metrics/cadvisor`'s machine and root filesystems, read when the provider is made.
+    host.add_file(
+        "/proc/self/mountinfo",
+        "22 1 254:0 / /var/lib/kubelet rw - ext4 /dev/vda rw\n23 22 0:21 / /proc rw - proc proc rw\n",
+    );
+    host.add_file("/etc/machine-id", "m1\n");
     host.add_file("/proc/sys/kernel/pid_max", "4194304\n");
     host.add_file("/proc/sys/kernel/threads-max", "126000\n");
     host.add_file("/proc/loadavg", "0.10 0.20 0.30 2/345 6789\n");
@@ -542,14 +548,13 @@ async fn volume_stats_from_the_background_measures_and_in_ephemeral_storage() {
 async fn cadvisor_qos_cgroups_root_filesystems_and_machine_facts() {
     let e = env().await;
     e.host.add_file(
-        "/proc/self/mountinfo",
-        "22 1 254:0 / /var/lib/kubelet rw - ext4 /dev/vda rw\n23 22 0:21 / /proc rw - proc proc rw\n",
-    );
-    e.host.add_file(
         "/proc/diskstats",
         " 254       0 vda 11 36 427 27 27 28 118 10 0 14 38\n",
     );
-    e.host.add_file("/etc/machine-id", "m1\n");
+    e.host.add_file(
+        "/proc/1/limits",
+        "Limit Soft Hard Units\nMax open files            32768                32768                files\n",
+    );
     let snap = e.provider.cadvisor_snapshot().await;
     let ids: Vec<&str> = snap.cgroups.iter().map(|c| c.id.as_str()).collect();
     assert!(
@@ -565,6 +570,12 @@ async fn cadvisor_qos_cgroups_root_filesystems_and_machine_facts() {
     );
     assert_eq!(qos.sample.memory.as_ref().unwrap().usage, 5000);
     let root = snap.cgroups.iter().find(|c| c.id == "/").unwrap();
+    assert_eq!(
+        root.processes.max_open_files,
+        Some(32768),
+        "pid 1's, as the raw root handler"
+    );
+    assert_eq!(qos.processes.max_open_files, None);
     assert_eq!(root.filesystems.len(), 1, "{:?}", root.filesystems);
     let vda = &root.filesystems[0];
     assert_eq!(
@@ -589,7 +600,7 @@ async fn cadvisor_qos_cgroups_root_filesystems_and_machine_facts() {
         ),
         ("m1", "m1")
     );
-    // Partitions and machine facts are read once.
+    // Partitions and machine facts were read once, when the provider was made.
     e.host.add_file("/proc/self/mountinfo", "");
     e.host.add_file("/etc/machine-id", "m2\n");
     let snap = e.provider.cadvisor_snapshot().await;

@@ -158,7 +158,7 @@ fn is_counted_disk(name: &str) -> bool {
         .any(|p| name.strip_prefix(p).is_some_and(letters_digits))
 }
 
-/// `getDiskStatsMap`: `/dev/<name>` → counters, for the disks of [`is_counted_disk`].
+/// `getDiskStatsMap`: `/dev/<name>` → counters, for the disks of `partitionRegex`.
 pub fn parse_diskstats(s: &str) -> HashMap<String, DiskStats> {
     let mut out = HashMap::new();
     for line in s.lines() {
