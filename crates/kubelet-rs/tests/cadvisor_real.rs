@@ -12,7 +12,6 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::time::Duration;
 
 use common::http_get;
@@ -135,28 +134,6 @@ fn upstream() -> BTreeMap<String, FamilyShape> {
             )
         })
         .collect()
-}
-
-fn remove_cgroup_root() {
-    let base = Path::new("/sys/fs/cgroup");
-    let roots: Vec<_> = if base.join("cgroup.controllers").exists() {
-        vec![base.join(CGROUP_ROOT)]
-    } else {
-        std::fs::read_dir(base)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path().join(CGROUP_ROOT))
-            .collect()
-    };
-    fn rm(dir: &Path) {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                rm(&e.path());
-            }
-        }
-        let _ = std::fs::remove_dir(dir);
-    }
-    roots.iter().for_each(|r| rm(r));
 }
 
 #[test]
@@ -298,5 +275,5 @@ async fn cadvisor_serves_every_upstream_family_on_every_cgroup_class() {
     })
     .await;
     drop(node);
-    remove_cgroup_root();
+    common::remove_cgroup_root(CGROUP_ROOT);
 }
