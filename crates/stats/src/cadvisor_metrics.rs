@@ -4,8 +4,11 @@
 //! `name`, `namespace`, `pod`), for the cgroups the kubelet reads on demand: the root
 //! (`id="/"`), the pods cgroup and its QoS cgroups (`/kubepods`, `/kubepods/besteffort`,
 //! `/kubepods/burstable`: raw cgroups under the kubelet's `NodeAllocatableRoot`, no `pod`
-//! label, creation time from the directory's mtime as cAdvisor's `getSpecInternal`), every
-//! pod cgroup (`pod`/`namespace` from the sandbox), every pod's sandbox (pause) container
+//! label, creation time from the directory's mtime as cAdvisor's `getSpecInternal`), the
+//! subtrees of the kubelet's other `cgroupRoots` (`kubeletCgroups` — else the kubelet's own
+//! cgroup when its `cpu` and `memory` cgroups are one, `getContainer` —, `runtimeCgroups`,
+//! `systemCgroups`; raw, no labels; listed when the kubelet starts, walked on each scrape),
+//! every pod cgroup (`pod`/`namespace` from the sandbox), every pod's sandbox (pause) container
 //! (`name` = the sandbox ID, `container` empty, `image` the runtime's sandbox image) and
 //! every running container (`name` = the container ID, as cAdvisor's first alias for
 //! containerd).
@@ -62,9 +65,9 @@
 //!
 //! Not served, and said at start (`crates/app/src/kubelet/stats.rs`): the BFQ-debug blkio
 //! tables (cAdvisor's `Sectors`, `IoMerged`, `IoServiceTime`, `IoQueued` of pod and container
-//! cgroups, which exist only with `CONFIG_BFQ_CGROUP_DEBUG`), devicemapper and ZFS pool usage
-//! (cAdvisor asks `dmsetup`/`libzfs`), and the subtrees of `kubeletCgroups`,
-//! `runtimeCgroups`, `systemCgroups`, which upstream's cAdvisor also watches.
+//! cgroups, which exist only with `CONFIG_BFQ_CGROUP_DEBUG`) and devicemapper and ZFS pool
+//! usage (cAdvisor asks `dmsetup`/`libzfs`). A system cgroup of `/` (a kubelet in the root
+//! cgroup), which would make cAdvisor report every cgroup of the machine, is not walked.
 
 use crate::cgroup::{CgroupSample, MAX_MEMORY_SIZE};
 use crate::machine::MachineFacts;

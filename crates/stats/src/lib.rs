@@ -17,7 +17,7 @@
 //! Pod volume usage is measured in the background ([`volume_stats`]), as upstream.
 //!
 //! Not reported: accelerators, user-defined metrics; in `/metrics/cadvisor`, the BFQ-debug
-//! blkio figures, devicemapper/ZFS pools and the system cgroups' subtrees (see that module;
+//! blkio figures and devicemapper/ZFS pools (see that module;
 //! its machine facts: [`machine`], the root's filesystems: [`root_fs`]).
 
 pub mod cadvisor_metrics;

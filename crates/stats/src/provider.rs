@@ -147,10 +147,18 @@ struct HostReaders {
     volumes: Option<Arc<FsResourceAnalyzer>>,
     cpu: CpuUsageCache,
     kubelet_creation: Time,
-    /// `/metrics/cadvisor`'s machine facts and root filesystems, read when the provider is
-    /// made (the kubelet's start).
-    cadvisor_machine:
-        std::sync::OnceLock<(crate::machine::MachineFacts, Vec<crate::root_fs::Partition>)>,
+    /// What `/metrics/cadvisor` reads once, when the provider is made (the kubelet's start).
+    cadvisor_machine: std::sync::OnceLock<CadvisorStatic>,
+}
+
+/// What cAdvisor learns when the kubelet starts.
+struct CadvisorStatic {
+    machine: crate::machine::MachineFacts,
+    /// The root's filesystems.
+    partitions: Vec<crate::root_fs::Partition>,
+    /// The kubelet's, runtime's and system cgroups (the kubelet's `cgroupRoots` besides
+    /// the pods cgroup), whose subtrees cAdvisor watches.
+    system_roots: Vec<String>,
 }
 
 /// The runtime's view of the pods, terminated sandboxes and containers removed.
@@ -462,12 +470,12 @@ impl HostReaders {
     ) -> crate::cadvisor_metrics::Snapshot {
         use crate::cadvisor_metrics::{CgroupEntry, Snapshot};
         let mut sc = self.scrape(Want::CADVISOR);
-        let (machine, partitions) = self.cadvisor_machine();
+        let fixed = self.cadvisor_machine();
         let mut snap = Snapshot {
             time: sc.now,
             boot_time: self.boot_time,
             machine_memory: self.cgroups.machine_memory(),
-            machine: machine.clone(),
+            machine: fixed.machine.clone(),
             ..Snapshot::default()
         };
         let view = match view {
@@ -492,12 +500,14 @@ impl HostReaders {
                 filesystems: crate::root_fs::global_fs_stats(
                     self.host.as_ref(),
                     self.fs.as_ref(),
-                    partitions,
+                    &fixed.partitions,
                 ),
                 ..CgroupEntry::default()
             });
         }
-        for (id, start) in self.qos_cgroups() {
+        let mut raw = self.qos_cgroups();
+        raw.extend(self.system_cgroups(&fixed.system_roots));
+        for (id, start) in raw {
             if let Ok(sample) = self.cgroups.sample_with(&id, sc.want) {
                 snap.cgroups.push(CgroupEntry {
                     processes: self.process_detail(&id, false),
@@ -573,14 +583,78 @@ impl HostReaders {
         snap
     }
 
-    /// The machine facts and the root's filesystems, read once.
-    fn cadvisor_machine(&self) -> &(crate::machine::MachineFacts, Vec<crate::root_fs::Partition>) {
+    /// The machine facts, the root's filesystems and the system cgroups, read once.
+    fn cadvisor_machine(&self) -> &CadvisorStatic {
         self.cadvisor_machine.get_or_init(|| {
-            (
-                crate::machine::read_machine_facts(self.host.as_ref()),
-                crate::root_fs::host_partitions(self.host.as_ref()),
-            )
+            let kubelet = match self.cfg.kubelet_cgroup.as_str() {
+                "" => self.own_cgroup(),
+                c => Some(c.to_string()),
+            };
+            let mut system_roots: Vec<String> = Vec::new();
+            for c in [
+                kubelet,
+                Some(self.cfg.runtime_cgroup.clone()),
+                Some(self.cfg.system_cgroup.clone()),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let c = c.trim_end_matches('/').to_string();
+                // `/` would be every cgroup of the machine: not listed.
+                if !c.is_empty() && !system_roots.contains(&c) {
+                    system_roots.push(c);
+                }
+            }
+            CadvisorStatic {
+                machine: crate::machine::read_machine_facts(self.host.as_ref()),
+                partitions: crate::root_fs::host_partitions(self.host.as_ref()),
+                system_roots,
+            }
         })
+    }
+
+    /// `GetKubeletContainer` without `kubeletCgroups`: [`own_cgroup`] of
+    /// `/proc/self/cgroup`.
+    fn own_cgroup(&self) -> Option<String> {
+        let table = self
+            .host
+            .read_to_string(Path::new("/proc/self/cgroup"))
+            .ok()?;
+        own_cgroup(&table, self.cgroups.version())
+    }
+
+    /// The system cgroups and every cgroup below them (cAdvisor's raw handler accepts each
+    /// cgroup under a whitelisted root), with their creation times.
+    fn system_cgroups(&self, roots: &[String]) -> Vec<(String, Time)> {
+        let pods = self
+            .cfg
+            .pods_cgroup
+            .as_deref()
+            .map(|p| p.trim_end_matches('/'));
+        let under = |cg: &str, root: &str| {
+            cg == root || cg.strip_prefix(root).is_some_and(|r| r.starts_with('/'))
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        let mut stack: Vec<String> = roots
+            .iter()
+            .filter(|r| !pods.is_some_and(|p| under(r, p)) && self.cgroups.exists(r))
+            .cloned()
+            .collect();
+        while let Some(cg) = stack.pop() {
+            if !seen.insert(cg.clone()) {
+                continue;
+            }
+            stack.extend(
+                self.cgroups
+                    .children(&cg)
+                    .into_iter()
+                    .map(|c| format!("{cg}/{c}")),
+            );
+            let start = self.cgroup_creation(&cg);
+            out.push((cg, start));
+        }
+        out
     }
 
     /// The pods cgroup and its QoS cgroups (the raw cgroups cAdvisor reports under the
@@ -735,6 +809,28 @@ impl HostReaders {
             max_pid,
             num_of_running_processes: procs,
         }
+    }
+}
+
+/// `getContainer` of a `/proc/<pid>/cgroup` table: the unified cgroup on v2; on v1 the
+/// `cpu` cgroup when it is the `memory` one (else none, as upstream, which then logs that
+/// kubelet system container metrics may be missing).
+fn own_cgroup(table: &str, version: kubelet_cm::CgroupVersion) -> Option<String> {
+    let of = |controller: &str| {
+        table.lines().find_map(|l| {
+            let mut f = l.splitn(3, ':');
+            let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+            let hit = if controller.is_empty() {
+                controllers.is_empty()
+            } else {
+                controllers.split(',').any(|c| c == controller)
+            };
+            hit.then(|| path.to_string())
+        })
+    };
+    match version {
+        kubelet_cm::CgroupVersion::V2 => of(""),
+        kubelet_cm::CgroupVersion::V1 => of("cpu").filter(|cpu| of("memory").as_ref() == Some(cpu)),
     }
 }
 

@@ -608,3 +608,125 @@ async fn cadvisor_qos_cgroups_root_filesystems_and_machine_facts() {
     assert_eq!(root.filesystems.len(), 1);
     assert_eq!(snap.machine.machine_id, "m1");
 }
+
+/// A provider with no pods over `host` (cgroup v2) and `cfg`.
+fn bare_provider(
+    host: Arc<FakeHostFs>,
+    fs: Arc<FakeFsInfo>,
+    cfg: ProviderConfig,
+) -> SummaryProvider {
+    SummaryProvider::new(
+        cfg,
+        ProviderSources {
+            runtime: Arc::new(FakeRuntimeService::new()),
+            images: Arc::new(FakeImageService::new()),
+            cgroups: CgroupReader::new(host.clone(), CgroupVersion::V2),
+            host,
+            fs,
+            clock: Arc::new(|| jiff::Timestamp::from_second(100).unwrap()),
+            boot_time: Time::from_nanos(1_000_000_000),
+            volumes: None,
+        },
+    )
+}
+
+#[tokio::test]
+async fn cadvisor_system_cgroup_subtrees_and_the_kubelets_own_cgroup_on_v2() {
+    let host = Arc::new(FakeHostFs::default());
+    for dir in [
+        "",
+        "/kubepods.slice",
+        "/system.slice",
+        "/system.slice/kubelet.service",
+        "/system.slice/containerd.service",
+        "/system.slice/containerd.service/sub",
+        "/user.slice",
+    ] {
+        host.add_dir(format!("/sys/fs/cgroup{dir}"));
+        host.add_file(format!("/sys/fs/cgroup{dir}/memory.current"), "10");
+    }
+    host.add_file("/proc/self/cgroup", "0::/system.slice/kubelet.service\n");
+    let fs = Arc::new(FakeFsInfo::default());
+    fs.set_modified(
+        "/sys/fs/cgroup/system.slice/containerd.service",
+        5_000_000_000,
+    );
+    fs.set_modified(
+        "/sys/fs/cgroup/system.slice/containerd.service/cgroup.events",
+        4_000_000_000,
+    );
+    let cfg = ProviderConfig {
+        pods_cgroup: Some("/kubepods.slice".into()),
+        runtime_cgroup: "/system.slice/containerd.service".into(),
+        ..ProviderConfig::default()
+    };
+    let p = bare_provider(host.clone(), fs.clone(), cfg.clone());
+    let snap = p.cadvisor_snapshot().await;
+    let mut ids: Vec<&str> = snap.cgroups.iter().map(|c| c.id.as_str()).collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "/",
+            "/kubepods.slice",
+            "/system.slice/containerd.service",
+            "/system.slice/containerd.service/sub",
+            "/system.slice/kubelet.service",
+        ],
+        "the kubelet's own cgroup, the runtime's subtree; not the rest"
+    );
+    let containerd = snap
+        .cgroups
+        .iter()
+        .find(|c| c.id == "/system.slice/containerd.service")
+        .unwrap();
+    assert_eq!(
+        containerd.start,
+        Time::from_nanos(4_000_000_000),
+        "the earlier of the directory's and cgroup.events' mtimes"
+    );
+
+    // `kubeletCgroups` set: that one, not the process's; one under the pods cgroup is not
+    // listed twice.
+    let p = bare_provider(
+        host,
+        fs,
+        ProviderConfig {
+            kubelet_cgroup: "/user.slice".into(),
+            system_cgroup: "/kubepods.slice".into(),
+            ..cfg
+        },
+    );
+    let snap = p.cadvisor_snapshot().await;
+    let mut ids: Vec<&str> = snap.cgroups.iter().map(|c| c.id.as_str()).collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "/",
+            "/kubepods.slice",
+            "/system.slice/containerd.service",
+            "/system.slice/containerd.service/sub",
+            "/user.slice",
+        ]
+    );
+}
+
+#[test]
+fn own_cgroup_as_get_container() {
+    let v1 = "12:pids:/a\n4:memory:/kubelet.service\n3:cpu,cpuacct:/kubelet.service\n0::/x\n";
+    assert_eq!(
+        super::own_cgroup(v1, CgroupVersion::V1).as_deref(),
+        Some("/kubelet.service")
+    );
+    assert_eq!(
+        super::own_cgroup(v1, CgroupVersion::V2).as_deref(),
+        Some("/x")
+    );
+    let split = "4:memory:/process_api/5b2c\n1:cpu:/\n";
+    assert_eq!(
+        super::own_cgroup(split, CgroupVersion::V1),
+        None,
+        "cpu and memory not unified"
+    );
+}
