@@ -9,7 +9,9 @@
 //! reads `/proc/diskstats` (the devices cAdvisor's `partitionRegex` keeps: `sd*`, `vd*`,
 //! `xvd*`, `dm-*`, matched by name or by `major:minor`; the others report zeros).
 //! Not reproduced: devicemapper thin pools and ZFS pools (`getDMStats`, `getZfstats`),
-//! which cAdvisor asks `dmsetup`/`libzfs`: such partitions are reported by `statfs`.
+//! which cAdvisor asks `dmsetup`/`libzfs`: such partitions are reported by `statfs`; and
+//! `getVfsStats`' 2 s timeout (cAdvisor leaves a hung `statfs` behind in a goroutine): a hung
+//! NFS mount holds this scrape's blocking task, as it holds every other `statfs` caller.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
