@@ -660,19 +660,16 @@ async fn cadvisor_system_cgroup_subtrees_and_the_kubelets_own_cgroup_on_v2() {
         runtime_cgroup: "/system.slice/containerd.service".into(),
         ..ProviderConfig::default()
     };
+    let ids = |snap: &crate::cadvisor_metrics::Snapshot| {
+        let mut ids: Vec<String> = snap.cgroups.iter().map(|c| c.id.clone()).collect();
+        ids.sort();
+        ids.join(" ")
+    };
     let p = bare_provider(host.clone(), fs.clone(), cfg.clone());
     let snap = p.cadvisor_snapshot().await;
-    let mut ids: Vec<&str> = snap.cgroups.iter().map(|c| c.id.as_str()).collect();
-    ids.sort();
     assert_eq!(
-        ids,
-        [
-            "/",
-            "/kubepods.slice",
-            "/system.slice/containerd.service",
-            "/system.slice/containerd.service/sub",
-            "/system.slice/kubelet.service",
-        ],
+        ids(&snap),
+        "/ /kubepods.slice /system.slice/containerd.service /system.slice/containerd.service/sub /system.slice/kubelet.service",
         "the kubelet's own cgroup, the runtime's subtree; not the rest"
     );
     let containerd = snap
@@ -698,17 +695,9 @@ async fn cadvisor_system_cgroup_subtrees_and_the_kubelets_own_cgroup_on_v2() {
         },
     );
     let snap = p.cadvisor_snapshot().await;
-    let mut ids: Vec<&str> = snap.cgroups.iter().map(|c| c.id.as_str()).collect();
-    ids.sort();
     assert_eq!(
-        ids,
-        [
-            "/",
-            "/kubepods.slice",
-            "/system.slice/containerd.service",
-            "/system.slice/containerd.service/sub",
-            "/user.slice",
-        ]
+        ids(&snap),
+        "/ /kubepods.slice /system.slice/containerd.service /system.slice/containerd.service/sub /user.slice"
     );
 }
 
