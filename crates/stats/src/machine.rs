@@ -28,6 +28,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use kubelet_cm::HostFs;
+use kubelet_cm::machine::{MACHINE_ID_FILES, SYSTEM_UUID_FILES, read_first};
 
 /// What the machine collector reports beyond the memory (read per scrape).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -50,15 +51,6 @@ pub struct MachineFacts {
     pub kernel_version: String,
     /// `ContainerOsVersion`.
     pub os_version: String,
-}
-
-/// The first of `paths` that reads, trimmed (the device-tree's trailing NULs too).
-fn first_of(host: &dyn HostFs, paths: &[&str]) -> String {
-    paths
-        .iter()
-        .find_map(|p| host.read_to_string(Path::new(p)).ok())
-        .map(|s| s.trim_end_matches('\0').trim().to_string())
-        .unwrap_or_default()
 }
 
 /// The CPU number of a `cpu<N>` directory name.
@@ -156,21 +148,9 @@ pub fn read_machine_facts(host: &dyn HostFs) -> MachineFacts {
         .ok()
         .and_then(|m| crate::cgroup::parse_meminfo(&m).get("SwapTotal").copied())
         .unwrap_or(0);
-    let machine_id = first_of(host, &["/etc/machine-id", "/var/lib/dbus/machine-id"]);
-    let system_uuid = first_of(host, &["/sys/class/dmi/id/product_uuid"]);
-    let system_uuid = if system_uuid.is_empty() {
-        first_of(
-            host,
-            &[
-                "/proc/device-tree/system-id",
-                "/proc/device-tree/vm,uuid",
-                "/etc/machine-id",
-            ],
-        )
-    } else {
-        system_uuid
-    };
-    let os_release = first_of(host, &["/etc/os-release", "/usr/lib/os-release"]);
+    let machine_id = read_first(host, MACHINE_ID_FILES);
+    let system_uuid = read_first(host, SYSTEM_UUID_FILES);
+    let os_release = read_first(host, &["/etc/os-release", "/usr/lib/os-release"]);
     MachineFacts {
         cores,
         physical_cores: or_topology(distinct_lines(&cpuinfo, "core id"), "core_id"),
@@ -180,9 +160,9 @@ pub fn read_machine_facts(host: &dyn HostFs) -> MachineFacts {
         ),
         swap,
         machine_id,
-        boot_id: first_of(host, &["/proc/sys/kernel/random/boot_id"]),
+        boot_id: read_first(host, &["/proc/sys/kernel/random/boot_id"]),
         system_uuid,
-        kernel_version: first_of(host, &["/proc/sys/kernel/osrelease"]),
+        kernel_version: read_first(host, &["/proc/sys/kernel/osrelease"]),
         os_version: os_release
             .lines()
             .find_map(|l| l.strip_prefix("PRETTY_NAME="))
