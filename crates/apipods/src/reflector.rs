@@ -97,7 +97,18 @@ pub struct Reflector<K, L, S> {
     is_last_sync_resource_version_unavailable: bool,
     backoff: ExponentialBackoff,
     min_watch_timeout_secs: u32,
+    transform: Option<fn(&mut K)>,
     _kind: std::marker::PhantomData<fn() -> K>,
+}
+
+/// A transform (client-go `TransformFunc`) that drops `metadata.managedFields`, as the
+/// informers of kube-scheduler (`scheduler.go`) and kube-controller-manager
+/// (`controllermanager.go`) do "to improve memory usage": the kubelet never reads them,
+/// and with `serde_json::Value` trees they were most of each cached pod's heap (about
+/// 70 % of a plain pod's). The upstream kubelet keeps them, so its `/pods` shows them and
+/// kubelet-rs's does not (a deliberate difference, `ARCHITECTURE.md`).
+pub fn strip_managed_fields<K: kube::Resource>(obj: &mut K) {
+    obj.meta_mut().managed_fields = None;
 }
 
 /// How one list+watch round ended.
@@ -124,8 +135,24 @@ where
             is_last_sync_resource_version_unavailable: false,
             backoff: ExponentialBackoff::default(),
             min_watch_timeout_secs: MIN_WATCH_TIMEOUT_SECS,
+            transform: None,
             _kind: std::marker::PhantomData,
         }
+    }
+
+    /// Applies `transform` to every listed or watched object before the store sees it
+    /// (client-go `SharedIndexInformer.SetTransform`), e.g. [`strip_managed_fields`].
+    #[must_use]
+    pub fn with_transform(mut self, transform: fn(&mut K)) -> Self {
+        self.transform = Some(transform);
+        self
+    }
+
+    fn transformed(&self, mut obj: K) -> K {
+        if let Some(t) = self.transform {
+            t(&mut obj);
+        }
+        obj
     }
 
     /// Watches last between `secs` and twice that (upstream `ReflectorOptions.MinWatchTimeout`;
@@ -185,7 +212,12 @@ where
             other => other,
         }?;
         self.is_last_sync_resource_version_unavailable = false;
-        self.store.replace(list.items).await;
+        let items = list
+            .items
+            .into_iter()
+            .map(|o| self.transformed(o))
+            .collect();
+        self.store.replace(items).await;
         self.last_sync_resource_version = list.resource_version;
         tracing::debug!(reflector = self.name, resource_version = %self.last_sync_resource_version, "Caches populated");
         Ok(())
@@ -265,8 +297,14 @@ where
                 }
             };
             match change {
-                Some((true, o)) => self.store.upsert(o).await,
-                Some((false, o)) => self.store.delete(o).await,
+                Some((true, o)) => {
+                    let o = self.transformed(o);
+                    self.store.upsert(o).await;
+                }
+                Some((false, o)) => {
+                    let o = self.transformed(o);
+                    self.store.delete(o).await;
+                }
                 None => {}
             }
             if let Some(rv) = version {

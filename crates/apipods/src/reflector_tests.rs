@@ -123,6 +123,40 @@ async fn every_change_delivers_the_full_snapshot() {
     r.stop().await;
 }
 
+fn with_managed_fields(mut p: Pod) -> Pod {
+    p.metadata.managed_fields = Some(vec![
+        serde_json::from_value(json!({
+            "manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:containers": {}}}
+        }))
+        .unwrap(),
+    ]);
+    p
+}
+
+/// Listed and watched pods reach the kubelet without `managedFields` (the transform of
+/// upstream's scheduler and controller-manager informers), the rest untouched.
+#[tokio::test(start_paused = true)]
+async fn pods_arrive_without_managed_fields() {
+    let lw = FakeListerWatcher::default();
+    lw.push_list(list(vec![with_managed_fields(pod("a", "2"))], "5"));
+    lw.push_watch(FakeWatch::EventsThenHang(vec![Ok(WatchEvent::Added(
+        with_managed_fields(pod("b", "6")),
+    ))]));
+    let mut r = start(lw);
+    let listed = r.next().await;
+    let watched = r.next().await;
+    for p in listed.pods.iter().chain(&watched.pods) {
+        assert_eq!(p.metadata.managed_fields, None, "{:?}", p.metadata.name);
+        assert_eq!(
+            p.spec.as_ref().unwrap().containers[0].image.as_deref(),
+            Some("i")
+        );
+    }
+    assert_eq!(names(&watched), ["a", "b"]);
+    r.stop().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_empty_first_list_is_still_a_snapshot() {
     let lw = FakeListerWatcher::default();

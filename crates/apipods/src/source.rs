@@ -4,7 +4,8 @@
 //! of `PodConfig`. The reflector starts only once the node informer has synced, as
 //! upstream's does. The first snapshot is the first list's (the reflector's first
 //! `Replace`), so the `api` source counts as seen only after a complete list: the kubelet
-//! does not take the API's pods for orphans before.
+//! does not take the API's pods for orphans before. Pods arrive without
+//! `metadata.managedFields` ([`strip_managed_fields`]).
 
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::kube_lw::{KubeListerWatcher, one_term_equal_selector};
 use crate::node::NodeLister;
-use crate::reflector::{ListerWatcher, Reflector};
+use crate::reflector::{ListerWatcher, Reflector, strip_managed_fields};
 use crate::undelta::UndeltaStore;
 
 /// Upstream `WaitForAPIServerSyncPeriod`: how often the source logs that it still waits
@@ -56,5 +57,8 @@ pub async fn run_source_apiserver<L: ListerWatcher<Pod>>(
         }
         .boxed()
     }));
-    Reflector::new("pod source", lw, store).run(cancel).await;
+    Reflector::new("pod source", lw, store)
+        .with_transform(strip_managed_fields)
+        .run(cancel)
+        .await;
 }

@@ -15,11 +15,11 @@ pub struct MachineInfo {
     pub online_cpus: CpuSet,
     /// Total memory in bytes (`MemTotal` of `/proc/meminfo`).
     pub memory_capacity: u64,
-    /// `/etc/machine-id`, empty when absent.
+    /// The first of [`MACHINE_ID_FILES`], empty when none is readable.
     pub machine_id: String,
     /// `/proc/sys/kernel/random/boot_id`.
     pub boot_id: String,
-    /// `/sys/class/dmi/id/product_uuid`, empty when unreadable.
+    /// The first of [`SYSTEM_UUID_FILES`], empty when none is readable.
     pub system_uuid: String,
     /// Kernel release (`/proc/sys/kernel/osrelease`).
     pub kernel_version: String,
@@ -46,6 +46,29 @@ fn read(fs: &dyn HostFs, path: &str) -> Result<String, CmError> {
 fn read_optional(fs: &dyn HostFs, path: &str) -> String {
     fs.read_to_string(Path::new(path))
         .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Where cAdvisor looks for the machine ID (its `--machine-id-file` default).
+pub const MACHINE_ID_FILES: &[&str] = &["/etc/machine-id", "/var/lib/dbus/machine-id"];
+
+/// Where cAdvisor's `GetSystemUUID` looks for the system UUID, in order: DMI, the
+/// device tree's `system-id` and `vm,uuid` (POWER), then `/etc/machine-id` (its s390x
+/// fallback, which is also what a VM without DMI reports, on any architecture).
+pub const SYSTEM_UUID_FILES: &[&str] = &[
+    "/sys/class/dmi/id/product_uuid",
+    "/proc/device-tree/system-id",
+    "/proc/device-tree/vm,uuid",
+    "/etc/machine-id",
+];
+
+/// The trimmed content of the first readable file of `paths` (trailing NULs of device-tree
+/// files dropped), empty when none is readable: cAdvisor's `getInfoFromFiles`.
+pub fn read_first(fs: &dyn HostFs, paths: &[&str]) -> String {
+    paths
+        .iter()
+        .find_map(|p| fs.read_to_string(Path::new(p)).ok())
+        .map(|s| s.trim_end_matches('\0').trim().to_string())
         .unwrap_or_default()
 }
 
@@ -84,9 +107,9 @@ pub fn read_machine_info(fs: &dyn HostFs) -> Result<MachineInfo, CmError> {
     Ok(MachineInfo {
         online_cpus,
         memory_capacity,
-        machine_id: read_optional(fs, "/etc/machine-id"),
+        machine_id: read_first(fs, MACHINE_ID_FILES),
         boot_id: read_optional(fs, "/proc/sys/kernel/random/boot_id"),
-        system_uuid: read_optional(fs, "/sys/class/dmi/id/product_uuid"),
+        system_uuid: read_first(fs, SYSTEM_UUID_FILES),
         kernel_version: read_optional(fs, "/proc/sys/kernel/osrelease"),
         os_image: os_pretty_name(&read_optional(fs, "/etc/os-release")),
     })
@@ -117,6 +140,18 @@ mod tests {
         assert_eq!(m.os_image, "Debian GNU/Linux 12 (bookworm)");
         assert_eq!(m.kernel_version, "6.1.0");
         assert_eq!(m.machine_id, "");
+        assert_eq!(m.system_uuid, "");
+        // Without DMI, the system UUID is the machine ID, as cAdvisor's fallback gives it.
+        fs.add_file("/etc/machine-id", "m1\n");
+        let m = read_machine_info(&fs).unwrap();
+        assert_eq!(
+            (m.machine_id.as_str(), m.system_uuid.as_str()),
+            ("m1", "m1")
+        );
+        fs.add_file("/proc/device-tree/vm,uuid", "vm-uuid\0");
+        assert_eq!(read_machine_info(&fs).unwrap().system_uuid, "vm-uuid");
+        fs.add_file("/sys/class/dmi/id/product_uuid", "DMI-UUID\n");
+        assert_eq!(read_machine_info(&fs).unwrap().system_uuid, "DMI-UUID");
     }
 
     #[test]

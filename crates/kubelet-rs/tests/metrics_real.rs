@@ -144,9 +144,9 @@ async fn every_metrics_endpoint_parses_and_reports_the_node() {
     let rw = &scrapes[&("/metrics", "readwrite")];
     assert!(rw.contains("server_type=\"readwrite\""), "{rw}");
 
-    // `/metrics/cadvisor`: the families of cAdvisor's default set kubelet-rs serves (this
-    // node runs without `cgroupsPerQOS`: the root cgroup's series; the container series,
-    // `container_ulimits_soft` among them, are checked by `stats_real.rs`).
+    // `/metrics/cadvisor`: a few families of the root cgroup (this node runs without
+    // `cgroupsPerQOS`); every family upstream serves, on every cgroup class, is checked by
+    // `cadvisor_real.rs`, the container series' values by `stats_real.rs`.
     let cadvisor_text = &scrapes[&("/metrics/cadvisor", "readonly")];
     let c = parse(cadvisor_text).unwrap();
     for name in [

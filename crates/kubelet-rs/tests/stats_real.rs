@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Duration;
 
 use common::http_get;
@@ -35,28 +34,6 @@ fn sample(text: &str, prefix: &str) -> f64 {
         .and_then(|l| l[prefix.len()..].split_whitespace().next())
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("no sample {prefix} in\n{text}"))
-}
-
-fn remove_cgroup_root() {
-    let base = Path::new("/sys/fs/cgroup");
-    let roots: Vec<_> = if base.join("cgroup.controllers").exists() {
-        vec![base.join(CGROUP_ROOT)]
-    } else {
-        std::fs::read_dir(base)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path().join(CGROUP_ROOT))
-            .collect()
-    };
-    fn rm(dir: &Path) {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                rm(&e.path());
-            }
-        }
-        let _ = std::fs::remove_dir(dir);
-    }
-    roots.iter().for_each(|r| rm(r));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -263,5 +240,5 @@ async fn summary_and_resource_metrics_of_a_running_pod() {
     );
 
     node.cleanup().await;
-    remove_cgroup_root();
+    common::remove_cgroup_root(CGROUP_ROOT);
 }

@@ -55,11 +55,13 @@ pub enum Backend<K> {
 type PodKey = (String, String, String);
 
 /// Upstream `configMapManager`/`secretManager` over `cacheBasedManager` (or the simple
-/// managers for `Get`).
+/// managers for `Get`). Upstream's `registeredPods` keeps a pointer to each pod to compute
+/// the names it referenced at the next registration; kubelet-rs keeps those names (a copy
+/// of every pod per manager would be most of the kubelet's heap).
 pub struct ObjectManager<K> {
     backend: Backend<K>,
     referenced: fn(&Pod) -> BTreeSet<String>,
-    registered: Mutex<HashMap<PodKey, Pod>>,
+    registered: Mutex<HashMap<PodKey, BTreeSet<String>>>,
 }
 
 fn pod_key(pod: &Pod) -> PodKey {
@@ -136,15 +138,13 @@ impl<K: Object> ObjectManager<K> {
             .registered
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let prev = registered.insert(key.clone(), pod.clone());
-        match prev {
+        match registered.get(&key) {
             // Only the first registration references everything (fewer API calls).
             None => names
                 .iter()
                 .for_each(|n| self.add_reference(namespace, n, uid)),
-            Some(prev) => {
-                let prev_names = (self.referenced)(&prev);
-                for n in names.difference(&prev_names) {
+            Some(prev_names) => {
+                for n in names.difference(prev_names) {
                     self.add_reference(namespace, n, uid);
                 }
                 for n in prev_names.difference(&names) {
@@ -152,6 +152,7 @@ impl<K: Object> ObjectManager<K> {
                 }
             }
         }
+        registered.insert(key, names);
     }
 
     /// Upstream `UnregisterPod`: drops the pod's references; objects no registered pod
@@ -166,9 +167,9 @@ impl<K: Object> ObjectManager<K> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&key);
-        if let Some(prev) = prev {
+        if let Some(prev_names) = prev {
             let (namespace, _, uid) = &key;
-            for n in (self.referenced)(&prev) {
+            for n in prev_names {
                 self.delete_reference(namespace, &n, uid);
             }
         }

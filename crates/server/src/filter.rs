@@ -137,8 +137,6 @@ const SERVE_MUX_PATTERNS: &[&str] = &[
     "/containerLogs",
     "/containerLogs/",
     "/runningpods/",
-    "/checkpoint",
-    "/checkpoint/",
     "/logs/",
     "/debug/pprof/",
     "/debug/flags/v",
@@ -146,9 +144,26 @@ const SERVE_MUX_PATTERNS: &[&str] = &[
     "/debug/pods/",
 ];
 
+/// The checkpoint web service's root: on the mux only when upstream adds the web service
+/// (`enableDebuggingHandlers` and the `ContainerCheckpoint` gate); otherwise a request
+/// there is the mux's 404 before authentication.
+const CHECKPOINT_PATTERNS: &[&str] = &["/checkpoint", "/checkpoint/"];
+
+/// The patterns a server's mux has beyond the fixed ones (`SERVE_MUX_PATTERNS`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServeMux {
+    /// `/checkpoint` and `/checkpoint/` (see `CHECKPOINT_PATTERNS`).
+    pub checkpoint: bool,
+}
+
 /// Whether upstream's mux routes `path` to the container (and so to the auth filter).
-pub fn serve_mux_routes(path: &str) -> bool {
-    SERVE_MUX_PATTERNS.iter().any(|p| {
+pub fn serve_mux_routes(path: &str, mux: ServeMux) -> bool {
+    let extra: &[&str] = if mux.checkpoint {
+        CHECKPOINT_PATTERNS
+    } else {
+        &[]
+    };
+    SERVE_MUX_PATTERNS.iter().chain(extra).any(|p| {
         if p.ends_with('/') {
             path.starts_with(p)
         } else {
@@ -180,7 +195,7 @@ pub fn clean_path(p: &str) -> String {
 /// `//` segments, as sent, before percent-decoding) is redirected (307) to its cleaned
 /// form; a path no pattern covers is 404 `404 page not found`. Both before authentication,
 /// as upstream.
-pub async fn serve_mux(req: Request<Body>, next: Next) -> Response {
+pub async fn serve_mux(State(mux): State<ServeMux>, req: Request<Body>, next: Next) -> Response {
     let path = req.uri().path();
     let cleaned = clean_path(path);
     if cleaned != path && req.method() != axum::http::Method::CONNECT {
@@ -194,7 +209,7 @@ pub async fn serve_mux(req: Request<Body>, next: Next) -> Response {
         }
         return resp;
     }
-    if !serve_mux_routes(path) {
+    if !serve_mux_routes(path, mux) {
         return crate::respond::text(StatusCode::NOT_FOUND, "404 page not found\n");
     }
     next.run(req).await
@@ -342,13 +357,18 @@ mod tests {
         assert_eq!(clean_path("/logs//a/./b/"), "/logs/a/b/");
         assert_eq!(clean_path("/logs/%2e%2e/x"), "/logs/%2e%2e/x");
         assert_eq!(clean_path("/"), "/");
-        assert!(serve_mux_routes("/stats/summary"));
-        assert!(serve_mux_routes("/metrics"));
-        assert!(!serve_mux_routes("/metrics/other"));
-        assert!(!serve_mux_routes("/nothing-here"));
-        assert!(!serve_mux_routes("/runningpods"));
-        assert!(serve_mux_routes("/debug/flags/v"));
-        assert!(!serve_mux_routes("/debug/flags/vv"));
-        assert!(serve_mux_routes("/debug/pods/ns/p/timeline"));
+        let mux = ServeMux::default();
+        assert!(serve_mux_routes("/stats/summary", mux));
+        assert!(serve_mux_routes("/metrics", mux));
+        assert!(!serve_mux_routes("/metrics/other", mux));
+        assert!(!serve_mux_routes("/nothing-here", mux));
+        assert!(!serve_mux_routes("/runningpods", mux));
+        assert!(serve_mux_routes("/debug/flags/v", mux));
+        assert!(!serve_mux_routes("/debug/flags/vv", mux));
+        assert!(serve_mux_routes("/debug/pods/ns/p/timeline", mux));
+        assert!(!serve_mux_routes("/checkpoint/ns/p/c", mux));
+        let with_checkpoint = ServeMux { checkpoint: true };
+        assert!(serve_mux_routes("/checkpoint/ns/p/c", with_checkpoint));
+        assert!(serve_mux_routes("/checkpoint", with_checkpoint));
     }
 }

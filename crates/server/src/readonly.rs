@@ -18,7 +18,10 @@ pub fn read_only_router(host: Host) -> Router {
             crate::metrics::http_metrics,
         ))
         // Outermost, as Go's ServeMux answers before the restful container's filters.
-        .layer(axum::middleware::from_fn(crate::filter::serve_mux))
+        .layer(axum::middleware::from_fn_with_state(
+            crate::filter::ServeMux::default(),
+            crate::filter::serve_mux,
+        ))
 }
 
 /// `InstallAuthNotRequiredHandlers` as far as implemented: `/healthz` (ping, log,

@@ -189,7 +189,12 @@ pub fn secure_router(cfg: &SecureServerConfig, host: Host, configz: serde_json::
             ),
             crate::metrics::http_metrics,
         ))
-        .layer(axum::middleware::from_fn(crate::filter::serve_mux))
+        .layer(axum::middleware::from_fn_with_state(
+            crate::filter::ServeMux {
+                checkpoint: cfg.enable_debugging_handlers && cfg.debug.container_checkpoint,
+            },
+            crate::filter::serve_mux,
+        ))
 }
 
 /// Starts the secure server: sets up TLS (generating the self-signed certificate when
@@ -286,7 +291,11 @@ mod tests {
         ];
         for debugging in [true, false] {
             let router = secure_router(&cfg(debugging), Arc::new(NoPods), serde_json::json!({}));
-            for path in paths {
+            // Installed with the debugging handlers only (see the next test).
+            let installed = paths
+                .iter()
+                .filter(|p| debugging || !p.starts_with("/checkpoint/"));
+            for path in installed {
                 for method in ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"] {
                     assert_eq!(
                         status(&router, method, path, None).await,
@@ -305,14 +314,19 @@ mod tests {
     }
 
     /// `/checkpoint/` is routed with `enableDebuggingHandlers` and the `ContainerCheckpoint`
-    /// gate only (otherwise upstream registers nothing there: 404).
+    /// gate only. Otherwise upstream adds no web service there, so its mux answers 404
+    /// before the auth filter: no credentials needed for that answer either.
     #[tokio::test]
     async fn checkpoint_follows_the_gate_and_the_debugging_handlers() {
         use http_body_util::BodyExt;
-        for (debugging, gate, want) in [
-            (true, true, "pod does not exist"),
-            (true, false, ""),
-            (false, true, ""),
+        let mux_404 = "404 page not found\n";
+        for (debugging, gate, authenticated, want_status, want) in [
+            (true, true, true, 404, "pod does not exist"),
+            (true, true, false, 401, "Unauthorized"),
+            (true, false, true, 404, mux_404),
+            (true, false, false, 404, mux_404),
+            (false, true, true, 404, mux_404),
+            (false, true, false, 404, mux_404),
         ] {
             let mut c = cfg(debugging);
             c.debug.container_checkpoint = gate;
@@ -322,12 +336,19 @@ mod tests {
                 .uri("/checkpoint/ns/p/c")
                 .body(Body::empty())
                 .unwrap();
-            req.extensions_mut()
-                .insert(PeerIdentity::Cert(UserInfo::new("u", vec![])));
+            if authenticated {
+                req.extensions_mut()
+                    .insert(PeerIdentity::Cert(UserInfo::new("u", vec![])));
+            }
             let resp = r.oneshot(req).await.unwrap();
-            assert_eq!(resp.status(), 404, "{debugging} {gate}");
+            let case = format!("{debugging} {gate} {authenticated}");
+            assert_eq!(resp.status(), want_status, "{case}");
             let body = resp.into_body().collect().await.unwrap().to_bytes();
-            assert_eq!(body, want.as_bytes(), "{debugging} {gate}");
+            assert_eq!(
+                String::from_utf8_lossy(&body).trim_end(),
+                want.trim_end(),
+                "{case}"
+            );
         }
     }
 

@@ -107,6 +107,55 @@ pub struct CadvisorSample {
     /// CFS throttling (`cpu.stat`), when the cgroup has a CPU quota (cAdvisor reports the
     /// `container_cpu_cfs_*` families only then: `Spec.Cpu.Quota != 0`).
     pub cfs: Option<CfsSample>,
+    /// The memory figures beyond [`MemorySample`] (`setMemoryStats`).
+    pub memory: CadvisorMemory,
+    /// The cgroup's limits (`common.GetSpec`).
+    pub spec: CgroupSpec,
+}
+
+/// libcontainer's memory figures cAdvisor's `setMemoryStats` copies beyond usage, RSS and
+/// cache: v1 `memory.{max_usage_in_bytes,failcnt}`, `memory.kmem.usage_in_bytes` and the
+/// hierarchical `total_*` keys of `memory.stat` (`use_hierarchy`, always 1 on current
+/// kernels); v2 `memory.peak` and the `memory.stat` keys (no failure counter and no
+/// separate kernel usage on v2: libcontainer's `fs2` leaves them 0).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CadvisorMemory {
+    /// `MaxUsage`: v1 `memory.max_usage_in_bytes`, v2 `memory.peak` (0 without it).
+    pub max_usage: u64,
+    /// `Failcnt`: v1 `memory.failcnt`.
+    pub failcnt: u64,
+    /// `KernelUsage`: v1 `memory.kmem.usage_in_bytes`.
+    pub kernel_usage: u64,
+    /// `MappedFile`: `total_mapped_file` / `file_mapped`.
+    pub mapped_file: u64,
+    /// `TotalActiveFile`: `total_active_file` / `active_file`.
+    pub active_file: u64,
+    /// `TotalInactiveFile`: `total_inactive_file` / `inactive_file`.
+    pub inactive_file: u64,
+    /// `pgfault` of `memory.stat` (cAdvisor reports it for both scopes, `container` and
+    /// `hierarchy`: the un-prefixed key, on v1 the cgroup's own).
+    pub pgfault: u64,
+    /// `pgmajfault`, likewise.
+    pub pgmajfault: u64,
+}
+
+/// What cAdvisor's `common.GetSpec` reads of a cgroup's limits (`container_spec_*`):
+/// 0 where the file is absent or unparsable (its `readUInt64`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CgroupSpec {
+    /// `Cpu.Period`: v1 `cpu.cfs_period_us`, v2 the second field of `cpu.max`.
+    pub cpu_period: u64,
+    /// `Cpu.Quota`: v1 `cpu.cfs_quota_us` unless `-1`, v2 the first field of `cpu.max`
+    /// unless `max`.
+    pub cpu_quota: u64,
+    /// `Cpu.Limit`: v1 `cpu.shares`, v2 `cpu.weight` converted to shares
+    /// (`convertCPUWeightToCPULimit`).
+    pub cpu_shares: u64,
+    /// `Memory.Reservation`: v1 `memory.soft_limit_in_bytes`, v2 `memory.min`.
+    pub memory_reservation: u64,
+    /// `Memory.SwapLimit`: v1 `memory.memsw.limit_in_bytes`, v2 `memory.swap.max`; the root:
+    /// `SwapTotal` (the raw handler's machine swap capacity).
+    pub swap_limit: u64,
 }
 
 /// One device's counters of a blkio table, by operation (cAdvisor's `PerDiskStats`,
@@ -304,6 +353,11 @@ impl CgroupReader {
         if rel.is_empty() { base } else { base.join(rel) }
     }
 
+    /// The directory of `cgroup` in the memory hierarchy (v1) or the unified one (v2).
+    pub fn memory_dir(&self, cgroup: &str) -> PathBuf {
+        self.dir("memory", cgroup)
+    }
+
     fn read(&self, path: &Path) -> Option<String> {
         self.fs.read_to_string(path).ok()
     }
@@ -374,7 +428,13 @@ impl CgroupReader {
             names.push("cgroup.procs");
         }
         if want.cadvisor {
-            names.push("memory.oom_control");
+            names.extend([
+                "memory.oom_control",
+                "memory.max_usage_in_bytes",
+                "memory.failcnt",
+                "memory.kmem.usage_in_bytes",
+                "memory.soft_limit_in_bytes",
+            ]);
         }
         let mem = self.files(&self.dir("memory", cgroup), &names);
         let mut acct_names = vec!["cpuacct.usage"];
@@ -414,7 +474,15 @@ impl CgroupReader {
         });
         let cadvisor = want.cadvisor.then(|| {
             let (io_service_bytes, io_serviced) = self.blkio_v1(cgroup);
-            let cpu = self.files(&self.dir("cpu", cgroup), &["cpu.cfs_quota_us", "cpu.stat"]);
+            let cpu = self.files(
+                &self.dir("cpu", cgroup),
+                &[
+                    "cpu.cfs_quota_us",
+                    "cpu.stat",
+                    "cpu.shares",
+                    "cpu.cfs_period_us",
+                ],
+            );
             let cfs = cpu
                 .get("cpu.cfs_quota_us")
                 .filter(|q| !matches!(q.trim(), "-1" | "0" | ""))
@@ -436,6 +504,28 @@ impl CgroupReader {
                 io_service_bytes,
                 io_serviced,
                 cfs,
+                memory: CadvisorMemory {
+                    max_usage: mem.u64("memory.max_usage_in_bytes").unwrap_or(0),
+                    failcnt: mem.u64("memory.failcnt").unwrap_or(0),
+                    kernel_usage: mem.u64("memory.kmem.usage_in_bytes").unwrap_or(0),
+                    ..cadvisor_memory(mem.get("memory.stat").unwrap_or_default(), "total_")
+                },
+                spec: CgroupSpec {
+                    cpu_period: cpu.u64("cpu.cfs_period_us").unwrap_or(0),
+                    cpu_quota: cpu
+                        .get("cpu.cfs_quota_us")
+                        .filter(|q| q.trim() != "-1")
+                        .and_then(|q| q.trim().parse().ok())
+                        .unwrap_or(0),
+                    cpu_shares: cpu.u64("cpu.shares").unwrap_or(0),
+                    memory_reservation: mem.u64("memory.soft_limit_in_bytes").unwrap_or(0),
+                    swap_limit: if root {
+                        self.machine_swap()
+                    } else {
+                        mem.u64("memory.memsw.limit_in_bytes")
+                    }
+                    .unwrap_or(0),
+                },
             }
         });
         CgroupSample {
@@ -479,6 +569,9 @@ impl CgroupReader {
                 "memory.events",
                 "io.stat",
                 "cpu.max",
+                "cpu.weight",
+                "memory.peak",
+                "memory.min",
             ]);
         }
         let f = self.files(&self.dir("", cgroup), &names);
@@ -519,6 +612,7 @@ impl CgroupReader {
         let cadvisor = want.cadvisor.then(|| {
             let (io_service_bytes, io_serviced) =
                 f.get("io.stat").map(parse_io_stat).unwrap_or_default();
+            let cpu_max = f.get("cpu.max").and_then(|m| m.trim().split_once(' '));
             // `cpu.max` `max <period>`: no quota.
             let cfs = f
                 .get("cpu.max")
@@ -542,6 +636,28 @@ impl CgroupReader {
                 io_service_bytes,
                 io_serviced,
                 cfs,
+                memory: CadvisorMemory {
+                    max_usage: f.u64("memory.peak").unwrap_or(0),
+                    ..cadvisor_memory(f.get("memory.stat").unwrap_or_default(), "")
+                },
+                spec: CgroupSpec {
+                    cpu_period: cpu_max.and_then(|(_, p)| p.parse().ok()).unwrap_or(0),
+                    cpu_quota: cpu_max
+                        .filter(|(q, _)| *q != "max")
+                        .and_then(|(q, _)| q.parse().ok())
+                        .unwrap_or(0),
+                    cpu_shares: f
+                        .u64("cpu.weight")
+                        .filter(|w| (1..=10_000).contains(w))
+                        .map_or(0, cpu_weight_to_shares),
+                    memory_reservation: f.u64("memory.min").unwrap_or(0),
+                    swap_limit: if root {
+                        self.machine_swap()
+                    } else {
+                        f.u64("memory.swap.max")
+                    }
+                    .unwrap_or(0),
+                },
             }
         });
         CgroupSample {
@@ -655,6 +771,38 @@ fn memory_sample(usage: u64, stat: &str, prefix: &str, limit: Option<u64>) -> Me
     }
     m.working_set = usage.saturating_sub(inactive);
     m
+}
+
+/// The [`CadvisorMemory`] keys of `memory.stat` (`prefix` `total_` on v1).
+fn cadvisor_memory(stat: &str, prefix: &str) -> CadvisorMemory {
+    let mapped = if prefix.is_empty() {
+        "file_mapped"
+    } else {
+        "mapped_file"
+    };
+    let mut m = CadvisorMemory::default();
+    for line in stat.lines() {
+        let Some((k, v)) = line.split_once(' ') else {
+            continue;
+        };
+        let slot = match k {
+            "pgfault" => &mut m.pgfault,
+            "pgmajfault" => &mut m.pgmajfault,
+            k => match k.strip_prefix(prefix) {
+                Some(k) if k == mapped => &mut m.mapped_file,
+                Some("active_file") => &mut m.active_file,
+                Some("inactive_file") => &mut m.inactive_file,
+                _ => continue,
+            },
+        };
+        *slot = v.trim().parse().unwrap_or(0);
+    }
+    m
+}
+
+/// cAdvisor's `convertCPUWeightToCPULimit`: `cpu.weight` [1, 10000] to shares [2, 262144].
+fn cpu_weight_to_shares(weight: u64) -> u64 {
+    2 + (weight.saturating_sub(1) * 262_142) / 9_999
 }
 
 /// The entry of device `major:minor` in `disks`, added when missing.
@@ -1003,6 +1151,112 @@ mod tests {
         assert_eq!(
             (x.threads, x.threads_max, x.oom_kills),
             (Some(7), Some(1024), Some(1))
+        );
+    }
+
+    #[test]
+    fn cadvisor_memory_and_spec_v1_and_v2() {
+        let v1 = v1_fs();
+        let mem = "/sys/fs/cgroup/memory/kubepods/burstable/podabc";
+        let cpu = "/sys/fs/cgroup/cpu/kubepods/burstable/podabc";
+        v1.add_file(
+            format!("{mem}/memory.stat"),
+            "pgfault 5\npgmajfault 2\nmapped_file 1\ntotal_mapped_file 300\ntotal_active_file 600\ntotal_inactive_file 700\ntotal_pgfault 50\n",
+        );
+        v1.add_file(format!("{mem}/memory.max_usage_in_bytes"), "12000\n");
+        v1.add_file(format!("{mem}/memory.failcnt"), "4\n");
+        v1.add_file(format!("{mem}/memory.kmem.usage_in_bytes"), "900\n");
+        v1.add_file(
+            format!("{mem}/memory.soft_limit_in_bytes"),
+            "9223372036854771712\n",
+        );
+        v1.add_file(format!("{cpu}/cpu.shares"), "102\n");
+        v1.add_file(format!("{cpu}/cpu.cfs_period_us"), "100000\n");
+        v1.add_file(format!("{cpu}/cpu.cfs_quota_us"), "20000\n");
+        v1.add_file("/proc/meminfo", "MemTotal: 1000 kB\nSwapTotal: 8 kB\n");
+        v1.add_file("/sys/fs/cgroup/memory/memory.usage_in_bytes", "1\n");
+        let r = CgroupReader::new(v1, CgroupVersion::V1);
+        let x = r.sample_with("/kubepods/burstable/podabc", Want::CADVISOR);
+        let x = x.unwrap().cadvisor.unwrap();
+        assert_eq!(
+            x.memory,
+            CadvisorMemory {
+                max_usage: 12000,
+                failcnt: 4,
+                kernel_usage: 900,
+                mapped_file: 300,
+                active_file: 600,
+                inactive_file: 700,
+                pgfault: 5,
+                pgmajfault: 2,
+            },
+            "the hierarchical keys, but the cgroup's own page faults, as cAdvisor"
+        );
+        assert_eq!(
+            x.spec,
+            CgroupSpec {
+                cpu_period: 100_000,
+                cpu_quota: 20_000,
+                cpu_shares: 102,
+                memory_reservation: 9_223_372_036_854_771_712,
+                swap_limit: 20_000,
+            }
+        );
+        let root = r
+            .sample_with("/", Want::CADVISOR)
+            .unwrap()
+            .cadvisor
+            .unwrap();
+        assert_eq!(root.spec.swap_limit, 8 * 1024, "the root's: SwapTotal");
+        assert_eq!(root.spec.cpu_quota, 0);
+
+        let fs = Arc::new(FakeHostFs::default());
+        let cg = "/sys/fs/cgroup/kubepods/podx";
+        fs.add_dir(cg);
+        fs.add_file(format!("{cg}/memory.current"), "5000");
+        fs.add_file(
+            format!("{cg}/memory.stat"),
+            "anon 1\nfile 2\nfile_mapped 30\nactive_file 60\ninactive_file 70\npgfault 80\npgmajfault 9\n",
+        );
+        fs.add_file(format!("{cg}/memory.peak"), "6000");
+        fs.add_file(format!("{cg}/memory.min"), "1024");
+        fs.add_file(format!("{cg}/memory.swap.max"), "max");
+        fs.add_file(format!("{cg}/cpu.max"), "max 100000");
+        fs.add_file(format!("{cg}/cpu.weight"), "4");
+        let r = CgroupReader::new(fs.clone(), CgroupVersion::V2);
+        let x = r.sample_with("/kubepods/podx", Want::CADVISOR);
+        let x = x.unwrap().cadvisor.unwrap();
+        assert_eq!(
+            x.memory,
+            CadvisorMemory {
+                max_usage: 6000,
+                mapped_file: 30,
+                active_file: 60,
+                inactive_file: 70,
+                pgfault: 80,
+                pgmajfault: 9,
+                ..CadvisorMemory::default()
+            },
+            "no failcnt or kernel usage on v2"
+        );
+        assert_eq!(
+            x.spec,
+            CgroupSpec {
+                cpu_period: 100_000,
+                cpu_quota: 0,
+                cpu_shares: 2 + 3 * 262_142 / 9_999,
+                memory_reservation: 1024,
+                swap_limit: 0,
+            }
+        );
+        fs.add_file(format!("{cg}/cpu.max"), "50000 100000");
+        fs.add_file(format!("{cg}/cpu.weight"), "10001");
+        let x = r.sample_with("/kubepods/podx", Want::CADVISOR);
+        let spec = x.unwrap().cadvisor.unwrap().spec;
+        assert_eq!(
+            (spec.cpu_quota, spec.cpu_shares),
+            (50_000, 0),
+            "weight out of range"
         );
     }
 

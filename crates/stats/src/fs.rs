@@ -42,6 +42,9 @@ pub trait FsInfo: Send + Sync {
     /// container's log directory: upstream `hostStatsProvider.fileMetricsByDir`, one
     /// `MetricsDu` per file); `None` when it holds no file.
     fn files_usage(&self, dir: &Path) -> std::io::Result<Option<DirUsage>>;
+    /// The modification time of `path` in nanoseconds since the epoch (cAdvisor's
+    /// `getSpecInternal` takes a cgroup's creation time from its directory's).
+    fn modified_nanos(&self, path: &Path) -> std::io::Result<i64>;
 }
 
 /// The real host.
@@ -78,6 +81,12 @@ impl FsInfo for RealFsInfo {
         crate::log_usage::files_usage(dir)
     }
 
+    fn modified_nanos(&self, path: &Path) -> std::io::Result<i64> {
+        use std::os::unix::fs::MetadataExt;
+        let md = std::fs::metadata(path)?;
+        Ok(md.mtime().saturating_mul(1_000_000_000) + md.mtime_nsec())
+    }
+
     fn dir_usage(&self, path: &Path) -> std::io::Result<DirUsage> {
         use std::os::unix::fs::MetadataExt;
         let root = std::fs::symlink_metadata(path)?;
@@ -109,6 +118,7 @@ impl FsInfo for RealFsInfo {
 pub struct FakeFsInfo {
     state: Mutex<(BTreeMap<PathBuf, FsCapacity>, BTreeMap<PathBuf, DirUsage>)>,
     fds: Mutex<BTreeMap<u32, Vec<String>>>,
+    modified: Mutex<BTreeMap<PathBuf, i64>>,
 }
 
 impl FakeFsInfo {
@@ -116,6 +126,13 @@ impl FakeFsInfo {
     pub fn set_fds(&self, pid: u32, targets: &[&str]) {
         if let Ok(mut f) = self.fds.lock() {
             f.insert(pid, targets.iter().map(|t| t.to_string()).collect());
+        }
+    }
+
+    /// Sets the modification time of `path`.
+    pub fn set_modified(&self, path: impl Into<PathBuf>, nanos: i64) {
+        if let Ok(mut m) = self.modified.lock() {
+            m.insert(path.into(), nanos);
         }
     }
 
@@ -158,6 +175,10 @@ impl FsInfo for FakeFsInfo {
         let path = PathBuf::from(format!("/proc/{pid}/fd"));
         let f = self.fds.lock().map_err(|_| not_found(&path))?;
         f.get(&pid).cloned().ok_or_else(|| not_found(&path))
+    }
+    fn modified_nanos(&self, path: &Path) -> std::io::Result<i64> {
+        let m = self.modified.lock().map_err(|_| not_found(path))?;
+        m.get(path).copied().ok_or_else(|| not_found(path))
     }
 }
 

@@ -16,18 +16,21 @@
 //!
 //! Pod volume usage is measured in the background ([`volume_stats`]), as upstream.
 //!
-//! Not reported: accelerators, user-defined metrics; in `/metrics/cadvisor`, the sandbox (pause) cgroups,
-//! disk I/O, per-interface network and filesystem families (see that module).
+//! Not reported: accelerators, user-defined metrics; in `/metrics/cadvisor`, the BFQ-debug
+//! blkio figures and devicemapper/ZFS pools (see that module;
+//! its machine facts: [`machine`], the root's filesystems: [`root_fs`]).
 
 pub mod cadvisor_metrics;
 pub mod cgroup;
 pub mod cpu;
 pub mod fs;
 mod log_usage;
+pub mod machine;
 pub mod network;
 pub mod prom;
 pub mod provider;
 pub mod resource_metrics;
+pub mod root_fs;
 pub mod scrape_fs;
 pub mod types;
 pub mod volume_stats;

@@ -152,6 +152,8 @@ struct HostReaders {
     cpu: CpuUsageCache,
     kubelet_creation: Time,
     specs: SpecCache,
+    /// What `/metrics/cadvisor` reads once, when the provider is made (the kubelet's start).
+    cadvisor_machine: std::sync::OnceLock<CadvisorStatic>,
 }
 
 /// How long a cgroup's limits are reused: cAdvisor's `containerData.GetInfo` updates a
@@ -201,6 +203,16 @@ impl SpecCache {
             specs.retain(|_, s| now.0.as_nanosecond() - s.read.0.as_nanosecond() < limit);
         }
     }
+}
+
+/// What cAdvisor learns when the kubelet starts.
+struct CadvisorStatic {
+    machine: crate::machine::MachineFacts,
+    /// The root's filesystems.
+    partitions: Vec<crate::root_fs::Partition>,
+    /// The kubelet's, runtime's and system cgroups (the kubelet's `cgroupRoots` besides
+    /// the pods cgroup), whose subtrees cAdvisor watches.
+    system_roots: Vec<String>,
 }
 
 /// The runtime's view of the pods, terminated sandboxes and containers removed.
@@ -306,7 +318,7 @@ impl SummaryProvider {
     /// A provider; `kubelet_creation` is now.
     pub fn new(cfg: ProviderConfig, src: ProviderSources) -> Self {
         let kubelet_creation = Time((src.clock)());
-        SummaryProvider {
+        let p = SummaryProvider {
             runtime: src.runtime,
             images: src.images,
             host: Arc::new(HostReaders {
@@ -320,9 +332,14 @@ impl SummaryProvider {
                 cpu: CpuUsageCache::default(),
                 kubelet_creation,
                 specs: SpecCache::default(),
+                cadvisor_machine: std::sync::OnceLock::new(),
             }),
             sandbox_image: tokio::sync::OnceCell::new(),
-        }
+        };
+        // cAdvisor lists the machine and its filesystems when the kubelet starts: mounts
+        // made later (pod volumes, container root filesystems) are not the root's.
+        p.host.cadvisor_machine();
+        p
     }
 
     /// `Get`: the full summary.
@@ -521,10 +538,12 @@ impl HostReaders {
     ) -> crate::cadvisor_metrics::Snapshot {
         use crate::cadvisor_metrics::{CgroupEntry, Snapshot};
         let mut sc = self.scrape(Want::CADVISOR);
+        let fixed = self.cadvisor_machine();
         let mut snap = Snapshot {
             time: sc.now,
             boot_time: self.boot_time,
             machine_memory: self.cgroups.machine_memory(),
+            machine: fixed.machine.clone(),
             ..Snapshot::default()
         };
         let view = match view {
@@ -540,11 +559,32 @@ impl HostReaders {
                 id: "/".into(),
                 start: self.boot_time,
                 sample,
-                processes: self.process_detail("/", false),
-                // The raw root handler's pid is 1.
+                // The raw root handler's pid is 1: its network and ulimits.
+                processes: ProcessDetail {
+                    max_open_files: self.max_open_files_of(1),
+                    ..self.process_detail("/", false)
+                },
                 network: self.net_dev(1),
+                filesystems: crate::root_fs::global_fs_stats(
+                    self.host.as_ref(),
+                    self.fs.as_ref(),
+                    &fixed.partitions,
+                ),
                 ..CgroupEntry::default()
             });
+        }
+        let mut raw = self.qos_cgroups();
+        raw.extend(self.system_cgroups(&fixed.system_roots));
+        for (id, start) in raw {
+            if let Ok(sample) = self.cgroups.sample_with(&id, sc.want) {
+                snap.cgroups.push(CgroupEntry {
+                    processes: self.process_detail(&id, false),
+                    id,
+                    start,
+                    sample,
+                    ..CgroupEntry::default()
+                });
+            }
         }
         for sandbox in view.sandboxes.values() {
             let pod = pod_ref(sandbox);
@@ -603,11 +643,125 @@ impl HostReaders {
                     start: info.stats.start_time,
                     sample,
                     network: Vec::new(),
+                    filesystems: Vec::new(),
                 });
             }
         }
         self.name_disks(&mut snap);
         snap
+    }
+
+    /// The machine facts, the root's filesystems and the system cgroups, read once.
+    fn cadvisor_machine(&self) -> &CadvisorStatic {
+        self.cadvisor_machine.get_or_init(|| {
+            let kubelet = match self.cfg.kubelet_cgroup.as_str() {
+                "" => self.own_cgroup(),
+                c => Some(c.to_string()),
+            };
+            let mut system_roots: Vec<String> = Vec::new();
+            for c in [
+                kubelet,
+                Some(self.cfg.runtime_cgroup.clone()),
+                Some(self.cfg.system_cgroup.clone()),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let c = c.trim_end_matches('/').to_string();
+                // `/` would be every cgroup of the machine: not listed.
+                if !c.is_empty() && !system_roots.contains(&c) {
+                    system_roots.push(c);
+                }
+            }
+            CadvisorStatic {
+                machine: crate::machine::read_machine_facts(self.host.as_ref()),
+                partitions: crate::root_fs::host_partitions(self.host.as_ref()),
+                system_roots,
+            }
+        })
+    }
+
+    /// `GetKubeletContainer` without `kubeletCgroups`: [`own_cgroup`] of
+    /// `/proc/self/cgroup`.
+    fn own_cgroup(&self) -> Option<String> {
+        let table = self
+            .host
+            .read_to_string(Path::new("/proc/self/cgroup"))
+            .ok()?;
+        own_cgroup(&table, self.cgroups.version())
+    }
+
+    /// The system cgroups and every cgroup below them (cAdvisor's raw handler accepts each
+    /// cgroup under a whitelisted root), with their creation times.
+    fn system_cgroups(&self, roots: &[String]) -> Vec<(String, Time)> {
+        let pods = self
+            .cfg
+            .pods_cgroup
+            .as_deref()
+            .map(|p| p.trim_end_matches('/'));
+        let under = |cg: &str, root: &str| {
+            cg == root || cg.strip_prefix(root).is_some_and(|r| r.starts_with('/'))
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        let mut stack: Vec<String> = roots
+            .iter()
+            .filter(|r| !pods.is_some_and(|p| under(r, p)) && self.cgroups.exists(r))
+            .cloned()
+            .collect();
+        while let Some(cg) = stack.pop() {
+            if !seen.insert(cg.clone()) {
+                continue;
+            }
+            stack.extend(
+                self.cgroups
+                    .children(&cg)
+                    .into_iter()
+                    .map(|c| format!("{cg}/{c}")),
+            );
+            let start = self.cgroup_creation(&cg);
+            out.push((cg, start));
+        }
+        out
+    }
+
+    /// The pods cgroup and its QoS cgroups (the raw cgroups cAdvisor reports under the
+    /// kubelet's `NodeAllocatableRoot` besides the pods), with their creation times.
+    fn qos_cgroups(&self) -> Vec<(String, Time)> {
+        let Some(root) = self.cfg.pods_cgroup.as_deref() else {
+            return Vec::new();
+        };
+        let root = root.trim_end_matches('/');
+        let mut out = vec![root.to_string()];
+        for child in self.cgroups.children(root) {
+            if pod_uid_from_cgroup_name(&child).is_none() {
+                out.push(format!("{root}/{child}"));
+            }
+        }
+        out.into_iter()
+            .map(|cg| {
+                let start = self.cgroup_creation(&cg);
+                (cg, start)
+            })
+            .collect()
+    }
+
+    /// cAdvisor's `getSpecInternal` creation time: the earlier of the cgroup directory's
+    /// and its `cgroup.clone_children` (v1) / `cgroup.events` (v2) modification times, not
+    /// before the boot time.
+    fn cgroup_creation(&self, cgroup: &str) -> Time {
+        let dir = self.cgroups.memory_dir(cgroup);
+        let file = match self.cgroups.version() {
+            kubelet_cm::CgroupVersion::V1 => "cgroup.clone_children",
+            kubelet_cm::CgroupVersion::V2 => "cgroup.events",
+        };
+        [dir.join(file), dir]
+            .iter()
+            .filter_map(|p| self.fs.modified_nanos(p).ok())
+            .min()
+            .map(Time::from_nanos)
+            .filter(|t| t.0 > self.boot_time.0)
+            .unwrap_or(self.boot_time)
     }
 
     /// The interfaces of `/proc/<pid>/net/dev` (`networkStatsFromProc`).
@@ -657,13 +811,17 @@ impl HostReaders {
             d.sockets += targets.iter().filter(|t| t.starts_with("socket")).count() as u64;
         }
         if container && let Some(pid) = pids.first() {
-            d.max_open_files = self
-                .host
-                .read_to_string(Path::new(&format!("/proc/{pid}/limits")))
-                .ok()
-                .and_then(|s| max_open_files(&s));
+            d.max_open_files = self.max_open_files_of(*pid);
         }
         d
+    }
+
+    /// The soft `Max open files` of `/proc/<pid>/limits` (`processRootProcUlimits`).
+    fn max_open_files_of(&self, pid: u32) -> Option<i64> {
+        self.host
+            .read_to_string(Path::new(&format!("/proc/{pid}/limits")))
+            .ok()
+            .and_then(|s| max_open_files(&s))
     }
 
     /// Pod UID → pod cgroup and its children, from the pods cgroup and its QoS children.
@@ -718,6 +876,28 @@ impl HostReaders {
             max_pid,
             num_of_running_processes: procs,
         }
+    }
+}
+
+/// `getContainer` of a `/proc/<pid>/cgroup` table: the unified cgroup on v2; on v1 the
+/// `cpu` cgroup when it is the `memory` one (else none, as upstream, which then logs that
+/// kubelet system container metrics may be missing).
+fn own_cgroup(table: &str, version: kubelet_cm::CgroupVersion) -> Option<String> {
+    let of = |controller: &str| {
+        table.lines().find_map(|l| {
+            let mut f = l.splitn(3, ':');
+            let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+            let hit = if controller.is_empty() {
+                controllers.is_empty()
+            } else {
+                controllers.split(',').any(|c| c == controller)
+            };
+            hit.then(|| path.to_string())
+        })
+    };
+    match version {
+        kubelet_cm::CgroupVersion::V2 => of(""),
+        kubelet_cm::CgroupVersion::V1 => of("cpu").filter(|cpu| of("memory").as_ref() == Some(cpu)),
     }
 }
 

@@ -147,6 +147,12 @@ async fn env_opts(psi: bool, with_volumes: bool) -> Env {
         "h1\nh2\n  eth0: 10 1 0 0 0 0 0 0 20 2 0 0 0 0 0 0\n    lo: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0\n",
     );
     host.add_file("/proc/meminfo", "MemTotal: 16 kB\nMemFree: 4 kB\n");
+    // `/metrics/cadvisor`'s machine and root filesystems, read when the provider is made.
+    host.add_file(
+        "/proc/self/mountinfo",
+        "22 1 254:0 / /var/lib/kubelet rw - ext4 /dev/vda rw\n23 22 0:21 / /proc rw - proc proc rw\n",
+    );
+    host.add_file("/etc/machine-id", "m1\n");
     host.add_file("/proc/sys/kernel/pid_max", "4194304\n");
     host.add_file("/proc/sys/kernel/threads-max", "126000\n");
     host.add_file("/proc/loadavg", "0.10 0.20 0.30 2/345 6789\n");
@@ -576,4 +582,180 @@ async fn limits_reused_for_five_seconds_as_cadvisors_spec() {
     // Resource metrics, which report no available bytes, still get none from the spec.
     let lean = e.provider.get_resource_metrics_stats().await.unwrap();
     assert_eq!(available(&lean), None);
+}
+
+#[tokio::test]
+async fn cadvisor_qos_cgroups_root_filesystems_and_machine_facts() {
+    let e = env().await;
+    e.host.add_file(
+        "/proc/diskstats",
+        " 254       0 vda 11 36 427 27 27 28 118 10 0 14 38\n",
+    );
+    e.host.add_file(
+        "/proc/1/limits",
+        "Limit Soft Hard Units\nMax open files            32768                32768                files\n",
+    );
+    let snap = e.provider.cadvisor_snapshot().await;
+    let ids: Vec<&str> = snap.cgroups.iter().map(|c| c.id.as_str()).collect();
+    assert!(
+        ids.contains(&"/kubepods") && ids.contains(&"/kubepods/besteffort"),
+        "the pods cgroup and its QoS cgroups: {ids:?}"
+    );
+    let qos = snap.cgroups.iter().find(|c| c.id == "/kubepods").unwrap();
+    assert!(qos.pod.name.is_empty() && qos.name.is_empty());
+    assert_eq!(
+        qos.start,
+        Time::from_nanos(1_000_000_000),
+        "not before boot"
+    );
+    assert_eq!(qos.sample.memory.as_ref().unwrap().usage, 5000);
+    let root = snap.cgroups.iter().find(|c| c.id == "/").unwrap();
+    assert_eq!(
+        root.processes.max_open_files,
+        Some(32768),
+        "pid 1's, as the raw root handler"
+    );
+    assert_eq!(qos.processes.max_open_files, None);
+    assert_eq!(root.filesystems.len(), 1, "{:?}", root.filesystems);
+    let vda = &root.filesystems[0];
+    assert_eq!(
+        (
+            vda.device.as_str(),
+            vda.limit,
+            vda.usage,
+            vda.disk.reads_completed
+        ),
+        ("/dev/vda", 100_000, 40_000, 11)
+    );
+    assert!(
+        snap.cgroups
+            .iter()
+            .filter(|c| c.id != "/")
+            .all(|c| c.filesystems.is_empty())
+    );
+    assert_eq!(
+        (
+            snap.machine.machine_id.as_str(),
+            snap.machine.system_uuid.as_str()
+        ),
+        ("m1", "m1")
+    );
+    // Partitions and machine facts were read once, when the provider was made.
+    e.host.add_file("/proc/self/mountinfo", "");
+    e.host.add_file("/etc/machine-id", "m2\n");
+    let snap = e.provider.cadvisor_snapshot().await;
+    let root = snap.cgroups.iter().find(|c| c.id == "/").unwrap();
+    assert_eq!(root.filesystems.len(), 1);
+    assert_eq!(snap.machine.machine_id, "m1");
+}
+
+/// A provider with no pods over `host` (cgroup v2) and `cfg`.
+fn bare_provider(
+    host: Arc<FakeHostFs>,
+    fs: Arc<FakeFsInfo>,
+    cfg: ProviderConfig,
+) -> SummaryProvider {
+    SummaryProvider::new(
+        cfg,
+        ProviderSources {
+            runtime: Arc::new(FakeRuntimeService::new()),
+            images: Arc::new(FakeImageService::new()),
+            cgroups: CgroupReader::new(host.clone(), CgroupVersion::V2),
+            host,
+            fs,
+            clock: Arc::new(|| jiff::Timestamp::from_second(100).unwrap()),
+            boot_time: Time::from_nanos(1_000_000_000),
+            volumes: None,
+        },
+    )
+}
+
+#[tokio::test]
+async fn cadvisor_system_cgroup_subtrees_and_the_kubelets_own_cgroup_on_v2() {
+    let host = Arc::new(FakeHostFs::default());
+    for dir in [
+        "",
+        "/kubepods.slice",
+        "/system.slice",
+        "/system.slice/kubelet.service",
+        "/system.slice/containerd.service",
+        "/system.slice/containerd.service/sub",
+        "/user.slice",
+    ] {
+        host.add_dir(format!("/sys/fs/cgroup{dir}"));
+        host.add_file(format!("/sys/fs/cgroup{dir}/memory.current"), "10");
+    }
+    host.add_file("/proc/self/cgroup", "0::/system.slice/kubelet.service\n");
+    let fs = Arc::new(FakeFsInfo::default());
+    fs.set_modified(
+        "/sys/fs/cgroup/system.slice/containerd.service",
+        5_000_000_000,
+    );
+    fs.set_modified(
+        "/sys/fs/cgroup/system.slice/containerd.service/cgroup.events",
+        4_000_000_000,
+    );
+    let cfg = ProviderConfig {
+        pods_cgroup: Some("/kubepods.slice".into()),
+        runtime_cgroup: "/system.slice/containerd.service".into(),
+        ..ProviderConfig::default()
+    };
+    let ids = |snap: &crate::cadvisor_metrics::Snapshot| {
+        let mut ids: Vec<String> = snap.cgroups.iter().map(|c| c.id.clone()).collect();
+        ids.sort();
+        ids.join(" ")
+    };
+    let p = bare_provider(host.clone(), fs.clone(), cfg.clone());
+    let snap = p.cadvisor_snapshot().await;
+    assert_eq!(
+        ids(&snap),
+        "/ /kubepods.slice /system.slice/containerd.service /system.slice/containerd.service/sub /system.slice/kubelet.service",
+        "the kubelet's own cgroup, the runtime's subtree; not the rest"
+    );
+    let containerd = snap
+        .cgroups
+        .iter()
+        .find(|c| c.id == "/system.slice/containerd.service")
+        .unwrap();
+    assert_eq!(
+        containerd.start,
+        Time::from_nanos(4_000_000_000),
+        "the earlier of the directory's and cgroup.events' mtimes"
+    );
+
+    // `kubeletCgroups` set: that one, not the process's; one under the pods cgroup is not
+    // listed twice.
+    let p = bare_provider(
+        host,
+        fs,
+        ProviderConfig {
+            kubelet_cgroup: "/user.slice".into(),
+            system_cgroup: "/kubepods.slice".into(),
+            ..cfg
+        },
+    );
+    let snap = p.cadvisor_snapshot().await;
+    assert_eq!(
+        ids(&snap),
+        "/ /kubepods.slice /system.slice/containerd.service /system.slice/containerd.service/sub /user.slice"
+    );
+}
+
+#[test]
+fn own_cgroup_as_get_container() {
+    let v1 = "12:pids:/a\n4:memory:/kubelet.service\n3:cpu,cpuacct:/kubelet.service\n0::/x\n";
+    assert_eq!(
+        super::own_cgroup(v1, CgroupVersion::V1).as_deref(),
+        Some("/kubelet.service")
+    );
+    assert_eq!(
+        super::own_cgroup(v1, CgroupVersion::V2).as_deref(),
+        Some("/x")
+    );
+    let split = "4:memory:/process_api/5b2c\n1:cpu:/\n";
+    assert_eq!(
+        super::own_cgroup(split, CgroupVersion::V1),
+        None,
+        "cpu and memory not unified"
+    );
 }

@@ -81,7 +81,7 @@ pub fn summary_provider(deps: &KubeletDeps<'_>, kubelet: &Arc<Kubelet>) -> Arc<S
     let root_dir = kubelet.root_dir.clone();
     let s = deps.server;
     tracing::warn!(
-        "/metrics/cadvisor serves no filesystem usage or per-CPU families and no sector/merge/time disk I/O families (upstream's cAdvisor does)"
+        "/metrics/cadvisor reads no BFQ-debug blkio tables (the sector, merge, service-time and queue figures of pod and container cgroups, which upstream's cAdvisor reports on kernels with CONFIG_BFQ_CGROUP_DEBUG) and no devicemapper/ZFS pool usage"
     );
     let c = &s.config;
     let pods_cgroup = c

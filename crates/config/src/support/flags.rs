@@ -4,6 +4,8 @@
 
 use super::{FlagSupport, Support, as_upstream, done, ignored};
 
+const CADVISOR_IDS: &str = "passes it to the embedded cAdvisor (deprecated flag, mistakenly registered with the kubelet), which reads the node's machine/boot ID from the first listed file for nodeInfo and `/metrics/cadvisor`'s labels; kubelet-rs reads cAdvisor's default files";
+const CADVISOR_LOAD: &str = "passes it to the embedded cAdvisor (deprecated flag, mistakenly registered with the kubelet), which then fills `container_cpu_load_average_10s`; kubelet-rs reports 0 there, as upstream without the flag";
 const CADVISOR: &str = "passes it to the embedded cAdvisor (deprecated flag, mistakenly registered with the kubelet); the kubelet's container stats come from CRI";
 
 const fn fl(flag: &'static str, support: Support) -> FlagSupport {
@@ -148,16 +150,16 @@ pub static FLAGS: &[FlagSupport] = &[
         done(&["crates/kubelet-rs/tests/process.rs::version_help_and_positional_args"]),
     ),
     fl("application-metrics-count-limit", ignored(CADVISOR)),
-    fl("boot-id-file", ignored(CADVISOR)),
+    fl("boot-id-file", ignored(CADVISOR_IDS)),
     fl("container-hints", ignored(CADVISOR)),
     fl("containerd", ignored(CADVISOR)),
     fl("containerd-namespace", ignored(CADVISOR)),
-    fl("enable-load-reader", ignored(CADVISOR)),
+    fl("enable-load-reader", ignored(CADVISOR_LOAD)),
     fl("event-storage-age-limit", ignored(CADVISOR)),
     fl("event-storage-event-limit", ignored(CADVISOR)),
     fl("global-housekeeping-interval", ignored(CADVISOR)),
     fl("log-cadvisor-usage", ignored(CADVISOR)),
-    fl("machine-id-file", ignored(CADVISOR)),
+    fl("machine-id-file", ignored(CADVISOR_IDS)),
     fl("storage-driver-buffer-duration", ignored(CADVISOR)),
     fl("storage-driver-db", ignored(CADVISOR)),
     fl("storage-driver-host", ignored(CADVISOR)),

@@ -132,6 +132,30 @@ impl Drop for Proc {
     }
 }
 
+/// Removes a test's cgroup root (`cgroupRoot: /<name>`, its QoS and pod cgroups) in every
+/// hierarchy (the v1 controllers, or the unified one), deepest first.
+pub fn remove_cgroup_root(name: &str) {
+    let base = Path::new("/sys/fs/cgroup");
+    let roots: Vec<_> = if base.join("cgroup.controllers").exists() {
+        vec![base.join(name)]
+    } else {
+        std::fs::read_dir(base)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path().join(name))
+            .collect()
+    };
+    fn rm(dir: &Path) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                rm(&e.path());
+            }
+        }
+        let _ = std::fs::remove_dir(dir);
+    }
+    roots.iter().for_each(|r| rm(r));
+}
+
 /// A plain HTTP/1.0 GET: `None` only when nothing listens (connection refused); any other
 /// failure (a reset, a timeout, an answer that is not HTTP) fails the test.
 pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
