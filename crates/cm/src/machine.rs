@@ -43,12 +43,6 @@ fn read(fs: &dyn HostFs, path: &str) -> Result<String, CmError> {
         })
 }
 
-fn read_optional(fs: &dyn HostFs, path: &str) -> String {
-    fs.read_to_string(Path::new(path))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
 /// Where cAdvisor looks for the machine ID (its `--machine-id-file` default).
 pub const MACHINE_ID_FILES: &[&str] = &["/etc/machine-id", "/var/lib/dbus/machine-id"];
 
@@ -84,11 +78,17 @@ fn mem_total(meminfo: &str) -> Option<u64> {
     }
 }
 
-fn os_pretty_name(os_release: &str) -> String {
+/// Where cAdvisor's `getOperatingSystem` reads the OS: `/etc/os-release`, else
+/// `/usr/lib/os-release` (stateless systems).
+pub const OS_RELEASE_FILES: &[&str] = &["/etc/os-release", "/usr/lib/os-release"];
+
+/// `PRETTY_NAME` of an os-release file, `Linux` without one (cAdvisor's
+/// `ContainerOsVersion`, the node's `osImage`).
+pub fn os_pretty_name(os_release: &str) -> String {
     os_release
         .lines()
         .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-        .map(|v| v.trim_matches('"').to_string())
+        .map(|v| v.trim().trim_matches('"').to_string())
         .unwrap_or_else(|| "Linux".to_string())
 }
 
@@ -108,10 +108,10 @@ pub fn read_machine_info(fs: &dyn HostFs) -> Result<MachineInfo, CmError> {
         online_cpus,
         memory_capacity,
         machine_id: read_first(fs, MACHINE_ID_FILES),
-        boot_id: read_optional(fs, "/proc/sys/kernel/random/boot_id"),
+        boot_id: read_first(fs, &["/proc/sys/kernel/random/boot_id"]),
         system_uuid: read_first(fs, SYSTEM_UUID_FILES),
-        kernel_version: read_optional(fs, "/proc/sys/kernel/osrelease"),
-        os_image: os_pretty_name(&read_optional(fs, "/etc/os-release")),
+        kernel_version: read_first(fs, &["/proc/sys/kernel/osrelease"]),
+        os_image: os_pretty_name(&read_first(fs, OS_RELEASE_FILES)),
     })
 }
 

@@ -28,9 +28,11 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use kubelet_cm::HostFs;
-use kubelet_cm::machine::{MACHINE_ID_FILES, SYSTEM_UUID_FILES, read_first};
+use kubelet_cm::machine::{
+    MACHINE_ID_FILES, OS_RELEASE_FILES, SYSTEM_UUID_FILES, os_pretty_name, read_first,
+};
 
-/// What the machine collector reports beyond the memory (read per scrape).
+/// What the machine collector reports beyond the memory (read once, at the first scrape).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MachineFacts {
     /// `NumCores`: logical CPUs.
@@ -150,7 +152,6 @@ pub fn read_machine_facts(host: &dyn HostFs) -> MachineFacts {
         .unwrap_or(0);
     let machine_id = read_first(host, MACHINE_ID_FILES);
     let system_uuid = read_first(host, SYSTEM_UUID_FILES);
-    let os_release = read_first(host, &["/etc/os-release", "/usr/lib/os-release"]);
     MachineFacts {
         cores,
         physical_cores: or_topology(distinct_lines(&cpuinfo, "core id"), "core_id"),
@@ -163,11 +164,7 @@ pub fn read_machine_facts(host: &dyn HostFs) -> MachineFacts {
         boot_id: read_first(host, &["/proc/sys/kernel/random/boot_id"]),
         system_uuid,
         kernel_version: read_first(host, &["/proc/sys/kernel/osrelease"]),
-        os_version: os_release
-            .lines()
-            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-            .map(|v| v.trim().trim_matches('"').to_string())
-            .unwrap_or_else(|| "Linux".to_string()),
+        os_version: os_pretty_name(&read_first(host, OS_RELEASE_FILES)),
     }
 }
 
