@@ -94,31 +94,17 @@ fn empty_dir_field(
 /// Every pod field kubelet-rs refuses, in the order the rejection message names them.
 pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
     UnsupportedPodFeature {
-        field: "spec.{initContainers,containers}[*].restartPolicy (other than the pod's; Always for sidecars is supported)",
-        upstream: "decides restarts and the pod phase by the container's own policy (ContainerRestartRules, on by default)",
+        field: "spec.{initContainers,containers}[*].restartPolicyRules[*].action: RestartAllContainers",
+        upstream: "with RestartAllContainersOnContainerExits (alpha, off by default) restarts all the pod's containers in place; with the gate off, falls back to the container's restartPolicy",
         find: |s, out| {
-            let pod_policy = s.restart_policy.as_deref().unwrap_or("Always");
             for (p, c) in containers(s) {
-                let Some(policy) = c.restart_policy.as_deref().filter(|p| !p.is_empty()) else {
-                    continue;
-                };
-                let sidecar = p.starts_with("spec.initContainers") && policy == "Always";
-                let regular_same = p.starts_with("spec.containers") && policy == pod_policy;
-                if !sidecar && !regular_same {
-                    out.push(format!("{p}.restartPolicy"));
-                }
+                let rules = c.restart_policy_rules.iter().flatten().enumerate();
+                out.extend(
+                    rules
+                        .filter(|(_, r)| r.action == "RestartAllContainers")
+                        .map(|(i, _)| format!("{p}.restartPolicyRules[{i}].action")),
+                );
             }
-        },
-    },
-    UnsupportedPodFeature {
-        field: "spec.{initContainers,containers}[*].restartPolicyRules",
-        upstream: "restarts or keeps the container by its exit code (ContainerRestartRules, on by default)",
-        find: |s, out| {
-            container_field(s, out, "restartPolicyRules", |c| {
-                c.restart_policy_rules
-                    .as_ref()
-                    .is_some_and(|r| !r.is_empty())
-            })
         },
     },
     UnsupportedPodFeature {

@@ -30,22 +30,16 @@ fn c(extra: Value) -> Value {
 fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
     vec![
         (
-            "spec.{initContainers,containers}[*].restartPolicy (other than the pod's; Always for sidecars is supported)",
-            json!({"restartPolicy": "OnFailure",
-                   "initContainers": [c(json!({"name": "i", "restartPolicy": "Never"})), c(json!({"name": "s", "restartPolicy": "Always"}))],
-                   "containers": [c(json!({"restartPolicy": "Never"})), c(json!({"name": "d", "restartPolicy": "OnFailure"}))]}),
+            "spec.{initContainers,containers}[*].restartPolicyRules[*].action: RestartAllContainers",
+            json!({"restartPolicy": "Never",
+                   "initContainers": [c(json!({"name": "i", "restartPolicy": "Never", "restartPolicyRules": [
+                       {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [1]}}]}))],
+                   "containers": [c(json!({"restartPolicy": "Never", "restartPolicyRules": [
+                       {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}},
+                       {"action": "RestartAllContainers", "exitCodes": {"operator": "NotIn", "values": [0]}}]}))]}),
             vec![
-                "spec.initContainers[0].restartPolicy",
-                "spec.containers[0].restartPolicy",
-            ],
-        ),
-        (
-            "spec.{initContainers,containers}[*].restartPolicyRules",
-            json!({"containers": [c(json!({"restartPolicy": "Never", "restartPolicyRules": [
-                {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}]}))]}),
-            vec![
-                "spec.containers[0].restartPolicy",
-                "spec.containers[0].restartPolicyRules",
+                "spec.initContainers[0].restartPolicyRules[0].action",
+                "spec.containers[0].restartPolicyRules[1].action",
             ],
         ),
         (
@@ -178,6 +172,13 @@ fn implemented_features_are_admitted() {
         "volumes": [{"name": "e", "emptyDir": {}},
                     {"name": "m", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}]}));
     assert_eq!(admit(&with_empty_dir), PodAdmitResult::admit());
+    let with_restart_rules = pod(json!({
+        "restartPolicy": "Never",
+        "initContainers": [c(json!({"name": "init", "restartPolicy": "OnFailure"}))],
+        "containers": [c(json!({"restartPolicy": "Always"})),
+                       c(json!({"name": "d", "restartPolicy": "Never", "restartPolicyRules": [
+                           {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}]}))]}));
+    assert_eq!(admit(&with_restart_rules), PodAdmitResult::admit());
     assert!(admit(&Pod::default()).admit);
 }
 

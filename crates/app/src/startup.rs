@@ -98,9 +98,14 @@ pub fn run_blocking(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     rt.block_on(run(s, host))
 }
 
-/// Step: feature gates. The gates were set while loading; log them as upstream does.
+/// Step: feature gates. The gates were set while loading; log them as upstream does and
+/// hand the ones pure pod logic reads to it (upstream `utilfeature.DefaultFeatureGate`).
 pub fn set_feature_gates(s: &KubeletServer) {
     tracing::info!(gates = ?s.config.feature_gates, "feature gates");
+    kubelet_container::gates::set_container_restart_rules(
+        s.feature_gates
+            .enabled(kubelet_features::gates::CONTAINER_RESTART_RULES),
+    );
 }
 
 /// Step: `ValidateKubeletServer` (configuration; the flags were validated while loading).

@@ -1,9 +1,11 @@
 //! Helpers shared by the runtime and the kubelet (upstream
 //! `pkg/kubelet/container/helpers.go`, `kuberuntime_container.go getStableKey`).
 
-use k8s_openapi::api::core::v1::{Container as ApiContainer, Pod as ApiPod};
+use k8s_openapi::api::core::v1::{Container as ApiContainer, Pod as ApiPod, PodSpec};
 
+use crate::gates;
 use crate::hash::hash_container;
+use crate::podutil::{container_should_restart, pod_restart_policy};
 use crate::status::{PodStatus, SandboxState};
 use crate::types::{Container, ContainerId, ContainerState, Pod};
 
@@ -35,8 +37,10 @@ pub fn get_stable_key(pod: &ApiPod, container: &ApiContainer) -> String {
     )
 }
 
-/// Whether a (regular) container should be started again given its latest
-/// status and the pod's restart policy (upstream `ShouldContainerBeRestarted`).
+/// Whether a container should be started again given its latest status: with
+/// `ContainerRestartRules` (on by default) by its own rules and policy, then the pod's
+/// ([`crate::podutil::container_should_restart`]); with the gate off by the pod's policy
+/// alone (upstream `ShouldContainerBeRestarted`).
 pub fn should_container_be_restarted(
     container: &ApiContainer,
     pod: &ApiPod,
@@ -52,14 +56,12 @@ pub fn should_container_be_restarted(
         ContainerState::Running => false,
         ContainerState::Unknown | ContainerState::Created => true,
         ContainerState::Exited => {
-            // A container-level policy (sidecars: `Always`) overrides the pod's.
-            let pod_policy = pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref());
-            let policy = container
-                .restart_policy
-                .as_deref()
-                .or(pod_policy)
-                .unwrap_or("Always");
-            match policy {
+            let default_spec = PodSpec::default();
+            let spec = pod.spec.as_ref().unwrap_or(&default_spec);
+            if gates::container_restart_rules() {
+                return container_should_restart(container, spec, status.exit_code);
+            }
+            match pod_restart_policy(spec) {
                 "Never" => false,
                 "OnFailure" => status.exit_code != 0,
                 _ => true,
@@ -203,16 +205,60 @@ mod tests {
     }
 
     #[test]
-    fn sidecar_policy_overrides_pod_policy() {
-        let sidecar = ApiContainer {
+    fn container_policy_and_rules_override_pod_policy() {
+        let rules = vec![k8s_openapi::api::core::v1::ContainerRestartRule {
+            action: "Restart".into(),
+            exit_codes: Some(
+                k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes {
+                    operator: "In".into(),
+                    values: Some(vec![42]),
+                },
+            ),
+        }];
+        let always = ApiContainer {
             name: "app".into(),
             restart_policy: Some("Always".into()),
             ..ApiContainer::default()
         };
+        let never_but_42 = ApiContainer {
+            name: "app".into(),
+            restart_policy: Some("Never".into()),
+            restart_policy_rules: Some(rules),
+            ..ApiContainer::default()
+        };
+        let exited = |code| status_with(ContainerState::Exited, code);
+        // ContainerRestartRules on (the 1.35 default).
         assert!(should_container_be_restarted(
-            &sidecar,
+            &always,
             &pod("Never"),
-            &status_with(ContainerState::Exited, 0)
+            &exited(0)
+        ));
+        assert!(should_container_be_restarted(
+            &never_but_42,
+            &pod("Always"),
+            &exited(42)
+        ));
+        assert!(!should_container_be_restarted(
+            &never_but_42,
+            &pod("Always"),
+            &exited(1)
+        ));
+        // Gate off: the container-level fields are ignored, the pod's policy decides.
+        let _gate = crate::gates::set_container_restart_rules_during_test(false);
+        assert!(!should_container_be_restarted(
+            &always,
+            &pod("Never"),
+            &exited(0)
+        ));
+        assert!(!should_container_be_restarted(
+            &never_but_42,
+            &pod("Never"),
+            &exited(42)
+        ));
+        assert!(should_container_be_restarted(
+            &never_but_42,
+            &pod("Always"),
+            &exited(1)
         ));
     }
 

@@ -16,6 +16,8 @@
 //! | [`events`]       | client-go `record.EventRecorder`, `container/ref.go`, `pkg/kubelet/events` |
 //! | [`hash`]         | `helpers.go` (`HashContainer`)                    |
 //! | [`helpers`]      | `helpers.go` (`ShouldContainerBeRestarted`, ...)  |
+//! | [`podutil`]      | `pkg/api/v1/pod/util.go` (`ContainerShouldRestart`, restart rules) |
+//! | [`gates`]        | `utilfeature.DefaultFeatureGate` (the gates pure pod logic reads) |
 //! | [`probe_results`]| `pkg/kubelet/prober/results` (`Result`, `Manager.Get`) |
 //! | [`qos`]          | `pkg/apis/core/v1/helper/qos/qos.go` (`GetPodQOS`) |
 //! | [`timeline`]     | none: the pod startup timeline (kubelet-rs, issue #11) |
@@ -31,10 +33,12 @@ pub mod container_gc;
 pub mod events;
 #[cfg(any(test, feature = "fake"))]
 pub mod fake;
+pub mod gates;
 pub mod hash;
 pub mod helpers;
 pub mod kubetypes;
 pub mod pod_startup_latency_tracker;
+pub mod podutil;
 pub mod probe_results;
 pub mod qos;
 pub mod runtime;
@@ -54,6 +58,9 @@ pub use helpers::{
     is_restartable_init_container, pod_sandbox_changed, should_container_be_restarted,
 };
 pub use kubetypes::SyncPodType;
+pub use podutil::{
+    container_should_restart, find_matching_container_restart_rule, is_container_restartable,
+};
 #[cfg(any(test, feature = "fake"))]
 pub use probe_results::FakeProbeResults;
 pub use probe_results::{NoProbeResults, ProbeResult, ProbeResults, ProbeType};

@@ -7,6 +7,7 @@ pub const ALL_ALPHA: Feature = Feature("AllAlpha");
 pub const ALL_BETA: Feature = Feature("AllBeta");
 
 pub const CONTAINER_CHECKPOINT: Feature = Feature("ContainerCheckpoint");
+pub const CONTAINER_RESTART_RULES: Feature = Feature("ContainerRestartRules");
 pub const CPU_CFS_QUOTA_PERIOD: Feature = Feature("CustomCPUCFSQuotaPeriod");
 pub const CPU_MANAGER_POLICY_ALPHA_OPTIONS: Feature = Feature("CPUManagerPolicyAlphaOptions");
 pub const CPU_MANAGER_POLICY_BETA_OPTIONS: Feature = Feature("CPUManagerPolicyBetaOptions");
@@ -69,6 +70,7 @@ pub const ALL: &[Feature] = &[
     ALL_ALPHA,
     ALL_BETA,
     CONTAINER_CHECKPOINT,
+    CONTAINER_RESTART_RULES,
     CPU_CFS_QUOTA_PERIOD,
     CPU_MANAGER_POLICY_ALPHA_OPTIONS,
     CPU_MANAGER_POLICY_BETA_OPTIONS,

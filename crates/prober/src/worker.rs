@@ -11,8 +11,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, Probe};
-use kubelet_container::{ContainerId, ProbeResult, ProbeType};
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodSpec, Probe};
+use kubelet_container::{
+    ContainerId, ProbeResult, ProbeType, container_should_restart, gates,
+    is_restartable_init_container,
+};
 use tokio::sync::Notify;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
@@ -247,8 +250,7 @@ impl Worker {
         if running.is_none() {
             tracing::trace!(pod = uid, container = %self.container.name, "Non-running container probed");
             self.results().set(&id, ProbeResult::Failure, uid);
-            // ContainerRestartRules (beta, on in 1.35): keep probing while the container
-            // will be restarted.
+            // Keep probing while the container will be restarted.
             let Some(terminated) = c.state.as_ref().and_then(|s| s.terminated.as_ref()) else {
                 return true;
             };
@@ -317,18 +319,15 @@ impl Worker {
         true
     }
 
-    /// Upstream `podutil.ContainerShouldRestart` without restart rules (kubelet-rs refuses
-    /// `restartPolicyRules` at admission): the container's own policy, then the pod's.
+    /// Whether the exited container will be restarted (upstream `doProbe`): with `ContainerRestartRules` (on by default) the container's rules and policy, then
+    /// the pod's; with the gate off, a pod policy other than `Never` or a sidecar.
     fn container_should_restart(&self, exit_code: i32) -> bool {
-        let pod_policy = self
-            .pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.restart_policy.as_deref());
-        match self.container.restart_policy.as_deref().or(pod_policy) {
-            Some("OnFailure") => exit_code != 0,
-            Some("Never") => false,
-            _ => true,
+        let default_spec = PodSpec::default();
+        let spec = self.pod.spec.as_ref().unwrap_or(&default_spec);
+        if gates::container_restart_rules() {
+            return container_should_restart(&self.container, spec, exit_code);
         }
+        spec.restart_policy.as_deref() != Some("Never")
+            || is_restartable_init_container(&self.container)
     }
 }

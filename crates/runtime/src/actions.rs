@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{Container, Pod};
 
 use crate::resize::{ActuatedState, compute_pod_resize_action};
 use kubelet_container::{
-    ContainerId, ContainerState, PodStatus, ProbeResult, ProbeResults, ProbeType, Status,
+    ContainerId, ContainerState, PodStatus, ProbeResult, ProbeResults, ProbeType, Status, gates,
     hash_container, is_restartable_init_container, pod_sandbox_changed,
     should_container_be_restarted,
 };
@@ -82,6 +82,15 @@ fn restart_policy(pod: &Pod) -> &str {
 
 fn should_restart_on_failure(pod: &Pod) -> bool {
     restart_policy(pod) != "Never"
+}
+
+/// With `ContainerRestartRules`, the container-level policy when set, else `pod_decision`
+/// (the probe-failure and unknown-state paths: no exit code for the rules to match).
+fn container_level_restart(container: &Container, pod_decision: bool) -> bool {
+    match container.restart_policy.as_deref() {
+        Some(policy) if gates::container_restart_rules() => policy != "Never",
+        _ => pod_decision,
+    }
 }
 
 fn container_succeeded(c: &Container, status: &PodStatus) -> bool {
@@ -194,7 +203,9 @@ pub fn compute_pod_actions(
             }
             continue;
         };
-        let mut restart = should_restart_on_failure(pod);
+        // For probe failures only the container-level policy counts: the rules are not
+        // evaluated while the container runs.
+        let mut restart = container_level_restart(container, should_restart_on_failure(pod));
         let (message, reason) = if container_changed(container, cs) {
             // Restart regardless of the restart policy because the spec changed.
             restart = true;
@@ -252,11 +263,15 @@ fn sandbox_recreation_actions(
         changes.create_sandbox = false;
         return changes;
     }
-    let on_failure = restart_policy(pod) == "OnFailure";
+    // Containers that ran once successfully are not started again (OnFailure).
+    let run_once = |c: &Container| match c.restart_policy.as_deref() {
+        Some(policy) if gates::container_restart_rules() => policy == "OnFailure",
+        _ => restart_policy(pod) == "OnFailure",
+    };
     let to_start: Vec<usize> = containers(pod)
         .iter()
         .enumerate()
-        .filter(|(_, c)| !(on_failure && container_succeeded(c, status)))
+        .filter(|(_, c)| !(run_once(c) && container_succeeded(c, status)))
         .map(|(i, _)| i)
         .collect();
     if to_start.is_empty() && has_any_regular_container_created(pod, status) {
@@ -356,6 +371,12 @@ pub fn compute_init_container_actions(
             ContainerState::Exited if sidecar => changes.init_containers_to_start.push(i),
             ContainerState::Exited => {
                 if is_init_container_failed(s) {
+                    // ContainerRestartRules: the init container's own rules and policy.
+                    let restart_on_failure = if gates::container_restart_rules() {
+                        should_container_be_restarted(container, pod, status)
+                    } else {
+                        restart_on_failure
+                    };
                     if !restart_on_failure {
                         changes.kill_pod = true;
                         changes.init_containers_to_start.clear();
@@ -369,7 +390,7 @@ pub fn compute_init_container_actions(
                 }
             }
             ContainerState::Unknown => {
-                if !sidecar && !restart_on_failure {
+                if !sidecar && !container_level_restart(container, restart_on_failure) {
                     changes.kill_pod = true;
                     changes.init_containers_to_start.clear();
                     return false;

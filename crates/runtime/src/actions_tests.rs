@@ -396,3 +396,195 @@ fn ephemeral_containers_start_once() {
         vec![0]
     );
 }
+
+fn with_policy(mut c: Container, policy: &str) -> Container {
+    c.restart_policy = Some(policy.into());
+    c
+}
+
+fn restart_on(mut c: Container, codes: &[i32]) -> Container {
+    c.restart_policy_rules = Some(vec![k8s_openapi::api::core::v1::ContainerRestartRule {
+        action: "Restart".into(),
+        exit_codes: Some(
+            k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes {
+                operator: "In".into(),
+                values: Some(codes.to_vec()),
+            },
+        ),
+    }]);
+    c
+}
+
+/// Upstream `TestComputePodActionsWithContainerRestartRules`: three containers, the first
+/// two exited with 0 and 111 (the third running), container-level policies.
+#[test]
+fn container_restart_rules_for_regular_containers() {
+    // (pod policy, container policy of a and b, containers to start)
+    let cases: [(&str, &str, &[usize]); 3] = [
+        ("Never", "Always", &[0, 1]),
+        ("Never", "OnFailure", &[1]),
+        ("Always", "Never", &[]),
+    ];
+    for gate in [true, false] {
+        let _gate = gates::set_container_restart_rules_during_test(gate);
+        for (pod_policy, policy, want) in cases {
+            let (ca, cb, cc) = (
+                with_policy(c("a"), policy),
+                with_policy(c("b"), policy),
+                c("c"),
+            );
+            let p = pod(pod_policy, vec![], vec![ca.clone(), cb.clone(), cc.clone()]);
+            let s = status(
+                vec![ready_sandbox()],
+                vec![
+                    st(&ca, ContainerState::Exited, 0),
+                    st(&cb, ContainerState::Exited, 111),
+                    st(&cc, ContainerState::Running, 0),
+                ],
+            );
+            let a = actions(&p, &s, &NoProbeResults);
+            // Gate off: the pod's policy decides (Never: none, Always: both).
+            let off: &[usize] = if pod_policy == "Always" { &[0, 1] } else { &[] };
+            let want = if gate { want } else { off };
+            assert_eq!(
+                a.containers_to_start, want,
+                "gate {gate} {pod_policy}/{policy}"
+            );
+            assert!(!a.kill_pod && a.containers_to_kill.is_empty());
+        }
+    }
+}
+
+#[test]
+fn container_restart_rules_created_container_and_exit_code_rules() {
+    let (ca, cb) = (
+        with_policy(c("a"), "OnFailure"),
+        with_policy(c("b"), "OnFailure"),
+    );
+    let p = pod("Never", vec![], vec![ca.clone(), cb.clone()]);
+    let s = status(
+        vec![ready_sandbox()],
+        vec![
+            st(&ca, ContainerState::Exited, 0),
+            st(&cb, ContainerState::Created, 0),
+        ],
+    );
+    assert_eq!(
+        actions(&p, &s, &NoProbeResults).containers_to_start,
+        vec![1]
+    );
+
+    // Restart on 42 only, otherwise Never.
+    let cr = restart_on(with_policy(c("r"), "Never"), &[42]);
+    let p = pod("Always", vec![], vec![cr.clone()]);
+    for (code, start) in [(42, true), (1, false), (0, false)] {
+        let s = status(
+            vec![ready_sandbox()],
+            vec![st(&cr, ContainerState::Exited, code)],
+        );
+        let a = actions(&p, &s, &NoProbeResults);
+        assert_eq!(!a.containers_to_start.is_empty(), start, "exit {code}");
+        assert_eq!(a.kill_pod, !start, "exit {code}");
+    }
+}
+
+/// A running container failing its liveness probe is restarted by its container-level
+/// policy (the rules are not evaluated while it runs).
+#[test]
+fn container_restart_rules_probe_failure_uses_container_policy() {
+    let ca = restart_on(with_policy(c("a"), "Never"), &[42]);
+    let cb = with_policy(c("b"), "Always");
+    let p = pod("Always", vec![], vec![ca.clone(), cb.clone()]);
+    let (sa, sb) = (
+        st(&ca, ContainerState::Running, 0),
+        st(&cb, ContainerState::Running, 0),
+    );
+    let probes = FakeProbeResults::with(ProbeType::Liveness, sa.id.clone(), ProbeResult::Failure);
+    let s = status(vec![ready_sandbox()], vec![sa, sb]);
+    let a = actions(&p, &s, &probes);
+    assert_eq!(killed(&a), vec!["a".to_string()]);
+    assert!(a.containers_to_start.is_empty());
+    let p = pod("Never", vec![], vec![ca.clone(), cb.clone()]);
+    let _gate = gates::set_container_restart_rules_during_test(true);
+    let cb_probed = st(&cb, ContainerState::Running, 0);
+    let probes = FakeProbeResults::with(
+        ProbeType::Liveness,
+        cb_probed.id.clone(),
+        ProbeResult::Failure,
+    );
+    let s = status(
+        vec![ready_sandbox()],
+        vec![st(&ca, ContainerState::Running, 0), cb_probed],
+    );
+    assert_eq!(actions(&p, &s, &probes).containers_to_start, vec![1]);
+}
+
+/// Upstream "Kill pod and recreate all containers (except for the succeeded one) if the pod
+/// sandbox is dead": a container-level OnFailure that succeeded is not started again.
+#[test]
+fn container_restart_rules_sandbox_recreation_skips_succeeded_on_failure() {
+    let (ca, cb, cc) = (c("a"), with_policy(c("b"), "OnFailure"), c("c"));
+    let p = pod("Always", vec![], vec![ca.clone(), cb.clone(), cc.clone()]);
+    let dead = SandboxStatus {
+        state: SandboxState::NotReady,
+        ..ready_sandbox()
+    };
+    let s = status(
+        vec![dead],
+        vec![
+            st(&ca, ContainerState::Running, 0),
+            st(&cb, ContainerState::Exited, 0),
+            st(&cc, ContainerState::Running, 0),
+        ],
+    );
+    let a = actions(&p, &s, &NoProbeResults);
+    assert!(a.create_sandbox && a.kill_pod);
+    assert_eq!((a.attempt, a.containers_to_start), (1, vec![0, 2]));
+    let _gate = gates::set_container_restart_rules_during_test(false);
+    assert_eq!(
+        actions(&p, &s, &NoProbeResults).containers_to_start,
+        vec![0, 1, 2]
+    );
+}
+
+/// A failed (non-sidecar) init container is restarted by its own rules and policy, not the
+/// pod's: with the gate off the pod's policy decides.
+#[test]
+fn container_restart_rules_for_init_containers() {
+    let init = restart_on(with_policy(c("init"), "Never"), &[42]);
+    let app = c("app");
+    for (pod_policy, code, gate, restart) in [
+        ("Never", 42, true, true),
+        ("Never", 1, true, false),
+        ("Always", 1, true, false),
+        ("Never", 42, false, false),
+        ("Always", 1, false, true),
+    ] {
+        let _gate = gates::set_container_restart_rules_during_test(gate);
+        let p = pod(pod_policy, vec![init.clone()], vec![app.clone()]);
+        let s = status(
+            vec![ready_sandbox()],
+            vec![st(&init, ContainerState::Exited, code)],
+        );
+        let a = actions(&p, &s, &NoProbeResults);
+        let want: &[usize] = if restart { &[0] } else { &[] };
+        assert_eq!(
+            a.init_containers_to_start, want,
+            "{pod_policy} {code} gate {gate}"
+        );
+        assert_eq!(a.kill_pod, !restart, "{pod_policy} {code} gate {gate}");
+    }
+    // Unknown state: only the container-level policy (no exit code for the rules).
+    let init = with_policy(c("init"), "OnFailure");
+    let p = pod("Never", vec![init.clone()], vec![app.clone()]);
+    let s = status(
+        vec![ready_sandbox()],
+        vec![st(&init, ContainerState::Unknown, 0)],
+    );
+    let a = actions(&p, &s, &NoProbeResults);
+    assert_eq!(
+        (a.kill_pod, &a.init_containers_to_start[..]),
+        (false, &[0][..])
+    );
+    assert_eq!(killed(&a), vec!["init".to_string()]);
+}

@@ -14,12 +14,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use k8s_openapi::api::core::v1::{
-    ContainerState, ContainerStateTerminated, ContainerStatus, Pod as ApiPod, PodSpec,
+    Container, ContainerState, ContainerStateTerminated, ContainerStatus, Pod as ApiPod, PodSpec,
     PodStatus as ApiPodStatus,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kubelet_container::kubetypes::{is_static_pod, pod_uid};
-use kubelet_container::{Clock, RealClock, is_restartable_init_container};
+use kubelet_container::{
+    Clock, RealClock, container_should_restart, is_restartable_init_container,
+};
 use tokio::sync::watch;
 
 use crate::reasons::{CONTAINER_STATUS_UNKNOWN, condition, phase};
@@ -427,9 +429,8 @@ pub enum IllegalTransition {
 }
 
 /// Refuses a status in which a container leaves the terminated state when
-/// the restart policy forbids it (upstream `checkContainerStateTransition`;
-/// container-level restart rules are refused at admission, so the pod's
-/// policy decides).
+/// the restart policy forbids it (upstream `checkContainerStateTransition`): the pod's
+/// policy, and with `ContainerRestartRules` the container's own rules and policy.
 pub fn check_container_state_transition(
     old: &ApiPodStatus,
     new: &ApiPodStatus,
@@ -441,7 +442,15 @@ pub fn check_container_state_transition(
     if policy == "Always" {
         return Ok(());
     }
-    let may_restart = |t: &ContainerStateTerminated| t.exit_code != 0 && policy == "OnFailure";
+    let restart_rules = kubelet_container::gates::container_restart_rules();
+    // Allowed to restart: failed under OnFailure, or by the container's restart rules.
+    let may_restart = |specs: &[Container], name: &str, t: &ContainerStateTerminated| {
+        (t.exit_code != 0 && policy == "OnFailure")
+            || (restart_rules
+                && specs
+                    .iter()
+                    .any(|c| c.name == name && container_should_restart(c, spec, t.exit_code)))
+    };
     let leaves = |name: &str, news: &Option<Vec<ContainerStatus>>| {
         news.iter()
             .flatten()
@@ -451,7 +460,7 @@ pub fn check_container_state_transition(
         let Some(t) = state_of(o).and_then(|s| s.terminated.as_ref()) else {
             continue;
         };
-        if !may_restart(t) && leaves(&o.name, &new.container_statuses) {
+        if !may_restart(&spec.containers, &o.name, t) && leaves(&o.name, &new.container_statuses) {
             return Err(IllegalTransition::Container(o.name.clone()));
         }
     }
@@ -466,7 +475,7 @@ pub fn check_container_state_transition(
         let Some(t) = state_of(o).and_then(|s| s.terminated.as_ref()) else {
             continue;
         };
-        if !may_restart(t) && leaves(&o.name, &new.init_container_statuses) {
+        if !may_restart(init_specs, &o.name, t) && leaves(&o.name, &new.init_container_statuses) {
             return Err(IllegalTransition::InitContainer(o.name.clone()));
         }
     }

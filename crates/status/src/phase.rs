@@ -1,8 +1,8 @@
 //! Pod phase from container statuses (upstream `getPhase` in `kubelet_pods.go`).
 
-use k8s_openapi::api::core::v1::{ContainerStatus, Pod as ApiPod, PodSpec};
-use kubelet_container::is_restartable_init_container;
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod as ApiPod, PodSpec};
 use kubelet_container::kubetypes::is_static_pod;
+use kubelet_container::{container_should_restart, gates, is_restartable_init_container};
 
 use crate::reasons::phase;
 
@@ -46,29 +46,38 @@ pub fn has_any_regular_container_started(spec: &PodSpec, statuses: &[ContainerSt
 struct Counts {
     pending_init: u32,
     failed_init: u32,
+    failed_init_not_restartable: u32,
     unknown: u32,
     running: u32,
     waiting: u32,
     stopped: u32,
+    stopped_not_restartable: u32,
     succeeded: u32,
 }
 
 impl Counts {
-    fn regular_init(&mut self, s: Option<&ContainerStatus>) {
+    fn regular_init(&mut self, c: &Container, spec: &PodSpec, s: Option<&ContainerStatus>) {
         let Some(s) = s else {
             return self.pending_init += 1;
         };
-        if is_running(s) {
-            self.pending_init += 1;
+        let code = if is_running(s) {
+            None
         } else if let Some(code) = terminated_exit(s) {
-            self.failed_init += u32::from(code != 0);
+            Some(code)
         } else if waiting(s) {
-            match last_terminated_exit(s) {
-                Some(code) => self.failed_init += u32::from(code != 0),
-                None => self.pending_init += 1,
-            }
+            last_terminated_exit(s)
         } else {
-            self.pending_init += 1;
+            None
+        };
+        match code {
+            Some(0) => {}
+            Some(code) => {
+                self.failed_init += 1;
+                if !container_should_restart(c, spec, code) {
+                    self.failed_init_not_restartable += 1;
+                }
+            }
+            None => self.pending_init += 1,
         }
     }
 
@@ -90,28 +99,36 @@ impl Counts {
         }
     }
 
-    fn regular(&mut self, s: Option<&ContainerStatus>) {
+    fn regular(&mut self, c: &Container, spec: &PodSpec, s: Option<&ContainerStatus>) {
         let Some(s) = s else { return self.unknown += 1 };
         if is_running(s) {
             self.running += 1;
         } else if let Some(code) = terminated_exit(s) {
-            self.stopped += 1;
+            self.stopped(c, spec, code);
             self.succeeded += u32::from(code == 0);
         } else if waiting(s) {
-            if last_terminated_exit(s).is_some() {
-                self.stopped += 1;
-            } else {
-                self.waiting += 1;
+            match last_terminated_exit(s) {
+                Some(code) => self.stopped(c, spec, code),
+                None => self.waiting += 1,
             }
         } else {
             self.unknown += 1;
+        }
+    }
+
+    fn stopped(&mut self, c: &Container, spec: &PodSpec, code: i32) {
+        self.stopped += 1;
+        if !container_should_restart(c, spec, code) {
+            self.stopped_not_restartable += 1;
         }
     }
 }
 
 /// Phase of the pod given all its (init and regular) container statuses.
 /// `pod_is_terminal` says the kubelet decided the pod will not run again
-/// (upstream `getPhase`).
+/// (upstream `getPhase`). With `ContainerRestartRules` (on by default) a failed init
+/// container or a stopped container counts as restarting by its own rules and policy
+/// ([`container_should_restart`]); with the gate off by the pod's policy.
 pub fn get_phase(
     pod: &ApiPod,
     statuses: &[ContainerStatus],
@@ -125,14 +142,20 @@ pub fn get_phase(
         if is_restartable_init_container(c) {
             n.sidecar(s)
         } else {
-            n.regular_init(s)
+            n.regular_init(c, spec, s)
         }
     }
     for c in &spec.containers {
-        n.regular(find_status(statuses, &c.name));
+        n.regular(c, spec, find_status(statuses, &c.name));
     }
+    let restart_rules = gates::container_restart_rules();
     let restart_policy = spec.restart_policy.as_deref().unwrap_or("Always");
-    if n.failed_init > 0 && restart_policy == "Never" {
+    let init_failed = if restart_rules {
+        n.failed_init_not_restartable > 0
+    } else {
+        n.failed_init > 0 && restart_policy == "Never"
+    };
+    if init_failed {
         return phase::FAILED;
     }
     let initialized = has_any_regular_container_started(spec, statuses);
@@ -146,6 +169,15 @@ pub fn get_phase(
         // A terminal pod's containers will not restart whatever the policy.
         if pod_is_terminal && !is_static_pod(pod) {
             return if n.stopped == n.succeeded {
+                phase::SUCCEEDED
+            } else {
+                phase::FAILED
+            };
+        }
+        if restart_rules {
+            return if n.stopped != n.stopped_not_restartable {
+                phase::RUNNING // at least one container is restarting
+            } else if n.stopped == n.succeeded {
                 phase::SUCCEEDED
             } else {
                 phase::FAILED

@@ -588,3 +588,31 @@ async fn run_syncs_on_change_and_stops_on_cancel() {
     task.await.unwrap();
     let _: Vec<Value> = api.patches();
 }
+
+/// `checkContainerStateTransition` with `ContainerRestartRules`: a container the restart
+/// rules or its own policy restart may leave the terminated state in a Never pod.
+#[test]
+fn container_restart_rules_allow_leaving_terminated() {
+    let mut p = pod("u1", "p");
+    let c = &mut p.spec.as_mut().unwrap().containers[0];
+    c.restart_policy = Some("Never".into());
+    c.restart_policy_rules = Some(vec![k8s_openapi::api::core::v1::ContainerRestartRule {
+        action: "Restart".into(),
+        exit_codes: Some(
+            k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes {
+                operator: "In".into(),
+                values: Some(vec![42]),
+            },
+        ),
+    }]);
+    let new = kubelet_status(phase::RUNNING, running());
+    let old = |code| kubelet_status(phase::RUNNING, exited(code));
+    assert!(check_container_state_transition(&old(42), &new, &p).is_ok());
+    assert!(check_container_state_transition(&old(1), &new, &p).is_err());
+    p.spec.as_mut().unwrap().containers[0].restart_policy = Some("Always".into());
+    assert!(check_container_state_transition(&old(0), &new, &p).is_ok());
+    // Gate off: the pod's policy (Never) alone.
+    let _gate = kubelet_container::gates::set_container_restart_rules_during_test(false);
+    assert!(check_container_state_transition(&old(0), &new, &p).is_err());
+    assert!(check_container_state_transition(&old(42), &new, &p).is_err());
+}

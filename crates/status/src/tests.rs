@@ -336,6 +336,139 @@ fn phase_table() {
     }
 }
 
+/// Upstream `TestPodPhaseWithContainerRestartPolicy` and
+/// `TestPodPhaseWithContainerRestartPolicyInitContainers` (`failedState`: exit -1), plus the
+/// restart rules and the gate turned off.
+#[test]
+fn phase_with_container_restart_policy() {
+    let with = |name: &str, policy: Option<&str>| Container {
+        restart_policy: policy.map(Into::into),
+        ..container(name)
+    };
+    let on_42 = |mut c: Container| {
+        c.restart_policy_rules = Some(vec![k8s_openapi::api::core::v1::ContainerRestartRule {
+            action: "Restart".into(),
+            exit_codes: Some(
+                k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes {
+                    operator: "In".into(),
+                    values: Some(vec![42]),
+                },
+            ),
+        }]);
+        c
+    };
+    let failed = |name| terminated(name, -1);
+    // (name, pod, statuses, phase with the gate on, phase with the gate off)
+    let cases: Vec<(&str, ApiPod, Vec<ContainerStatus>, &str, &str)> = vec![
+        (
+            "container Never failed",
+            pod_with("Always", vec![], vec![with("a", Some("Never"))]),
+            vec![failed("a")],
+            phase::FAILED,
+            phase::RUNNING,
+        ),
+        (
+            "container OnFailure failed",
+            pod_with("Always", vec![], vec![with("a", Some("OnFailure"))]),
+            vec![failed("a")],
+            phase::RUNNING,
+            phase::RUNNING,
+        ),
+        (
+            "container Always failed",
+            pod_with("Always", vec![], vec![with("a", Some("Always"))]),
+            vec![failed("a")],
+            phase::RUNNING,
+            phase::RUNNING,
+        ),
+        (
+            "one restartable container failed",
+            pod_with(
+                "Never",
+                vec![],
+                vec![with("a", Some("Always")), with("b", None)],
+            ),
+            vec![terminated("a", 0), failed("b")],
+            phase::RUNNING,
+            phase::FAILED,
+        ),
+        (
+            "no restartable container, one failed",
+            pod_with(
+                "Always",
+                vec![],
+                vec![with("a", Some("Never")), with("b", Some("OnFailure"))],
+            ),
+            vec![failed("a"), terminated("b", 0)],
+            phase::FAILED,
+            phase::RUNNING,
+        ),
+        (
+            "all succeeded",
+            pod_with(
+                "Always",
+                vec![],
+                vec![with("a", Some("Never")), with("b", Some("OnFailure"))],
+            ),
+            vec![terminated("a", 0), terminated("b", 0)],
+            phase::SUCCEEDED,
+            phase::RUNNING,
+        ),
+        (
+            "rule matches: restarting (waiting after exit 42)",
+            pod_with("Never", vec![], vec![on_42(with("a", Some("Never")))]),
+            vec![waiting_after("a", 42)],
+            phase::RUNNING,
+            phase::FAILED,
+        ),
+        (
+            "rule does not match",
+            pod_with("Always", vec![], vec![on_42(with("a", Some("Never")))]),
+            vec![terminated("a", 1)],
+            phase::FAILED,
+            phase::RUNNING,
+        ),
+        (
+            "init container Never failed",
+            pod_with(
+                "Always",
+                vec![with("i", Some("Never"))],
+                vec![container("a")],
+            ),
+            vec![failed("i")],
+            phase::FAILED,
+            phase::PENDING,
+        ),
+        (
+            "init container OnFailure failed",
+            pod_with(
+                "Never",
+                vec![with("i", Some("OnFailure"))],
+                vec![container("a")],
+            ),
+            vec![failed("i")],
+            phase::PENDING,
+            phase::FAILED,
+        ),
+        (
+            "sidecar failed",
+            pod_with(
+                "Never",
+                vec![with("i", Some("Always"))],
+                vec![container("a")],
+            ),
+            vec![failed("i")],
+            phase::PENDING,
+            phase::PENDING,
+        ),
+    ];
+    for (name, p, statuses, on, off) in cases {
+        assert_eq!(get_phase(&p, &statuses, false), on, "{name}, gate on");
+        let _gate = kubelet_container::gates::set_container_restart_rules_during_test(false);
+        assert_eq!(get_phase(&p, &statuses, false), off, "{name}, gate off");
+    }
+}
+
 // ---------- container statuses ----------
 
 fn convert(

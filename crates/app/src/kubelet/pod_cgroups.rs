@@ -190,9 +190,20 @@ impl PodCgroups {
                 Err(e) => tracing::error!(pod = %uid, err = %e, "KillPod failed"),
             }
         }
-        let never = pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()) == Some("Never");
+        let mut run_once =
+            pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()) == Some("Never");
+        // With ContainerRestartRules, a pod with any restartable container is not run-once.
+        if kubelet_container::gates::container_restart_rules()
+            && let Some(spec) = pod.spec.as_ref()
+            && spec
+                .containers
+                .iter()
+                .any(|c| kubelet_container::is_container_restartable(spec, c))
+        {
+            run_once = false;
+        }
         // A run-once pod killed above is not expected to run again: no cgroup for it.
-        let skip = pod_killed && never;
+        let skip = pod_killed && run_once;
         if !skip && !exists {
             if let Err(e) = self.update_qos_cgroups() {
                 tracing::debug!(pod = %uid, err = %e, "Failed to update QoS cgroups while syncing pod");

@@ -8,11 +8,17 @@ use kubelet_apimachinery::Quantity;
 use kubelet_apimachinery::{
     is_dns1123_label, is_relaxed_env_var_name, is_valid_port_name, is_valid_port_num,
 };
+use kubelet_container::gates;
 use std::collections::{BTreeMap, HashSet};
 
 const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
 const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
-const CONTAINER_RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
+/// `supportedContainerRestartPolicies`, sorted as `sets.List` gives them.
+const CONTAINER_RESTART_POLICIES: &[&str] = &["Always", "Never", "OnFailure"];
+/// `supportedContainerRestartRuleActions` (without `RestartAllContainersOnContainerExits`).
+const CONTAINER_RESTART_RULE_ACTIONS: &[&str] = &["Restart"];
+/// `supportedContainerRestartPolicyOperators`.
+const CONTAINER_RESTART_RULE_OPERATORS: &[&str] = &["In", "NotIn"];
 const TERMINATION_MESSAGE_POLICIES: &[&str] = &["File", "FallbackToLogsOnError"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +49,10 @@ pub(super) fn validate_containers(
         let path = format!("{}[{i}]", kind.list());
         errs.extend(validate_name(c, &path, names));
         errs.extend(validate_common(c, &path, volumes, host_network));
-        errs.extend(validate_restart_policy(c, &path));
+        errs.extend(match kind {
+            ContainerKind::Init => validate_init_container_restart_policy(c, &path),
+            ContainerKind::Regular => validate_regular_container_restart_policy(c, &path),
+        });
     }
     errs
 }
@@ -121,20 +130,110 @@ fn validate_common(
     errs
 }
 
-/// Container-level `restartPolicy`: `Always` makes an init container a sidecar; with
-/// `ContainerRestartRules` (beta, on by default in 1.35) any container may also say
-/// `OnFailure` or `Never`.
-fn validate_restart_policy(c: &Container, path: &str) -> ErrorList {
+/// An init container's `restartPolicy` and `restartPolicyRules` (upstream
+/// `validateInitContainerRestartPolicy`): `Always` makes it a sidecar (no rules then); with
+/// `ContainerRestartRules` (beta, on by default in 1.35) `OnFailure`/`Never` and rules too.
+fn validate_init_container_restart_policy(c: &Container, path: &str) -> ErrorList {
     let mut errs = ErrorList::default();
-    if let Some(policy) = c.restart_policy.as_deref()
-        && !CONTAINER_RESTART_POLICIES.contains(&policy)
-    {
-        let field = format!("{path}.restartPolicy");
+    let rules = c.restart_policy_rules.as_deref().unwrap_or_default();
+    let Some(policy) = c.restart_policy.as_deref() else {
+        if !rules.is_empty() {
+            errs.push(FieldError::required(
+                format!("{path}.restartPolicy"),
+                "must specify restartPolicy when restart rules are used",
+            ));
+        }
+        return errs;
+    };
+    if gates::container_restart_rules() {
+        if policy != "Always" {
+            return validate_container_restart_policy(c, path);
+        }
+        if !rules.is_empty() {
+            errs.push(FieldError::forbidden(
+                format!("{path}.restartPolicyRules"),
+                "restartPolicyRules are not allowed for init containers with restart policy Always",
+            ));
+        }
+    } else if policy != "Always" {
         errs.push(FieldError::not_supported(
-            field,
+            format!("{path}.restartPolicy"),
             policy,
-            CONTAINER_RESTART_POLICIES,
+            &["Always"],
         ));
+    }
+    errs
+}
+
+/// A regular container's `restartPolicy`: only with `ContainerRestartRules` (upstream
+/// `validateContainers`).
+fn validate_regular_container_restart_policy(c: &Container, path: &str) -> ErrorList {
+    if gates::container_restart_rules() {
+        return validate_container_restart_policy(c, path);
+    }
+    let mut errs = ErrorList::default();
+    if c.restart_policy.is_some() {
+        errs.push(FieldError::forbidden(
+            format!("{path}.restartPolicy"),
+            "may not be set for non-init containers",
+        ));
+    }
+    errs
+}
+
+/// The container-level `restartPolicy` and `restartPolicyRules` (upstream
+/// `validateContainerRestartPolicy`): at most 20 rules, action `Restart`, exit codes required
+/// with operator `In` or `NotIn` and at most 255 values.
+fn validate_container_restart_policy(c: &Container, path: &str) -> ErrorList {
+    let mut errs = ErrorList::default();
+    let rules = c.restart_policy_rules.as_deref().unwrap_or_default();
+    let policy_field = format!("{path}.restartPolicy");
+    match c.restart_policy.as_deref() {
+        None if rules.is_empty() => return errs,
+        None => errs.push(FieldError::required(
+            policy_field,
+            "must specify restartPolicy when restart rules are used",
+        )),
+        Some(p) if !CONTAINER_RESTART_POLICIES.contains(&p) => errs.push(
+            FieldError::not_supported(policy_field, p, CONTAINER_RESTART_POLICIES),
+        ),
+        Some(_) => {}
+    }
+    if rules.len() > 20 {
+        errs.push(FieldError::too_long(
+            format!("{path}.restartPolicyRules"),
+            20,
+        ));
+    }
+    for (i, rule) in rules.iter().enumerate() {
+        let rule_path = format!("{path}.restartPolicyRules[{i}]");
+        if !CONTAINER_RESTART_RULE_ACTIONS.contains(&rule.action.as_str()) {
+            errs.push(FieldError::not_supported(
+                format!("{rule_path}.action"),
+                rule.action.as_str(),
+                CONTAINER_RESTART_RULE_ACTIONS,
+            ));
+        }
+        let Some(codes) = rule.exit_codes.as_ref() else {
+            errs.push(FieldError::required(
+                format!("{rule_path}.exitCodes"),
+                "must be specified",
+            ));
+            continue;
+        };
+        if !CONTAINER_RESTART_RULE_OPERATORS.contains(&codes.operator.as_str()) {
+            errs.push(FieldError::not_supported(
+                format!("{rule_path}.exitCodes.operator"),
+                codes.operator.as_str(),
+                CONTAINER_RESTART_RULE_OPERATORS,
+            ));
+        }
+        if codes.values.as_ref().is_some_and(|v| v.len() > 255) {
+            errs.push(FieldError::too_long(
+                format!("{rule_path}.exitCodes.values"),
+                255,
+            ));
+        }
     }
     errs
 }

@@ -205,7 +205,63 @@ fn container_restart_policies() {
     assert_eq!(
         errs,
         [
-            "spec.containers[1].restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\""
+            "spec.containers[1].restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"Never\", \"OnFailure\""
+        ]
+    );
+}
+
+/// Upstream `validateContainerRestartPolicy` / `validateInitContainerRestartPolicy` with
+/// `ContainerRestartRules` on (its 1.35 default) and off.
+#[test]
+fn container_restart_policy_rules() {
+    let rule = |action: &str, op: &str| {
+        format!(
+            "    - action: {action}\n      exitCodes:\n        operator: {op}\n        values: [42]\n"
+        )
+    };
+    let ok = format!(
+        "  restartPolicy: Never\n  initContainers:\n  - name: init\n    image: i\n    restartPolicy: OnFailure\n    restartPolicyRules:\n{}  containers:\n  - name: c\n    image: i\n    restartPolicy: Never\n    restartPolicyRules:\n{}{}",
+        rule("Restart", "In"),
+        rule("Restart", "In"),
+        rule("Restart", "NotIn"),
+    );
+    assert_eq!(errors(&ok), Vec::<String>::new());
+
+    let bad = format!(
+        "  initContainers:\n  - name: side\n    image: i\n    restartPolicy: Always\n    restartPolicyRules:\n{}  - name: init\n    image: i\n    restartPolicyRules:\n{}  containers:\n  - name: c\n    image: i\n    restartPolicy: Never\n    restartPolicyRules:\n{}{}    - action: Restart\n  - name: d\n    image: i\n    restartPolicyRules:\n{}",
+        rule("Restart", "In"),
+        rule("Restart", "In"),
+        rule("RestartAllContainers", "In"),
+        rule("Restart", "Between"),
+        rule("Restart", "In"),
+    );
+    assert_eq!(
+        errors(&bad),
+        [
+            "spec.initContainers[0].restartPolicyRules: Forbidden: restartPolicyRules are not allowed for init containers with restart policy Always",
+            "spec.initContainers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used",
+            "spec.containers[0].restartPolicyRules[0].action: Unsupported value: \"RestartAllContainers\": supported values: \"Restart\"",
+            "spec.containers[0].restartPolicyRules[1].exitCodes.operator: Unsupported value: \"Between\": supported values: \"In\", \"NotIn\"",
+            "spec.containers[0].restartPolicyRules[2].exitCodes: Required value: must be specified",
+            "spec.containers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used",
+        ]
+    );
+    let many = format!(
+        "  containers:\n  - name: c\n    image: i\n    restartPolicy: Never\n    restartPolicyRules:\n{}",
+        rule("Restart", "In").repeat(21)
+    );
+    assert_eq!(
+        errors(&many),
+        ["spec.containers[0].restartPolicyRules: Too long: may not be more than 20 bytes"]
+    );
+
+    // Gate off: only sidecars may set a container-level policy.
+    let _gate = kubelet_container::gates::set_container_restart_rules_during_test(false);
+    assert_eq!(
+        errors(&ok),
+        [
+            "spec.initContainers[0].restartPolicy: Unsupported value: \"OnFailure\": supported values: \"Always\"",
+            "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
         ]
     );
 }
