@@ -206,15 +206,7 @@ mod tests {
 
     #[test]
     fn container_policy_and_rules_override_pod_policy() {
-        let rules = vec![k8s_openapi::api::core::v1::ContainerRestartRule {
-            action: "Restart".into(),
-            exit_codes: Some(
-                k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes {
-                    operator: "In".into(),
-                    values: Some(vec![42]),
-                },
-            ),
-        }];
+        let rules = vec![crate::podutil::restart_rule("Restart", "In", &[42])];
         let always = ApiContainer {
             name: "app".into(),
             restart_policy: Some("Always".into()),

@@ -85,6 +85,20 @@ pub fn find_matching_container_restart_rule(
         })
 }
 
+/// A rule with `action` on exit codes `operator` `values` (tests).
+#[cfg(any(test, feature = "fake"))]
+pub fn restart_rule(action: &str, operator: &str, values: &[i32]) -> ContainerRestartRule {
+    ContainerRestartRule {
+        action: action.into(),
+        exit_codes: Some(
+            k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes {
+                operator: operator.into(),
+                values: Some(values.to_vec()),
+            },
+        ),
+    }
+}
+
 #[cfg(test)]
 #[path = "podutil_tests.rs"]
 mod tests;

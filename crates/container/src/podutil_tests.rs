@@ -4,17 +4,6 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes;
-
-fn rule(action: &str, op: &str, values: &[i32]) -> ContainerRestartRule {
-    ContainerRestartRule {
-        action: action.into(),
-        exit_codes: Some(ContainerRestartRuleOnExitCodes {
-            operator: op.into(),
-            values: Some(values.to_vec()),
-        }),
-    }
-}
 
 fn container(policy: Option<&str>, rules: Vec<ContainerRestartRule>) -> Container {
     Container {
@@ -34,7 +23,7 @@ fn spec(policy: Option<&str>) -> PodSpec {
 
 #[test]
 fn is_container_restartable_table() {
-    let restart_rule = ContainerRestartRule {
+    let without_codes = ContainerRestartRule {
         action: RESTART_RULE_ACTION_RESTART.into(),
         exit_codes: None,
     };
@@ -43,7 +32,7 @@ fn is_container_restartable_table() {
             "rule action Restart",
             Some("Never"),
             Some("Never"),
-            vec![restart_rule],
+            vec![without_codes],
             true,
         ),
         (
@@ -85,7 +74,7 @@ fn container_should_restart_table() {
         (
             "rule In matches with Restart",
             Some("Never"),
-            vec![rule(r, "In", &[42, 50, 60])],
+            vec![restart_rule(r, "In", &[42, 50, 60])],
             None,
             42,
             true,
@@ -93,7 +82,7 @@ fn container_should_restart_table() {
         (
             "rule NotIn matches with Restart",
             Some("Never"),
-            vec![rule(r, "NotIn", &[0, 1, 2])],
+            vec![restart_rule(r, "NotIn", &[0, 1, 2])],
             None,
             99,
             true,
@@ -101,7 +90,7 @@ fn container_should_restart_table() {
         (
             "rule In does not match: container policy",
             Some("Never"),
-            vec![rule(r, "In", &[10, 20])],
+            vec![restart_rule(r, "In", &[10, 20])],
             None,
             30,
             false,
@@ -109,7 +98,7 @@ fn container_should_restart_table() {
         (
             "rule NotIn does not match: container policy",
             Some("Never"),
-            vec![rule(r, "NotIn", &[10, 20])],
+            vec![restart_rule(r, "NotIn", &[10, 20])],
             None,
             10,
             false,
@@ -118,7 +107,7 @@ fn container_should_restart_table() {
         (
             "RestartAllContainers with its gate off",
             Some("Never"),
-            vec![rule(
+            vec![restart_rule(
                 RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS,
                 "In",
                 &[42],
@@ -180,9 +169,9 @@ fn container_should_restart_table() {
 #[test]
 fn find_matching_container_restart_rule_table() {
     let r = RESTART_RULE_ACTION_RESTART;
-    let rule_in = rule(r, "In", &[42, 50, 60]);
-    let rule_not_in = rule(r, "NotIn", &[0, 1, 2]);
-    let rule_in_42 = rule(r, "In", &[42]);
+    let rule_in = restart_rule(r, "In", &[42, 50, 60]);
+    let rule_not_in = restart_rule(r, "NotIn", &[0, 1, 2]);
+    let rule_in_42 = restart_rule(r, "In", &[42]);
     let cases = [
         ("In matches", vec![rule_in.clone()], 42, Some(&rule_in)),
         (
@@ -210,7 +199,7 @@ fn find_matching_container_restart_rule_table() {
         ),
         (
             "unknown operator",
-            vec![rule(r, "Between", &[42])],
+            vec![restart_rule(r, "Between", &[42])],
             42,
             None,
         ),

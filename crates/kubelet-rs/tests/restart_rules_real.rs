@@ -67,9 +67,8 @@ spec:
     node.write_manifest("rpol.yaml", &manifest);
     let pod = node
         .wait_for("container `always` restarted", T, || async {
-            node.pod("rpol").filter(|p| {
-                restart_count(p, "always") >= 1 && exit_code(p, "never") == Some(3)
-            })
+            node.pod("rpol")
+                .filter(|p| restart_count(p, "always") >= 1 && exit_code(p, "never") == Some(3))
         })
         .await;
     assert_eq!(restart_count(&pod, "never"), 0, "{pod}");

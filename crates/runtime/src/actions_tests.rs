@@ -403,15 +403,9 @@ fn with_policy(mut c: Container, policy: &str) -> Container {
 }
 
 fn restart_on(mut c: Container, codes: &[i32]) -> Container {
-    c.restart_policy_rules = Some(vec![k8s_openapi::api::core::v1::ContainerRestartRule {
-        action: "Restart".into(),
-        exit_codes: Some(
-            k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes {
-                operator: "In".into(),
-                values: Some(codes.to_vec()),
-            },
-        ),
-    }]);
+    c.restart_policy_rules = Some(vec![kubelet_container::podutil::restart_rule(
+        "Restart", "In", codes,
+    )]);
     c
 }
 

@@ -596,15 +596,11 @@ fn container_restart_rules_allow_leaving_terminated() {
     let mut p = pod("u1", "p");
     let c = &mut p.spec.as_mut().unwrap().containers[0];
     c.restart_policy = Some("Never".into());
-    c.restart_policy_rules = Some(vec![k8s_openapi::api::core::v1::ContainerRestartRule {
-        action: "Restart".into(),
-        exit_codes: Some(
-            k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes {
-                operator: "In".into(),
-                values: Some(vec![42]),
-            },
-        ),
-    }]);
+    c.restart_policy_rules = Some(vec![kubelet_container::podutil::restart_rule(
+        "Restart",
+        "In",
+        &[42],
+    )]);
     let new = kubelet_status(phase::RUNNING, running());
     let old = |code| kubelet_status(phase::RUNNING, exited(code));
     assert!(check_container_state_transition(&old(42), &new, &p).is_ok());

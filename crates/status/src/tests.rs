@@ -346,15 +346,11 @@ fn phase_with_container_restart_policy() {
         ..container(name)
     };
     let on_42 = |mut c: Container| {
-        c.restart_policy_rules = Some(vec![k8s_openapi::api::core::v1::ContainerRestartRule {
-            action: "Restart".into(),
-            exit_codes: Some(
-                k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes {
-                    operator: "In".into(),
-                    values: Some(vec![42]),
-                },
-            ),
-        }]);
+        c.restart_policy_rules = Some(vec![kubelet_container::podutil::restart_rule(
+            "Restart",
+            "In",
+            &[42],
+        )]);
         c
     };
     let failed = |name| terminated(name, -1);
