@@ -363,3 +363,55 @@ async fn initial_delay_and_deletion_are_respected() {
     wait_until("deleting worker exits", || m.worker_count() == 0).await;
     assert_eq!(e.runner.total.load(Ordering::Relaxed), 0);
 }
+
+fn terminated(id: &str, exit_code: i32) -> ApiPodStatus {
+    let mut s = running(id, true);
+    let cs = &mut s.container_statuses.as_mut().unwrap()[0];
+    cs.state = Some(ContainerState {
+        terminated: Some(k8s_openapi::api::core::v1::ContainerStateTerminated {
+            exit_code,
+            container_id: cs.container_id.clone(),
+            ..Default::default()
+        }),
+        ..ContainerState::default()
+    });
+    s
+}
+
+/// Upstream `doProbe` with `ContainerRestartRules`: the worker of an exited container keeps
+/// running while the container's rules and policy will restart it, and stops otherwise
+/// (with the gate off, the pod's `Never` policy stops it).
+#[tokio::test(start_paused = true)]
+async fn exited_container_keeps_its_worker_while_its_restart_rules_restart_it() {
+    for (policy, exit_code, gate, keeps) in [
+        ("Always", 1, true, true),
+        ("Never", 42, true, true),
+        ("Never", 1, true, false),
+        ("Always", 1, false, false),
+    ] {
+        let _gate = kubelet_container::gates::set_container_restart_rules_during_test(gate);
+        let e = env();
+        let c = Container {
+            name: "c".into(),
+            liveness_probe: Some(exec_probe("live", 1, 3)),
+            restart_policy: Some(policy.into()),
+            restart_policy_rules: Some(vec![kubelet_container::podutil::restart_rule(
+                "Restart",
+                "In",
+                &[42],
+            )]),
+            ..Container::default()
+        };
+        let mut p = (*pod(c)).clone();
+        p.spec.as_mut().unwrap().restart_policy = Some("Never".into());
+        let status = |s| e.status.0.lock().unwrap().insert("uid1".into(), s);
+        status(running("a", true));
+        e.manager.add_pod(&p);
+        wait_until("first probe", || e.runner.calls("live") > 0).await;
+        status(terminated("a", exit_code));
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let case = format!("{policy} exit {exit_code} gate {gate}");
+        assert_eq!(e.manager.worker_count(), usize::from(keeps), "{case}");
+        e.manager.cleanup_pods(&HashSet::new());
+    }
+}

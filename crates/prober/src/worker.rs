@@ -12,10 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodSpec, Probe};
-use kubelet_container::{
-    ContainerId, ProbeResult, ProbeType, container_should_restart, gates,
-    is_restartable_init_container,
-};
+use kubelet_container::{ContainerId, ProbeResult, ProbeType, container_should_restart, gates};
 use tokio::sync::Notify;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
@@ -254,7 +251,7 @@ impl Worker {
             let Some(terminated) = c.state.as_ref().and_then(|s| s.terminated.as_ref()) else {
                 return true;
             };
-            return self.container_should_restart(terminated.exit_code);
+            return self.container_should_restart(terminated.exit_code, restartable_init);
         }
 
         if self.pod.metadata.deletion_timestamp.is_some()
@@ -321,13 +318,12 @@ impl Worker {
 
     /// Whether the exited container will be restarted (upstream `doProbe`): with `ContainerRestartRules` (on by default) the container's rules and policy, then
     /// the pod's; with the gate off, a pod policy other than `Never` or a sidecar.
-    fn container_should_restart(&self, exit_code: i32) -> bool {
+    fn container_should_restart(&self, exit_code: i32, restartable_init: bool) -> bool {
         let default_spec = PodSpec::default();
         let spec = self.pod.spec.as_ref().unwrap_or(&default_spec);
         if gates::container_restart_rules() {
             return container_should_restart(&self.container, spec, exit_code);
         }
-        spec.restart_policy.as_deref() != Some("Never")
-            || is_restartable_init_container(&self.container)
+        spec.restart_policy.as_deref() != Some("Never") || restartable_init
     }
 }
