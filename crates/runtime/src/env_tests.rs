@@ -663,6 +663,11 @@ mod file_key_ref {
     #[tokio::test]
     async fn symlinks_resolve_inside_the_volume_only() {
         let env = |path: &str| vec![file_ref("K", "config-volume", path, "K", None)];
+        let reading = |path: &str| Container {
+            name: "c".into(),
+            env: Some(env(path)),
+            ..Default::default()
+        };
         // A symlink inside the volume is followed, as upstream's SecureJoin does.
         let os_files = [("real/k.env", "K='inside'\n")];
         let (os_got, os) = env_with(env("real/k.env"), &os_files, true).await;
@@ -670,11 +675,6 @@ mod file_key_ref {
         os.symlink(Path::new("real/k.env"), &Path::new(VOL).join("link.env"))
             .unwrap();
         // (a second run on the same fake filesystem)
-        let c = Container {
-            name: "c".into(),
-            env: Some(env("link.env")),
-            ..Default::default()
-        };
         let volumes = LocalVolumes::new(os.clone(), "/var/lib/kubelet");
         let files = EnvFiles {
             os: os.as_ref(),
@@ -692,7 +692,10 @@ mod file_key_ref {
             .await
             .map_err(|e| e.to_string())
         };
-        assert_eq!(run(c).await.unwrap(), pairs(&[("K", "inside")]));
+        assert_eq!(
+            run(reading("link.env")).await.unwrap(),
+            pairs(&[("K", "inside")])
+        );
 
         // Symlinks pointing out of the volume, absolute or relative, resolve inside it.
         os.write_file(Path::new("/etc/leak.env"), b"K='host secret'\n")
@@ -707,24 +710,15 @@ mod file_key_ref {
         os.symlink(Path::new("/etc"), &Path::new(VOL).join("etcdir"))
             .unwrap();
         for path in ["abs.env", "rel.env", "etcdir/leak.env"] {
-            let c = Container {
-                name: "c".into(),
-                env: Some(env(path)),
-                ..Default::default()
-            };
-            let e = run(c).await.unwrap_err();
+            let e = run(reading(path)).await.unwrap_err();
             assert_eq!(e, "couldn't parse env file", "{path}");
         }
         // The same names inside the volume are what they read.
         os.write_file(&Path::new(VOL).join("etc/leak.env"), b"K='volume'\n")
             .unwrap();
         for path in ["abs.env", "rel.env", "etcdir/leak.env"] {
-            let c = Container {
-                name: "c".into(),
-                env: Some(env(path)),
-                ..Default::default()
-            };
-            assert_eq!(run(c).await.unwrap(), pairs(&[("K", "volume")]), "{path}");
+            let got = run(reading(path)).await.unwrap();
+            assert_eq!(got, pairs(&[("K", "volume")]), "{path}");
         }
     }
 }

@@ -1141,16 +1141,9 @@ async fn file_key_ref_reads_the_empty_dir_or_fails_the_container() {
     assert!(result.error().is_none(), "{result:?}");
     let app = running(&status, "app");
     let c = env.runtime.container(&app.id.id).unwrap();
-    let envs: Vec<(String, String)> = c
-        .config
-        .envs
-        .iter()
-        .map(|kv| {
-            (
-                kv.key.clone(),
-                String::from_utf8_lossy(&kv.value).into_owned(),
-            )
-        })
-        .collect();
-    assert_eq!(envs, [("GREETING".to_string(), "hello world".to_string())]);
+    let want = kubelet_cri::v1::KeyValue {
+        key: "GREETING".into(),
+        value: b"hello world".to_vec(),
+    };
+    assert_eq!(c.config.envs, [want]);
 }

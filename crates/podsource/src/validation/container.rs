@@ -243,26 +243,19 @@ fn validate_env(e: &EnvVar, path: &str) -> ErrorList {
 /// `validateFileKeyRefVolumes`).
 fn validate_file_key_selector(f: &FileKeySelector, path: &str) -> ErrorList {
     let mut errs = ErrorList::default();
-    if f.key.is_empty() {
-        errs.push(FieldError::required(format!("{path}.key"), ""));
-    } else {
-        for msg in is_relaxed_env_var_name(&f.key) {
-            errs.push(FieldError::invalid(
-                format!("{path}.key"),
-                f.key.as_str(),
-                msg,
-            ));
+    type Check = fn(&str) -> Vec<String>;
+    let checked: [(&str, &str, Check); 2] = [
+        ("key", &f.key, is_relaxed_env_var_name),
+        ("volumeName", &f.volume_name, is_dns1123_label),
+    ];
+    for (name, value, check) in checked {
+        let field = format!("{path}.{name}");
+        if value.is_empty() {
+            errs.push(FieldError::required(field, ""));
+            continue;
         }
-    }
-    if f.volume_name.is_empty() {
-        errs.push(FieldError::required(format!("{path}.volumeName"), ""));
-    } else {
-        for msg in is_dns1123_label(&f.volume_name) {
-            errs.push(FieldError::invalid(
-                format!("{path}.volumeName"),
-                f.volume_name.as_str(),
-                msg,
-            ));
+        for msg in check(value) {
+            errs.push(FieldError::invalid(field.clone(), value, msg));
         }
     }
     if f.path.is_empty() {
