@@ -55,6 +55,8 @@ pub struct KubeletRunConfig {
     pub keep: bool,
     /// Stats scrapes once the pods run (`port` is set to the read-only port chosen here).
     pub scrape: Option<ScrapeConfig>,
+    /// Flags added after the common ones (both kubelets get the same).
+    pub extra_args: Vec<String>,
 }
 
 /// What one kubelet batch measured.
@@ -125,6 +127,7 @@ pub async fn run_kubelet_variant(
         &config_path,
         &dir.path("root"),
         &dir.path("kubelet.log"),
+        &cfg.extra_args,
     )?;
     let mut uids = BTreeSet::new();
     let ports = (healthz_port, read_only_port);

@@ -24,8 +24,14 @@ pub struct KubeletProcess {
 
 impl KubeletProcess {
     /// Starts `binary --config <config> --root-dir <root> --hostname-override krsbench-node --v 2`
-    /// with stdout and stderr going to `log`.
-    pub fn spawn(binary: &Path, config: &Path, root_dir: &Path, log: &Path) -> BenchResult<Self> {
+    /// and `extra`, with stdout and stderr going to `log`.
+    pub fn spawn(
+        binary: &Path,
+        config: &Path,
+        root_dir: &Path,
+        log: &Path,
+        extra: &[String],
+    ) -> BenchResult<Self> {
         let out = std::fs::File::create(log).map_err(BenchError::io("create", log))?;
         let err = out.try_clone().map_err(BenchError::io("dup", log))?;
         let child = Command::new(binary)
@@ -34,6 +40,7 @@ impl KubeletProcess {
             .arg("--root-dir")
             .arg(root_dir)
             .args(["--hostname-override", NODE_NAME, "--v", "2"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)

@@ -33,6 +33,8 @@ pub struct ScrapeConfig {
     pub profile: Option<std::path::PathBuf>,
     /// `perf record --call-graph` mode (`fp`, `dwarf`).
     pub call_graph: String,
+    /// Each path's last answer is written to `<dump>.<n>`; `None`: not kept.
+    pub dump: Option<std::path::PathBuf>,
 }
 
 /// One endpoint's figures.
@@ -77,8 +79,8 @@ pub fn parse_cpu_ms(stat: &str) -> Option<f64> {
     Some((utime + stime) * 10.0)
 }
 
-/// `GET path` over HTTP/1.0; the body length, or an error unless 200.
-async fn get(port: u16, path: &str) -> BenchResult<usize> {
+/// `GET path` over HTTP/1.0; the body, or an error unless 200.
+async fn get(port: u16, path: &str) -> BenchResult<String> {
     let fail = |e: std::io::Error| BenchError::Kubelet(format!("GET {path}: {e}"));
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
@@ -93,7 +95,9 @@ async fn get(port: u16, path: &str) -> BenchResult<usize> {
         let head: String = text.chars().take(300).collect();
         return Err(BenchError::Kubelet(format!("GET {path}: {head}")));
     }
-    Ok(text.split_once("\r\n\r\n").map_or(0, |(_, b)| b.len()))
+    Ok(text
+        .split_once("\r\n\r\n")
+        .map_or_else(String::new, |(_, b)| b.to_string()))
 }
 
 /// Measures the kubelet `pid` (see the module doc).
@@ -118,10 +122,10 @@ pub async fn measure(pid: u32, cfg: &ScrapeConfig) -> BenchResult<ScrapeOutcome>
         };
         let (c0, t0) = (cpu_ms(pid)?, Instant::now());
         let mut latencies = Vec::with_capacity(cfg.count);
-        let mut bytes = 0;
+        let mut body = String::new();
         for _ in 0..cfg.count {
             let start = Instant::now();
-            bytes = get(cfg.port, path).await?;
+            body = get(cfg.port, path).await?;
             latencies.push(start.elapsed());
             tokio::time::sleep(cfg.interval).await;
         }
@@ -135,8 +139,13 @@ pub async fn measure(pid: u32, cfg: &ScrapeConfig) -> BenchResult<ScrapeOutcome>
             p50_ms: ms(percentile(&latencies, 50.0)),
             p99_ms: ms(percentile(&latencies, 99.0)),
             cpu_ms_per_scrape: busy / cfg.count.max(1) as f64,
-            bytes,
+            bytes: body.len(),
         });
+        if let Some(d) = &cfg.dump {
+            let file = format!("{}.{i}", d.display());
+            std::fs::write(&file, &body)
+                .map_err(|e| BenchError::Kubelet(format!("{file}: {e}")))?;
+        }
     }
     Ok(ScrapeOutcome {
         idle_cpu_ms_per_s: idle,

@@ -202,6 +202,7 @@ async fn kubelet_run(
         gone_timeout: opts.gone_timeout,
         keep: opts.keep,
         scrape: None,
+        extra_args: Vec::new(),
     };
     match run_kubelet_variant(rt, &cfg).await {
         Ok(o) => {

@@ -76,6 +76,8 @@ async fn harness(env: &RuntimeEnv) -> Harness {
         env_objects: Arc::new(NoEnvObjects),
         volumes: Arc::new(LocalVolumes::new(os.clone(), root.clone())),
         node_hosts_file: "/etc/hosts".into(),
+        env_files: true,
+        hostname_override: true,
     };
     let removed = Arc::new(Removed::default());
     let logs = ContainerLogManager::new(

@@ -15,7 +15,17 @@
 //! `--warmup-s` and `--idle-s` the pause between scrapes, the warm-up and the idle window
 //! (defaults 1000, 20, 20); `--profile FILE` records `perf record --call-graph fp` (or
 //! `--call-graph MODE`) of the kubelet during each endpoint's scrapes to
-//! `FILE.<endpoint index>`.
+//! `FILE.<endpoint index>`; `--dump PREFIX` keeps each endpoint's last answer in
+//! `PREFIX.<kubelet>.<endpoint index>` (to compare the two kubelets' contents).
+//!
+//! Both kubelets get `--containerd=<the private containerd's socket>`: upstream's embedded
+//! cAdvisor finds a node's containers through its own containerd client, whose default is
+//! `/run/containerd/containerd.sock`, where a standard node's containerd listens. Without it
+//! upstream's cAdvisor cannot name the containers of the private containerd, and upstream's
+//! summary serves the runtime's figures for them (no pod network, process counts, container
+//! pressure or page faults): less work and less content than on a standard node, so not like
+//! for like with kubelet-rs, which reads them. kubelet-rs ignores the flag (with a warning at
+//! start, as every cAdvisor flag). `--no-cadvisor-containerd` leaves it out.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +48,8 @@ struct Opts {
     idle: Duration,
     profile: Option<PathBuf>,
     call_graph: String,
+    dump: Option<PathBuf>,
+    cadvisor_containerd: bool,
 }
 
 fn parse(args: &[String]) -> anyhow::Result<Opts> {
@@ -53,6 +65,8 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
         idle: Duration::from_secs(20),
         profile: None,
         call_graph: "fp".into(),
+        dump: None,
+        cadvisor_containerd: true,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -69,6 +83,8 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
             "--idle-s" => o.idle = Duration::from_secs(value()?.parse()?),
             "--profile" => o.profile = Some(PathBuf::from(value()?)),
             "--call-graph" => o.call_graph = value()?.clone(),
+            "--dump" => o.dump = Some(PathBuf::from(value()?)),
+            "--no-cadvisor-containerd" => o.cadvisor_containerd = false,
             other => bail!("unknown argument {other:?}"),
         }
     }
@@ -123,6 +139,17 @@ async fn run(o: Opts) -> anyhow::Result<()> {
             poll: Duration::from_millis(25),
             gone_timeout: Duration::from_secs(15),
             keep: false,
+            extra_args: if o.cadvisor_containerd {
+                vec![format!(
+                    "--containerd={}",
+                    runtime
+                        .endpoint
+                        .strip_prefix("unix://")
+                        .unwrap_or(&runtime.endpoint)
+                )]
+            } else {
+                Vec::new()
+            },
             scrape: Some(ScrapeConfig {
                 port: 0,
                 paths: o.paths.clone(),
@@ -132,6 +159,10 @@ async fn run(o: Opts) -> anyhow::Result<()> {
                 idle_window: o.idle,
                 profile: o.profile.clone(),
                 call_graph: o.call_graph.clone(),
+                dump: o
+                    .dump
+                    .as_ref()
+                    .map(|d| PathBuf::from(format!("{}.{label}", d.display()))),
             }),
         };
         let outcome = run_kubelet_variant(cri.clone(), &cfg)

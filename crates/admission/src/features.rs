@@ -57,10 +57,6 @@ fn container_field(
     );
 }
 
-fn non_empty(s: Option<&str>) -> bool {
-    s.is_some_and(|s| !s.is_empty())
-}
-
 /// The volume source's field name (`configMap`, `nfs`, `image` ...), from its JSON form.
 fn volume_type(v: &Volume) -> String {
     match serde_json::to_value(v) {
@@ -108,23 +104,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.{initContainers,containers}[*].env[*].valueFrom.fileKeyRef",
-        upstream: "reads the variable from a file an init container wrote into an emptyDir (EnvFiles, on by default)",
-        find: |s, out| {
-            for (p, c) in containers(s) {
-                let env = c.env.iter().flatten().enumerate();
-                out.extend(
-                    env.filter(|(_, e)| {
-                        e.value_from
-                            .as_ref()
-                            .is_some_and(|f| f.file_key_ref.is_some())
-                    })
-                    .map(|(i, _)| format!("{p}.env[{i}].valueFrom.fileKeyRef")),
-                );
-            }
-        },
-    },
-    UnsupportedPodFeature {
         field: "spec.{initContainers,containers}[*].resources.{requests,limits}.ephemeral-storage",
         upstream: "admits the pod against allocatable ephemeral storage and evicts it when a container writes past its limit",
         find: |s, out| {
@@ -162,15 +141,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
             container_field(s, out, "volumeDevices", |c| {
                 c.volume_devices.as_ref().is_some_and(|d| !d.is_empty())
             })
-        },
-    },
-    UnsupportedPodFeature {
-        field: "spec.hostnameOverride",
-        upstream: "sets the pod's hostname to this value (HostnameOverride, on by default)",
-        find: |s, out| {
-            if non_empty(s.hostname_override.as_deref()) {
-                out.push("spec.hostnameOverride".into());
-            }
         },
     },
     UnsupportedPodFeature {

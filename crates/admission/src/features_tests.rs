@@ -43,13 +43,6 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             ],
         ),
         (
-            "spec.{initContainers,containers}[*].env[*].valueFrom.fileKeyRef",
-            json!({"containers": [c(json!({"env": [{"name": "A", "value": "a"}, {"name": "B", "valueFrom": {"fileKeyRef": {
-                "volumeName": "v", "path": "env", "key": "B"}}}]}))],
-                   "volumes": [{"name": "v", "emptyDir": {}}]}),
-            vec!["spec.containers[0].env[1].valueFrom.fileKeyRef"],
-        ),
-        (
             "spec.{initContainers,containers}[*].resources.{requests,limits}.ephemeral-storage",
             json!({"containers": [c(json!({"resources": {"limits": {"ephemeral-storage": "1Gi", "cpu": "1"}}}))]}),
             vec!["spec.containers[0].resources.limits.ephemeral-storage"],
@@ -63,11 +56,6 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             "spec.{initContainers,containers}[*].volumeDevices",
             json!({"containers": [c(json!({"volumeDevices": [{"name": "v", "devicePath": "/dev/xvda"}]}))]}),
             vec!["spec.containers[0].volumeDevices"],
-        ),
-        (
-            "spec.hostnameOverride",
-            json!({"hostnameOverride": "other", "containers": [c(json!({}))]}),
-            vec!["spec.hostnameOverride"],
         ),
         (
             "spec.securityContext.supplementalGroupsPolicy",

@@ -15,7 +15,7 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
     let k = TestKubelet::started().await;
     let sysctl =
         "  securityContext:\n    sysctls:\n    - name: kernel.msgmax\n      value: \"1\"\n";
-    let userns = "  hostnameOverride: other-name\n";
+    let userns = "  securityContext:\n    supplementalGroupsPolicy: Strict\n";
     k.write_manifest(
         "sysctl.yaml",
         &pod_manifest("sysctl", "uid-sysctl", "sleep 1d", sysctl),
@@ -45,7 +45,9 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
     assert_eq!(s.reason.as_deref(), Some("UnsupportedPodFeature"));
     assert_eq!(
         s.message.as_deref(),
-        Some("Pod was rejected: kubelet-rs does not support spec.hostnameOverride yet")
+        Some(
+            "Pod was rejected: kubelet-rs does not support spec.securityContext.supplementalGroupsPolicy yet"
+        )
     );
 
     // Several sync ticks and housekeeping rounds later, still nothing of them ran.

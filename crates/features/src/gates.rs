@@ -20,11 +20,13 @@ pub const COMPONENT_FLAGZ: Feature = Feature("ComponentFlagz");
 pub const COMPONENT_STATUSZ: Feature = Feature("ComponentStatusz");
 pub const DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS: Feature =
     Feature("DisableCPUQuotaWithExclusiveCPUs");
+pub const ENV_FILES: Feature = Feature("EnvFiles");
 pub const EVENTED_PLEG: Feature = Feature("EventedPLEG");
 pub const EXEC_PROBE_TIMEOUT: Feature = Feature("ExecProbeTimeout");
 pub const GRACEFUL_NODE_SHUTDOWN: Feature = Feature("GracefulNodeShutdown");
 pub const GRACEFUL_NODE_SHUTDOWN_BASED_ON_POD_PRIORITY: Feature =
     Feature("GracefulNodeShutdownBasedOnPodPriority");
+pub const HOSTNAME_OVERRIDE: Feature = Feature("HostnameOverride");
 pub const IMAGE_MAXIMUM_GC_AGE: Feature = Feature("ImageMaximumGCAge");
 pub const IMAGE_VOLUME: Feature = Feature("ImageVolume");
 pub const IN_PLACE_POD_VERTICAL_SCALING: Feature = Feature("InPlacePodVerticalScaling");
@@ -80,10 +82,12 @@ pub const ALL: &[Feature] = &[
     COMPONENT_FLAGZ,
     COMPONENT_STATUSZ,
     DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS,
+    ENV_FILES,
     EVENTED_PLEG,
     EXEC_PROBE_TIMEOUT,
     GRACEFUL_NODE_SHUTDOWN,
     GRACEFUL_NODE_SHUTDOWN_BASED_ON_POD_PRIORITY,
+    HOSTNAME_OVERRIDE,
     IMAGE_MAXIMUM_GC_AGE,
     IMAGE_VOLUME,
     IN_PLACE_POD_VERTICAL_SCALING,

@@ -22,9 +22,10 @@ fn sysctl_pod(name: &str, image: &str, sysctl: &str) -> String {
         .replace("  containers:\n", &format!("{sc}  containers:\n"))
 }
 
-/// A pod with `hostnameOverride` (not implemented yet, refused at admission).
+/// A pod with `supplementalGroupsPolicy: Strict` (not implemented yet, refused at admission).
 fn userns_pod(name: &str, image: &str) -> String {
-    busybox_pod(name, image, "Always", "sleep 3600") + "  hostnameOverride: other-name\n"
+    busybox_pod(name, image, "Always", "sleep 3600")
+        + "  securityContext:\n    supplementalGroupsPolicy: Strict\n"
 }
 
 /// A standalone kubelet-rs over the recording fake CRI, with static pods from `manifests`
@@ -191,7 +192,7 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
     assert_rejected(
         &pods["userns-adm"],
         "UnsupportedPodFeature",
-        "Pod was rejected: kubelet-rs does not support spec.hostnameOverride yet",
+        "Pod was rejected: kubelet-rs does not support spec.securityContext.supplementalGroupsPolicy yet",
     );
     let out_of_pods: Vec<&serde_json::Value> = ["a-adm", "b-adm", "c-adm"]
         .iter()
@@ -375,7 +376,7 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
     assert_rejected(
         &pods["userns-rt-admission"],
         "UnsupportedPodFeature",
-        "Pod was rejected: kubelet-rs does not support spec.hostnameOverride yet",
+        "Pod was rejected: kubelet-rs does not support spec.securityContext.supplementalGroupsPolicy yet",
     );
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(

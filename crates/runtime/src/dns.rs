@@ -11,6 +11,7 @@ use kubelet_cri::v1::DnsConfig;
 
 use crate::error::RuntimeManagerError;
 use crate::os::OsInterface;
+use kubelet_apimachinery::{is_dns1123_label, is_dns1123_subdomain};
 
 /// Most nameservers a resolv.conf may hold (`validation.MaxDNSNameservers`).
 pub const MAX_DNS_NAMESERVERS: usize = 3;
@@ -243,53 +244,73 @@ fn fit_limits(cfg: &mut DnsConfig) {
     }
 }
 
-fn is_dns1123_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
+/// `truncatePodHostnameIfNeeded`: cut to 63 characters, without a trailing `-` or `.`.
+fn truncate_pod_hostname_if_needed(
+    pod_name: &str,
+    hostname: &str,
+) -> Result<String, RuntimeManagerError> {
+    const HOSTNAME_MAX_LEN: usize = 63;
+    if hostname.len() <= HOSTNAME_MAX_LEN {
+        return Ok(hostname.to_string());
+    }
+    let cut: String = hostname.chars().take(HOSTNAME_MAX_LEN).collect();
+    tracing::error!(pod_name, hostname_max_len = HOSTNAME_MAX_LEN, truncated_hostname = %cut, "Hostname for pod was too long, truncated it");
+    let truncated = cut.trim_end_matches(['-', '.']);
+    if truncated.is_empty() {
+        return Err(RuntimeManagerError::InvalidPod(format!(
+            "hostname for pod {pod_name:?} was invalid: {hostname:?}"
+        )));
+    }
+    Ok(truncated.to_string())
 }
 
-/// `GeneratePodHostNameAndDomain`: hostname (spec.hostname or the pod name, cut to 63 chars)
-/// and domain `<subdomain>.<ns>.svc.<clusterDomain>` when a subdomain is set.
+/// `GeneratePodHostNameAndDomain`: with the `HostnameOverride` gate (`hostname_override`)
+/// and `spec.hostnameOverride` set, that name (a DNS subdomain, cut to 63 characters) and
+/// no domain; otherwise `spec.hostname` or the pod name (cut to 63 characters), and the
+/// domain `<subdomain>.<ns>.svc.<clusterDomain>` when a subdomain is set.
 pub fn pod_hostname_and_domain(
     pod: &Pod,
     cluster_domain: &str,
+    hostname_override: bool,
 ) -> Result<(String, String), RuntimeManagerError> {
     let name = pod.metadata.name.clone().unwrap_or_default();
     let spec = pod.spec.as_ref();
+    let invalid = |what: &str, value: &str, kind: &str, msgs: Vec<String>| {
+        RuntimeManagerError::InvalidPod(format!(
+            "pod {what} {value:?} is not a valid {kind}: {}",
+            msgs.join(";")
+        ))
+    };
+    if let Some(h) = spec
+        .and_then(|s| s.hostname_override.as_deref())
+        .filter(|_| hostname_override)
+    {
+        let msgs = is_dns1123_subdomain(h);
+        if !msgs.is_empty() {
+            return Err(invalid("HostnameOverride", h, "DNS subdomain", msgs));
+        }
+        return Ok((truncate_pod_hostname_if_needed(&name, h)?, String::new()));
+    }
     let mut hostname = name.clone();
     if let Some(h) = spec
         .and_then(|s| s.hostname.as_deref())
         .filter(|h| !h.is_empty())
     {
-        if !is_dns1123_label(h) {
-            return Err(RuntimeManagerError::InvalidPod(format!(
-                "pod Hostname {h:?} is not a valid DNS label"
-            )));
+        let msgs = is_dns1123_label(h);
+        if !msgs.is_empty() {
+            return Err(invalid("Hostname", h, "DNS label", msgs));
         }
         hostname = h.to_string();
     }
-    if hostname.len() > 63 {
-        let cut: String = hostname.chars().take(63).collect();
-        hostname = cut.trim_end_matches(['-', '.']).to_string();
-        if hostname.is_empty() {
-            return Err(RuntimeManagerError::InvalidPod(format!(
-                "hostname for pod {name:?} was invalid"
-            )));
-        }
-    }
+    let hostname = truncate_pod_hostname_if_needed(&name, &hostname)?;
     let mut domain = String::new();
     if let Some(sub) = spec
         .and_then(|s| s.subdomain.as_deref())
         .filter(|s| !s.is_empty())
     {
-        if !is_dns1123_label(sub) {
-            return Err(RuntimeManagerError::InvalidPod(format!(
-                "pod Subdomain {sub:?} is not a valid DNS label"
-            )));
+        let msgs = is_dns1123_label(sub);
+        if !msgs.is_empty() {
+            return Err(invalid("Subdomain", sub, "DNS label", msgs));
         }
         let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
         domain = format!("{sub}.{ns}.svc.{cluster_domain}");

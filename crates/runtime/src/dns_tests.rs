@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic)]
 use super::*;
 use crate::os::FakeOs;
 use k8s_openapi::api::core::v1::{PodDNSConfigOption, PodSpec};
@@ -139,14 +139,14 @@ fn missing_resolv_conf_is_an_error_naming_the_file() {
 fn hostnames() {
     let mut p = pod("ClusterFirst", false);
     assert_eq!(
-        pod_hostname_and_domain(&p, "cluster.local").unwrap(),
+        pod_hostname_and_domain(&p, "cluster.local", true).unwrap(),
         ("web".into(), String::new())
     );
     if let Some(s) = p.spec.as_mut() {
         s.hostname = Some("db-0".into());
         s.subdomain = Some("db".into());
     }
-    let (h, d) = pod_hostname_and_domain(&p, "cluster.local").unwrap();
+    let (h, d) = pod_hostname_and_domain(&p, "cluster.local", true).unwrap();
     assert_eq!(
         (h.as_str(), d.as_str()),
         ("db-0", "db.prod.svc.cluster.local")
@@ -161,9 +161,170 @@ fn hostnames() {
     if let Some(s) = p.spec.as_mut() {
         s.hostname = None;
     }
-    assert_eq!(pod_hostname_and_domain(&p, "").unwrap().0, "a".repeat(62));
+    assert_eq!(
+        pod_hostname_and_domain(&p, "", true).unwrap().0,
+        "a".repeat(62)
+    );
     if let Some(s) = p.spec.as_mut() {
         s.hostname = Some("Bad_Name".into());
     }
-    assert!(pod_hostname_and_domain(&p, "").is_err());
+    assert!(pod_hostname_and_domain(&p, "", true).is_err());
+}
+
+/// Upstream `TestGeneratePodHostNameAndDomain` (`pkg/kubelet/kubelet_pods_test.go`).
+#[test]
+fn generate_pod_hostname_and_domain_as_upstream() {
+    struct Case {
+        name: &'static str,
+        pod_name: String,
+        hostname: &'static str,
+        subdomain: &'static str,
+        hostname_override: Option<&'static str>,
+        gate: bool,
+        want: Result<(String, &'static str), &'static str>,
+    }
+    let case = |name, hostname, subdomain, hostname_override, gate, want| Case {
+        name,
+        pod_name: "test-pod".into(),
+        hostname,
+        subdomain,
+        hostname_override,
+        gate,
+        want,
+    };
+    let domain = "my-subdomain.default.svc.cluster.local";
+    let cases = vec![
+        case(
+            "Default behavior - pod name as hostname",
+            "",
+            "",
+            None,
+            false,
+            Ok(("test-pod".into(), "")),
+        ),
+        case(
+            "Custom Hostname",
+            "custom-hostname",
+            "",
+            None,
+            false,
+            Ok(("custom-hostname".into(), "")),
+        ),
+        case(
+            "Custom Subdomain",
+            "",
+            "my-subdomain",
+            None,
+            false,
+            Ok(("test-pod".into(), domain)),
+        ),
+        case(
+            "Custom Hostname and Subdomain",
+            "custom-hostname",
+            "my-subdomain",
+            None,
+            false,
+            Ok(("custom-hostname".into(), domain)),
+        ),
+        case(
+            "HostnameOverride - enabled - overrides all",
+            "custom-hostname",
+            "my-subdomain",
+            Some("override-hostname"),
+            true,
+            Ok(("override-hostname".into(), "")),
+        ),
+        case(
+            "HostnameOverride - enabled - invalid hostname",
+            "custom-hostname",
+            "my-subdomain",
+            Some("Invalid-Hostname-!"),
+            true,
+            Err("pod HostnameOverride \"Invalid-Hostname-!\" is not a valid DNS subdomain"),
+        ),
+        case(
+            "HostnameOverride - enabled - valid DNS hostname",
+            "",
+            "",
+            Some("valid.hostname"),
+            true,
+            Ok(("valid.hostname".into(), "")),
+        ),
+        case(
+            "HostnameOverride - disabled - is ignored",
+            "custom-hostname",
+            "my-subdomain",
+            Some("override-hostname"),
+            false,
+            Ok(("custom-hostname".into(), domain)),
+        ),
+        // A 64-character override (the API allows 64) is cut as a pod name is.
+        case(
+            "HostnameOverride - 64 characters - truncated",
+            "",
+            "",
+            Some("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bb"),
+            true,
+            Ok(("a".repeat(62), "")),
+        ),
+        case(
+            "Validation - invalid hostname",
+            "Invalid-Hostname-!",
+            "",
+            None,
+            false,
+            Err("pod Hostname \"Invalid-Hostname-!\" is not a valid DNS label"),
+        ),
+        case(
+            "Validation - invalid subdomain",
+            "",
+            "invalid_subdomain",
+            None,
+            false,
+            Err("pod Subdomain \"invalid_subdomain\" is not a valid DNS label"),
+        ),
+        case(
+            "Validation - too long hostname",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "",
+            None,
+            false,
+            Err("must be no more than 63 characters"),
+        ),
+        Case {
+            pod_name: "a".repeat(65),
+            ..case(
+                "Hostname Truncation - pod name is too long",
+                "",
+                "",
+                None,
+                false,
+                Ok(("a".repeat(63), "")),
+            )
+        },
+    ];
+    for c in cases {
+        let p = Pod {
+            metadata: ObjectMeta {
+                name: Some(c.pod_name.clone()),
+                namespace: Some("default".into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(PodSpec {
+                hostname: Some(c.hostname.into()),
+                subdomain: Some(c.subdomain.into()),
+                hostname_override: c.hostname_override.map(Into::into),
+                ..PodSpec::default()
+            }),
+            ..Pod::default()
+        };
+        let got = pod_hostname_and_domain(&p, "cluster.local", c.gate);
+        match (got, c.want) {
+            (Ok((h, d)), Ok((wh, wd))) => {
+                assert_eq!((h.as_str(), d.as_str()), (wh.as_str(), wd), "{}", c.name)
+            }
+            (Err(e), Err(want)) => assert!(e.to_string().contains(want), "{}: {e}", c.name),
+            (got, want) => panic!("{}: got {got:?}, want {want:?}", c.name),
+        }
+    }
 }

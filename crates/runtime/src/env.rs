@@ -11,16 +11,29 @@
 //! (`configmap "x" not found`; skipped when `optional`), `couldn't find key k in ConfigMap
 //! ns/x` for a missing key. Upstream 1.35 no longer drops `envFrom` keys that are not valid
 //! variable names (no `InvalidEnvironmentVariableNames` event): neither does this.
+//!
+//! `fileKeyRef` (feature gate `EnvFiles`) reads the key from a file in one of the pod's
+//! volumes (an emptyDir an init container wrote, `<root>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>`):
+//! the path is joined as upstream's `securejoin.SecureJoin` does (symlinks resolved as if
+//! the volume were `/`), then opened component by component refusing symlinks, so nothing
+//! outside the volume is ever read. The format and its errors are [`crate::env_file`]'s; as
+//! upstream, a file that is missing or malformed fails the container with `couldn't parse
+//! env file` (even when `optional`: that only tolerates a missing key), and a missing key
+//! with `environment variable key "K" not found in file "<path>"`. With the gate off the
+//! source is ignored and the variable is set, empty, as upstream's switch does.
 
 use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::{Container, Pod, ResourceFieldSelector, Service};
+use k8s_openapi::api::core::v1::{Container, FileKeySelector, Pod, ResourceFieldSelector, Service};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
+use crate::env_file::parse_env;
 use crate::error::RuntimeManagerError;
 use crate::expansion::{expand, syntax_wrap};
+use crate::os::OsInterface;
 use crate::quantity;
+use crate::volumes::VolumeHost;
 
 /// Why a ConfigMap or Secret could not be read (the text is the error upstream's managers
 /// return, which becomes the `CreateContainerConfigError` message).
@@ -163,14 +176,85 @@ impl Fetched<'_> {
     }
 }
 
+/// Where `fileKeyRef` variables are read (upstream: the pod's mounted volumes, the host
+/// filesystem); `make_environment_variables` gets `None` when the `EnvFiles` gate is off.
+#[derive(Clone, Copy)]
+pub struct EnvFiles<'a> {
+    /// The host filesystem.
+    pub os: &'a dyn OsInterface,
+    /// The pod's volumes.
+    pub volumes: &'a dyn VolumeHost,
+}
+
+impl EnvFiles<'_> {
+    /// The `fileKeyRef` case of `makeEnvironmentVariables`: `Ok(None)` when the key is not
+    /// in the file (or empty) and the reference is `optional`.
+    fn value(&self, pod: &Pod, f: &FileKeySelector) -> Result<Option<String>, RuntimeManagerError> {
+        let volume = pod
+            .spec
+            .iter()
+            .flat_map(|s| s.volumes.iter().flatten())
+            .find(|v| v.name == f.volume_name)
+            .ok_or_else(|| {
+                err(format!(
+                    "cannot find the volume {:?} referenced by FileKeyRef",
+                    f.volume_name
+                ))
+            })?;
+        let host_path = self.volumes.volume_path(pod, volume).map_err(|e| {
+            err(format!(
+                "failed to get host path for volume {:?}: {e}",
+                f.volume_name
+            ))
+        })?;
+        let env_file_path = self
+            .os
+            .secure_join(&host_path, &f.path)
+            .map_err(|e| err(e.to_string()))?;
+        let shown = env_file_path.to_string_lossy();
+        let parsed = self
+            .os
+            .open_in_base(&env_file_path, &host_path)
+            .map_err(|e| crate::env_file::ParseEnvError::Open {
+                path: shown.to_string(),
+                source: e,
+            })
+            .and_then(|file| parse_env(std::io::BufReader::new(file), &shown, &f.key));
+        let value = match parsed {
+            Ok(v) => v,
+            Err(e) => {
+                let pod_ref = format!(
+                    "{}/{}",
+                    pod.metadata.namespace.as_deref().unwrap_or_default(),
+                    pod.metadata.name.as_deref().unwrap_or_default()
+                );
+                tracing::error!(error = %e, pod = %pod_ref, "Failed to parse env file");
+                return Err(err("couldn't parse env file".to_string()));
+            }
+        };
+        if !value.is_empty() {
+            return Ok(Some(value));
+        }
+        if f.optional == Some(true) {
+            return Ok(None);
+        }
+        Err(err(format!(
+            "environment variable key {} not found in file {}",
+            kubelet_apimachinery::go_quote(&f.key),
+            kubelet_apimachinery::go_quote(&shown)
+        )))
+    }
+}
+
 /// Builds the environment of `container` in `pod` (upstream `makeEnvironmentVariables`,
-/// without the service links).
+/// without the service links). `files` is `None` when the `EnvFiles` gate is off.
 pub async fn make_environment_variables(
     pod: &Pod,
     container: &Container,
     pod_ips: &[String],
     node: &NodeEnvInfo,
     objects: &dyn EnvObjects,
+    files: Option<EnvFiles<'_>>,
 ) -> Result<Vec<(String, String)>, RuntimeManagerError> {
     let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
     // `getServiceEnvVarMap` (the API server's defaulting always sets enableServiceLinks).
@@ -245,6 +329,11 @@ pub async fn make_environment_variables(
                                 k.key, k.name
                             )));
                         }
+                    }
+                } else if let (Some(files), Some(f)) = (files, &from.file_key_ref) {
+                    match files.value(pod, f)? {
+                        Some(v) => v,
+                        None => continue,
                     }
                 } else {
                     String::new()

@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic)]
 use super::*;
 use k8s_openapi::api::core::v1::{
     ConfigMapEnvSource, ConfigMapKeySelector, EnvFromSource, EnvVar, EnvVarSource,
@@ -92,6 +92,7 @@ async fn env_values_fields_and_resources() {
         &["198.18.0.9".into()],
         &node,
         &NoEnvObjects,
+        None,
     )
     .await
     .unwrap();
@@ -187,7 +188,7 @@ async fn env_of(c: &Container, o: &dyn EnvObjects) -> Result<Vec<(String, String
         },
         ..Default::default()
     };
-    make_environment_variables(&pod, c, &[], &NodeEnvInfo::default(), o)
+    make_environment_variables(&pod, c, &[], &NodeEnvInfo::default(), o, None)
         .await
         .map_err(|e| e.to_string())
 }
@@ -386,4 +387,338 @@ async fn service_variables_follow_the_container_and_expand() {
     // Before the Service informer's first list the container cannot be configured.
     let e = env_of(&c, &ServiceObjects(None)).await.unwrap_err();
     assert!(e.contains("services have not yet been read"), "{e}");
+}
+
+/// `fileKeyRef` (upstream `TestMakeEnvironmentVariablesWithFileKeyRef`, kubelet_pods_test.go).
+mod file_key_ref {
+    use super::*;
+    use crate::os::FakeOs;
+    use crate::volumes::LocalVolumes;
+    use k8s_openapi::api::core::v1::{EmptyDirVolumeSource, FileKeySelector, Volume};
+    use std::path::Path;
+
+    const VOL: &str =
+        "/var/lib/kubelet/pods/test-pod-uid/volumes/kubernetes.io~empty-dir/config-volume";
+
+    fn file_ref(name: &str, volume: &str, path: &str, key: &str, optional: Option<bool>) -> EnvVar {
+        from(
+            name,
+            EnvVarSource {
+                file_key_ref: Some(FileKeySelector {
+                    volume_name: volume.into(),
+                    path: path.into(),
+                    key: key.into(),
+                    optional,
+                }),
+                ..Default::default()
+            },
+        )
+    }
+
+    fn test_pod(c: &Container) -> Pod {
+        Pod {
+            metadata: ObjectMeta {
+                name: Some("test-pod".into()),
+                namespace: Some("test-namespace".into()),
+                uid: Some("test-pod-uid".into()),
+                ..Default::default()
+            },
+            spec: Some(PodSpec {
+                containers: vec![c.clone()],
+                enable_service_links: Some(false),
+                volumes: Some(vec![Volume {
+                    name: "config-volume".into(),
+                    empty_dir: Some(EmptyDirVolumeSource::default()),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// The environment of a container whose env files are `files` (name, content) in the
+    /// pod's emptyDir, `gate` being `EnvFiles`.
+    async fn env_with(
+        env: Vec<EnvVar>,
+        files: &[(&str, &str)],
+        gate: bool,
+    ) -> (Result<Vec<(String, String)>, String>, Arc<FakeOs>) {
+        let os = Arc::new(FakeOs::new());
+        for (name, content) in files {
+            os.write_file(&Path::new(VOL).join(name), content.as_bytes())
+                .unwrap();
+        }
+        let c = Container {
+            name: "c".into(),
+            env: Some(env),
+            ..Default::default()
+        };
+        let volumes = LocalVolumes::new(os.clone(), "/var/lib/kubelet");
+        let files = EnvFiles {
+            os: os.as_ref(),
+            volumes: &volumes,
+        };
+        let got = make_environment_variables(
+            &test_pod(&c),
+            &c,
+            &["192.168.1.1".into()],
+            &NodeEnvInfo::default(),
+            &NoEnvObjects,
+            gate.then_some(files),
+        )
+        .await
+        .map_err(|e| e.to_string());
+        (got, os)
+    }
+
+    use std::sync::Arc;
+
+    #[tokio::test]
+    async fn values_and_errors_as_upstream() {
+        let db = file_ref(
+            "DATABASE",
+            "config-volume",
+            "database.env",
+            "DATABASE",
+            None,
+        );
+        type Case = (
+            &'static str,
+            Vec<EnvVar>,
+            Vec<(&'static str, &'static str)>,
+            Result<Vec<(&'static str, &'static str)>, &'static str>,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "successful file key reference",
+                vec![db.clone()],
+                vec![("database.env", "DATABASE='mydb'\nAPI_KEY='secret123'\n")],
+                Ok(vec![("DATABASE", "mydb")]),
+            ),
+            (
+                "file key reference with comments and empty lines",
+                vec![file_ref(
+                    "API_KEY",
+                    "config-volume",
+                    "config.env",
+                    "API_KEY",
+                    None,
+                )],
+                vec![(
+                    "config.env",
+                    "# This is a comment\n\nDATABASE='mydb'\nAPI_KEY='secret123'\n\n# Another comment\n",
+                )],
+                Ok(vec![("API_KEY", "secret123")]),
+            ),
+            (
+                "file key reference with spaces around equals sign",
+                vec![file_ref(
+                    "DEBUG_MODE",
+                    "config-volume",
+                    "debug.env",
+                    "DEBUG_MODE",
+                    None,
+                )],
+                vec![("debug.env", "DEBUG_MODE = 'true'\nLOG_LEVEL = 'info'\n")],
+                Err("couldn't parse env file"),
+            ),
+            (
+                "key not found in file",
+                vec![file_ref(
+                    "MISSING_KEY",
+                    "config-volume",
+                    "config.env",
+                    "MISSING_KEY",
+                    None,
+                )],
+                vec![("config.env", "EXISTING_KEY='value'\n")],
+                Err(
+                    "environment variable key \"MISSING_KEY\" not found in file \"/var/lib/kubelet/pods/test-pod-uid/volumes/kubernetes.io~empty-dir/config-volume/config.env\"",
+                ),
+            ),
+            (
+                "key not found in file with optional flag",
+                vec![file_ref(
+                    "OPTIONAL_KEY",
+                    "config-volume",
+                    "config.env",
+                    "OPTIONAL_KEY",
+                    Some(true),
+                )],
+                vec![("config.env", "EXISTING_KEY='value'\n")],
+                Ok(vec![]),
+            ),
+            (
+                // An empty value reads as a missing key, as upstream.
+                "empty value is a missing key",
+                vec![file_ref("E", "config-volume", "config.env", "E", None)],
+                vec![("config.env", "E=''\n")],
+                Err("environment variable key \"E\" not found in file"),
+            ),
+            (
+                "file does not exist",
+                vec![db.clone()],
+                vec![],
+                Err("couldn't parse env file"),
+            ),
+            (
+                // `optional` only tolerates a missing key, not a missing file.
+                "file does not exist, optional",
+                vec![file_ref(
+                    "DATABASE",
+                    "config-volume",
+                    "database.env",
+                    "DATABASE",
+                    Some(true),
+                )],
+                vec![],
+                Err("couldn't parse env file"),
+            ),
+            (
+                "volume not found",
+                vec![file_ref(
+                    "DATABASE",
+                    "nonexistent-volume",
+                    "database.env",
+                    "DATABASE",
+                    None,
+                )],
+                vec![],
+                Err("cannot find the volume \"nonexistent-volume\" referenced by FileKeyRef"),
+            ),
+            (
+                "multiple file key references",
+                vec![
+                    db.clone(),
+                    file_ref("API_KEY", "config-volume", "api.env", "API_KEY", None),
+                ],
+                vec![
+                    ("database.env", "DATABASE='mydb'\n"),
+                    ("api.env", "API_KEY='secret123'\n"),
+                ],
+                Ok(vec![("DATABASE", "mydb"), ("API_KEY", "secret123")]),
+            ),
+            (
+                "mixed environment variable sources",
+                vec![
+                    var("STATIC_VAR", "static_value"),
+                    file_ref("FILE_VAR", "config-volume", "config.env", "FILE_VAR", None),
+                ],
+                vec![("config.env", "FILE_VAR='file_value'\n")],
+                Ok(vec![
+                    ("STATIC_VAR", "static_value"),
+                    ("FILE_VAR", "file_value"),
+                ]),
+            ),
+            (
+                // Later variables expand a file variable like any other.
+                "file variable expanded by a later one",
+                vec![db.clone(), var("URL", "db://$(DATABASE)")],
+                vec![("database.env", "DATABASE='mydb'\n")],
+                Ok(vec![("DATABASE", "mydb"), ("URL", "db://mydb")]),
+            ),
+            (
+                // securejoin: `..` stops at the volume root.
+                "dot-dot stays in the volume",
+                vec![file_ref(
+                    "DATABASE",
+                    "config-volume",
+                    "../../../../../database.env",
+                    "DATABASE",
+                    None,
+                )],
+                vec![("database.env", "DATABASE='mydb'\n")],
+                Ok(vec![("DATABASE", "mydb")]),
+            ),
+        ];
+        for (name, env, files, want) in cases {
+            let (got, _) = env_with(env, &files, true).await;
+            match (got, want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, pairs(&want), "{name}"),
+                (Err(e), Err(want)) => assert!(e.contains(want), "{name}: {e}"),
+                (got, want) => panic!("{name}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn the_gate_off_sets_the_variable_empty() {
+        // Upstream's switch skips the source: the variable is declared, with "".
+        let (got, _) = env_with(
+            vec![file_ref(
+                "DATABASE",
+                "config-volume",
+                "database.env",
+                "DATABASE",
+                None,
+            )],
+            &[],
+            false,
+        )
+        .await;
+        assert_eq!(got.unwrap(), pairs(&[("DATABASE", "")]));
+    }
+
+    #[tokio::test]
+    async fn symlinks_resolve_inside_the_volume_only() {
+        let env = |path: &str| vec![file_ref("K", "config-volume", path, "K", None)];
+        let reading = |path: &str| Container {
+            name: "c".into(),
+            env: Some(env(path)),
+            ..Default::default()
+        };
+        // A symlink inside the volume is followed, as upstream's SecureJoin does.
+        let os_files = [("real/k.env", "K='inside'\n")];
+        let (os_got, os) = env_with(env("real/k.env"), &os_files, true).await;
+        assert_eq!(os_got.unwrap(), pairs(&[("K", "inside")]));
+        os.symlink(Path::new("real/k.env"), &Path::new(VOL).join("link.env"))
+            .unwrap();
+        // (a second run on the same fake filesystem)
+        let volumes = LocalVolumes::new(os.clone(), "/var/lib/kubelet");
+        let files = EnvFiles {
+            os: os.as_ref(),
+            volumes: &volumes,
+        };
+        let run = |c: Container| async move {
+            make_environment_variables(
+                &test_pod(&c),
+                &c,
+                &[],
+                &NodeEnvInfo::default(),
+                &NoEnvObjects,
+                Some(files),
+            )
+            .await
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            run(reading("link.env")).await.unwrap(),
+            pairs(&[("K", "inside")])
+        );
+
+        // Symlinks pointing out of the volume, absolute or relative, resolve inside it.
+        os.write_file(Path::new("/etc/leak.env"), b"K='host secret'\n")
+            .unwrap();
+        os.symlink(Path::new("/etc/leak.env"), &Path::new(VOL).join("abs.env"))
+            .unwrap();
+        os.symlink(
+            Path::new("../../../../../../../etc/leak.env"),
+            &Path::new(VOL).join("rel.env"),
+        )
+        .unwrap();
+        os.symlink(Path::new("/etc"), &Path::new(VOL).join("etcdir"))
+            .unwrap();
+        for path in ["abs.env", "rel.env", "etcdir/leak.env"] {
+            let e = run(reading(path)).await.unwrap_err();
+            assert_eq!(e, "couldn't parse env file", "{path}");
+        }
+        // The same names inside the volume are what they read.
+        os.write_file(&Path::new(VOL).join("etc/leak.env"), b"K='volume'\n")
+            .unwrap();
+        for path in ["abs.env", "rel.env", "etcdir/leak.env"] {
+            let got = run(reading(path)).await.unwrap();
+            assert_eq!(got, pairs(&[("K", "volume")]), "{path}");
+        }
+    }
 }

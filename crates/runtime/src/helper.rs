@@ -15,7 +15,7 @@ use kubelet_cri::v1::{DnsConfig, MountPropagation};
 
 use crate::cgroup::PodCgroupNamer;
 use crate::dns::{DnsConfigurer, pod_hostname_and_domain};
-use crate::env::{EnvObjects, NodeEnvInfo, make_environment_variables};
+use crate::env::{EnvFiles, EnvObjects, NodeEnvInfo, make_environment_variables};
 use crate::error::RuntimeManagerError;
 use crate::expansion::expand;
 use crate::hosts::{ETC_HOSTS_PATH, ensure_hosts_file};
@@ -124,6 +124,10 @@ pub struct KubeletRuntimeHelper {
     pub volumes: Arc<dyn VolumeHost>,
     /// The node's hosts file, copied for host-network pods (`/etc/hosts`).
     pub node_hosts_file: PathBuf,
+    /// Feature gate `EnvFiles` (`env[*].valueFrom.fileKeyRef`).
+    pub env_files: bool,
+    /// Feature gate `HostnameOverride` (`spec.hostnameOverride`).
+    pub hostname_override: bool,
 }
 
 impl KubeletRuntimeHelper {
@@ -298,6 +302,10 @@ impl RuntimeHelper for KubeletRuntimeHelper {
             pod_ips,
             &self.node,
             self.env_objects.as_ref(),
+            self.env_files.then(|| EnvFiles {
+                os: self.os.as_ref(),
+                volumes: self.volumes.as_ref(),
+            }),
         )
         .await?;
         let mounts = self.make_mounts(pod, container, pod_ips, &envs)?;
@@ -335,7 +343,7 @@ impl RuntimeHelper for KubeletRuntimeHelper {
         &self,
         pod: &Pod,
     ) -> Result<(String, String), RuntimeManagerError> {
-        pod_hostname_and_domain(pod, &self.dns.cluster_domain)
+        pod_hostname_and_domain(pod, &self.dns.cluster_domain, self.hostname_override)
     }
 
     fn get_extra_supplemental_groups_for_pod(&self, _pod: &Pod) -> Vec<i64> {

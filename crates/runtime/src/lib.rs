@@ -45,6 +45,7 @@ pub mod cgroup;
 pub mod container;
 pub mod dns;
 pub mod env;
+pub mod env_file;
 pub mod envvars;
 pub mod error;
 pub mod events;

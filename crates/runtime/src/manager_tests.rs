@@ -89,6 +89,8 @@ impl Env {
             env_objects: Arc::new(NoEnvObjects),
             volumes: Arc::new(LocalVolumes::new(os.clone(), "/var/lib/kubelet")),
             node_hosts_file: "/etc/hosts".into(),
+            env_files: true,
+            hostname_override: true,
         };
         let clock: Arc<dyn Clock> = Arc::new(self.clock.clone());
         let logs = ContainerLogManager::new(
@@ -1054,4 +1056,94 @@ async fn resize_grows_the_pod_cgroup_before_the_containers_and_shrinks_it_after(
     );
     let sandbox = &status.sandbox_statuses[0].id;
     assert!(updates.iter().all(|u| &u.pod_sandbox_id == sandbox));
+}
+
+/// `spec.hostnameOverride` names the sandbox and the managed `/etc/hosts` entry (no domain,
+/// even with a subdomain), as upstream's `GeneratePodHostNameAndDomain`.
+#[tokio::test]
+async fn hostname_override_names_the_sandbox_and_etc_hosts() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let mut p = pod(vec![busybox("app")], vec![]);
+    if let Some(s) = p.spec.as_mut() {
+        s.hostname = Some("custom".into());
+        s.subdomain = Some("sub".into());
+        s.hostname_override = Some("my.override".into());
+    }
+    let (result, _) = sync(&env, &m, &p).await;
+    assert!(result.error().is_none(), "{result:?}");
+    assert_eq!(env.runtime.sandboxes()[0].config.hostname, "my.override");
+    let hosts = env
+        .os
+        .read_to_string(Path::new("/var/lib/kubelet/pods/uid-1/etc-hosts"))
+        .unwrap();
+    let ip = kubelet_cri::fake::FAKE_POD_SANDBOX_IP;
+    assert!(
+        hosts.ends_with(&format!("fe00::2\tip6-allrouters\n{ip}\tmy.override\n")),
+        "{hosts}"
+    );
+}
+
+/// `fileKeyRef`: the variable comes from the emptyDir's file; a missing key is a
+/// `CreateContainerConfigError` with upstream's message, and nothing is created.
+#[tokio::test]
+async fn file_key_ref_reads_the_empty_dir_or_fails_the_container() {
+    use k8s_openapi::api::core::v1::{
+        EmptyDirVolumeSource, EnvVar, EnvVarSource, FileKeySelector, Volume,
+    };
+    let env = Env::new();
+    let m = env.manager().await;
+    let dir = "/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~empty-dir/config";
+    env.os
+        .write_file(
+            Path::new(&format!("{dir}/app.env")),
+            b"# written by init\nGREETING='hello world'\n",
+        )
+        .unwrap();
+    let with_key = |key: &str| {
+        let mut c = busybox("app");
+        c.env = Some(vec![EnvVar {
+            name: "GREETING".into(),
+            value_from: Some(EnvVarSource {
+                file_key_ref: Some(FileKeySelector {
+                    volume_name: "config".into(),
+                    path: "app.env".into(),
+                    key: key.into(),
+                    optional: None,
+                }),
+                ..EnvVarSource::default()
+            }),
+            ..EnvVar::default()
+        }]);
+        let mut p = pod(vec![c], vec![]);
+        if let Some(s) = p.spec.as_mut() {
+            s.volumes = Some(vec![Volume {
+                name: "config".into(),
+                empty_dir: Some(EmptyDirVolumeSource::default()),
+                ..Volume::default()
+            }]);
+        }
+        p
+    };
+    let (result, _) = sync(&env, &m, &with_key("MISSING")).await;
+    let failure = result
+        .failures()
+        .next()
+        .expect("the container must not start");
+    assert_eq!(failure.error, Some(SyncErrorKind::CreateContainerConfig));
+    assert_eq!(
+        failure.message,
+        format!("environment variable key \"MISSING\" not found in file \"{dir}/app.env\"")
+    );
+    assert!(env.runtime.containers().is_empty());
+
+    let (result, status) = sync(&env, &m, &with_key("GREETING")).await;
+    assert!(result.error().is_none(), "{result:?}");
+    let app = running(&status, "app");
+    let c = env.runtime.container(&app.id.id).unwrap();
+    let want = kubelet_cri::v1::KeyValue {
+        key: "GREETING".into(),
+        value: b"hello world".to_vec(),
+    };
+    assert_eq!(c.config.envs, [want]);
 }

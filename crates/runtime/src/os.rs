@@ -103,6 +103,12 @@ pub trait OsInterface: Send + Sync {
     fn prepare_safe_subpath(&self, subpath: &Subpath) -> io::Result<PathBuf>;
     /// `subpath.CleanSubPaths`: unmounts and removes the subPath targets of a volume.
     fn clean_sub_paths(&self, pod_dir: &Path, volume_name: &str) -> io::Result<()>;
+    /// `securejoin.SecureJoin`: `unsafe_path` below `root`, symlinks resolved as if `root`
+    /// were `/` (see [`subpath::secure_join`]).
+    fn secure_join(&self, root: &Path, unsafe_path: &str) -> io::Result<PathBuf>;
+    /// Opens regular file `path` (a [`OsInterface::secure_join`] result) below `base` for
+    /// reading, through no symlink (see [`subpath::open_regular_file_in`]).
+    fn open_in_base(&self, path: &Path, base: &Path) -> io::Result<Box<dyn io::Read + Send>>;
 }
 
 /// Recursive removal that refuses to descend into anything on another device than `dev`.
@@ -297,6 +303,19 @@ impl OsInterface for RealOs {
 
     fn prepare_safe_subpath(&self, subpath: &Subpath) -> io::Result<PathBuf> {
         subpath::do_bind_subpath(subpath)
+    }
+
+    fn secure_join(&self, root: &Path, unsafe_path: &str) -> io::Result<PathBuf> {
+        // The volume root is the kubelet's own path: resolved once, so that
+        // `open_in_base` (which refuses any symlink) can walk from it.
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        subpath::secure_join_host(&root, unsafe_path)
+    }
+
+    fn open_in_base(&self, path: &Path, base: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+        let file = subpath::open_regular_file_in(path, &base)?;
+        Ok(Box::new(io::BufReader::new(file)))
     }
 
     fn clean_sub_paths(&self, pod_dir: &Path, volume_name: &str) -> io::Result<()> {
@@ -787,6 +806,42 @@ impl OsInterface for FakeOs {
             }
         }
         Ok(target)
+    }
+
+    fn secure_join(&self, root: &Path, unsafe_path: &str) -> io::Result<PathBuf> {
+        subpath::secure_join(root, unsafe_path, &|p| match self.entry(p) {
+            Some(FakeEntry::Symlink(target)) => Ok(Some(target)),
+            _ => Ok(None),
+        })
+    }
+
+    fn open_in_base(&self, path: &Path, base: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        // As `do_safe_open`: no component below `base` may be a symlink.
+        let below = path.strip_prefix(base).map_err(|_| {
+            io::Error::other(format!(
+                "path {} is outside of allowed base {}",
+                path.display(),
+                base.display()
+            ))
+        })?;
+        let mut current = base.to_path_buf();
+        for c in below.components() {
+            current.push(c);
+            if let Some(FakeEntry::Symlink(_)) = self.entry(&current) {
+                return Err(io::Error::other(format!(
+                    "unexpected symlink found {}",
+                    current.display()
+                )));
+            }
+        }
+        match self.entry(path) {
+            Some(FakeEntry::File(_)) => self.open(path),
+            Some(_) => Err(io::Error::other(format!(
+                "{} is not a regular file",
+                path.display()
+            ))),
+            None => Err(not_found(path)),
+        }
     }
 
     fn clean_sub_paths(&self, pod_dir: &Path, volume_name: &str) -> io::Result<()> {

@@ -50,6 +50,10 @@ pub struct RuntimeManagerSettings {
     pub max_parallel_image_pulls: Option<i32>,
     /// Feature gate `KubeletEnsureSecretPulledImages`.
     pub ensure_secret_pulled_images: bool,
+    /// Feature gate `EnvFiles`.
+    pub env_files: bool,
+    /// Feature gate `HostnameOverride`.
+    pub hostname_override: bool,
     /// `containerLogMaxSize` in bytes.
     pub container_log_max_size: i64,
     /// `containerLogMaxFiles`.
@@ -127,6 +131,8 @@ pub async fn new_runtime_manager(
             )
         }),
         node_hosts_file: PathBuf::from("/etc/hosts"),
+        env_files: s.env_files,
+        hostname_override: s.hostname_override,
     };
     let policy = LogRotatePolicy::new(s.container_log_max_size, s.container_log_max_files)
         .map_err(|e| RuntimeError::Invalid(e.to_string()))?;

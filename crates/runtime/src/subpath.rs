@@ -256,6 +256,97 @@ pub fn safe_make_dir(subdir: &Path, base: &Path, perm: u32) -> io::Result<()> {
     do_safe_make_dir(&real_base.join(subdir), &real_base, perm)
 }
 
+/// `securejoin.MaxSymlinkLimit`: symlinks [`secure_join`] follows before giving up.
+pub const MAX_SYMLINK_LIMIT: usize = 255;
+
+/// `securejoin.SecureJoinVFS` (github.com/cyphar/filepath-securejoin): `unsafe_path` joined
+/// to `root` as if `root` were the filesystem root. Each component is applied lexically
+/// (`..` stops at `root`); a symlink met on the way is expanded in place, an absolute
+/// target restarting from `root`, so the result never leaves `root`. `symlink_target`
+/// returns a path's target when it is a symlink, `None` when it is something else or does
+/// not exist (the rest of the path then joins lexically). `root` itself is not resolved.
+pub fn secure_join(
+    root: &Path,
+    unsafe_path: &str,
+    symlink_target: &dyn Fn(&Path) -> io::Result<Option<PathBuf>>,
+) -> io::Result<PathBuf> {
+    if format!("/{}/", root.to_string_lossy()).contains("/../") {
+        return Err(other(
+            "root path provided to SecureJoin contains '..' components".to_string(),
+        ));
+    }
+    let mut current: Vec<OsString> = Vec::new();
+    let mut remaining = unsafe_path.to_string();
+    let mut links_walked = 0;
+    while !remaining.is_empty() {
+        let (part, rest) = match remaining.split_once('/') {
+            Some((part, rest)) => (part.to_string(), rest.to_string()),
+            None => (std::mem::take(&mut remaining), String::new()),
+        };
+        remaining = rest;
+        match part.as_str() {
+            "" | "." => continue,
+            ".." => {
+                current.pop();
+                continue;
+            }
+            _ => {}
+        }
+        current.push(OsString::from(&part));
+        let full: PathBuf = std::iter::once(root.as_os_str().to_os_string())
+            .chain(current.iter().cloned())
+            .collect();
+        let Some(target) = symlink_target(&full)? else {
+            continue;
+        };
+        // A symlink: its target replaces it in the yet-unparsed path.
+        current.pop();
+        links_walked += 1;
+        if links_walked > MAX_SYMLINK_LIMIT {
+            return Err(other(format!(
+                "SecureJoin {}/{unsafe_path}: too many levels of symbolic links",
+                root.display()
+            )));
+        }
+        let target = target.to_string_lossy().into_owned();
+        if target.starts_with('/') {
+            current.clear();
+        }
+        remaining = format!("{target}/{remaining}");
+    }
+    Ok(current.iter().fold(root.to_path_buf(), |p, c| p.join(c)))
+}
+
+/// [`secure_join`] on the host filesystem (`os.Lstat`/`os.Readlink`).
+pub fn secure_join_host(root: &Path, unsafe_path: &str) -> io::Result<PathBuf> {
+    secure_join(root, unsafe_path, &|p| match std::fs::symlink_metadata(p) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::read_link(p)
+            .map(Some)
+            .map_err(|e| other(format!("readlink {}: {e}", p.display()))),
+        Ok(_) => Ok(None),
+        // `securejoin.IsNotExist`: ENOENT and ENOTDIR.
+        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(20) => Ok(None),
+        Err(e) => Err(other(format!("lstat {}: {e}", p.display()))),
+    })
+}
+
+/// Opens regular file `pathname` below `base` for reading, never through a symlink (each
+/// component opened with [`do_safe_open`]): a component swapped for a symlink after
+/// [`secure_join`] resolved the path is an error, not a way out of `base`. Anything but a
+/// regular file is refused (a fifo would block the reader forever).
+pub fn open_regular_file_in(pathname: &Path, base: &Path) -> io::Result<std::fs::File> {
+    let fd = do_safe_open(pathname, base)?;
+    let st = fstat(&fd).map_err(|e| from_errno(e, format!("fstat {}: {e}", pathname.display())))?;
+    if st.st_mode & SFlag::S_IFMT.bits() != SFlag::S_IFREG.bits() {
+        return Err(other(format!(
+            "{} is not a regular file",
+            pathname.display()
+        )));
+    }
+    // Re-open the pinned file (an O_PATH descriptor cannot be read).
+    std::fs::File::open(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
 /// Decodes the octal escapes (`\040` ...) of a `/proc/self/mountinfo` path.
 fn unescape_mountinfo(s: &str) -> String {
     let b = s.as_bytes();

@@ -248,3 +248,59 @@ fn mountinfo_paths_are_unescaped() {
     assert_eq!(unescape_mountinfo("/a\\040b\\011c"), "/a b\tc");
     assert_eq!(unescape_mountinfo("/plain\\"), "/plain\\");
 }
+
+/// `securejoin.SecureJoin` and the symlink-free open on the real filesystem (the
+/// `fileKeyRef` reader).
+#[test]
+fn secure_join_and_open_stay_in_the_volume() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside.env");
+    std::fs::write(&outside, "K='host'\n").unwrap();
+    let vol = dir.path().join("vol");
+    std::fs::create_dir_all(vol.join("sub")).unwrap();
+    std::fs::write(vol.join("sub/k.env"), "K='inside'\n").unwrap();
+    std::os::unix::fs::symlink("sub/k.env", vol.join("inner")).unwrap();
+    std::os::unix::fs::symlink(&outside, vol.join("abs")).unwrap();
+    std::os::unix::fs::symlink("../outside.env", vol.join("rel")).unwrap();
+    std::os::unix::fs::symlink("loop", vol.join("loop")).unwrap();
+    let read = |p: &Path| {
+        let mut s = String::new();
+        open_regular_file_in(p, &vol)
+            .map(|mut f| f.read_to_string(&mut s).map(|_| s))
+            .and_then(|r| r)
+    };
+
+    let inner = secure_join_host(&vol, "inner").unwrap();
+    assert_eq!(inner, vol.join("sub/k.env"));
+    assert_eq!(read(&inner).unwrap(), "K='inside'\n");
+    // Absolute and relative ways out resolve below the volume root.
+    assert_eq!(
+        secure_join_host(&vol, "abs").unwrap(),
+        vol.join(outside.strip_prefix("/").unwrap())
+    );
+    assert_eq!(
+        secure_join_host(&vol, "rel").unwrap(),
+        vol.join("outside.env")
+    );
+    assert_eq!(secure_join_host(&vol, "../../x").unwrap(), vol.join("x"));
+    assert!(read(&secure_join_host(&vol, "rel").unwrap()).is_err());
+    // A loop ends after 255 links.
+    let e = secure_join_host(&vol, "loop").unwrap_err();
+    assert!(
+        e.to_string().contains("too many levels of symbolic links"),
+        "{e}"
+    );
+    // A path that is (or goes through) a symlink is never opened: e.g. swapped after
+    // the join.
+    let e = read(&vol.join("abs")).unwrap_err();
+    assert!(e.to_string().contains("unexpected symlink"), "{e}");
+    // Only regular files: a fifo would block the kubelet.
+    nix::unistd::mkfifo(&vol.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let e = read(&vol.join("fifo")).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    let e = read(&vol.join("sub")).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    // Outside the base lexically.
+    assert!(read(&outside).is_err());
+}

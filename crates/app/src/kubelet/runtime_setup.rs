@@ -61,6 +61,10 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
         ensure_secret_pulled_images: s
             .feature_gates
             .enabled(kubelet_features::gates::KUBELET_ENSURE_SECRET_PULLED_IMAGES),
+        env_files: s.feature_gates.enabled(kubelet_features::gates::ENV_FILES),
+        hostname_override: s
+            .feature_gates
+            .enabled(kubelet_features::gates::HOSTNAME_OVERRIDE),
         container_log_max_size: deps.container_log_max_size,
         container_log_max_files: c.container_log_max_files.unwrap_or(5),
         cpu_cfs_quota: c.cpu_cfs_quota.unwrap_or(true),

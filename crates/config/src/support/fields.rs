@@ -725,6 +725,7 @@ pub static FIELDS: &[FieldSupport] = &[
         done(&[
             "crates/features/src/gate_tests.rs::set_from_map_merges_across_calls",
             "crates/kubelet-rs/tests/process.rs::evented_pleg_uses_the_cri_event_stream_when_enabled",
+            "crates/kubelet-rs/tests/env_files_real.rs::gates_off_ignore_the_fields_as_upstream",
         ]),
     ),
     f(

@@ -2,7 +2,7 @@
 
 use super::{ErrorList, FieldError};
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, EnvVar, Probe, ResourceRequirements, VolumeMount,
+    Container, ContainerPort, EnvVar, FileKeySelector, Probe, ResourceRequirements, VolumeMount,
 };
 use kubelet_apimachinery::Quantity;
 use kubelet_apimachinery::{
@@ -308,6 +308,12 @@ fn validate_env(e: &EnvVar, path: &str) -> ErrorList {
             "may not be specified when `value` is not empty",
         ));
     }
+    if let Some(f) = &from.file_key_ref {
+        errs.extend(validate_file_key_selector(
+            f,
+            &format!("{path}.valueFrom.fileKeyRef"),
+        ));
+    }
     let sources = [
         from.field_ref.is_some(),
         from.resource_field_ref.is_some(),
@@ -327,6 +333,39 @@ fn validate_env(e: &EnvVar, path: &str) -> ErrorList {
             "",
             "may not have more than one field specified at a time",
         )),
+    }
+    errs
+}
+
+/// `validateFileKeySelector`: a key that is a valid variable name, a volume name that is a
+/// DNS label, and a path without `..` (the volume is checked with the pod's volumes, in
+/// `validateFileKeyRefVolumes`).
+fn validate_file_key_selector(f: &FileKeySelector, path: &str) -> ErrorList {
+    let mut errs = ErrorList::default();
+    type Check = fn(&str) -> Vec<String>;
+    let checked: [(&str, &str, Check); 2] = [
+        ("key", &f.key, is_relaxed_env_var_name),
+        ("volumeName", &f.volume_name, is_dns1123_label),
+    ];
+    for (name, value, check) in checked {
+        let field = format!("{path}.{name}");
+        if value.is_empty() {
+            errs.push(FieldError::required(field, ""));
+            continue;
+        }
+        for msg in check(value) {
+            errs.push(FieldError::invalid(field.clone(), value, msg));
+        }
+    }
+    if f.path.is_empty() {
+        errs.push(FieldError::required(format!("{path}.path"), ""));
+    } else if f.path.split('/').any(|p| p == "..") {
+        // `validatePathNoBacksteps`.
+        errs.push(FieldError::invalid(
+            format!("{path}.path"),
+            f.path.as_str(),
+            "must not contain '..'",
+        ));
     }
     errs
 }

@@ -51,9 +51,75 @@ pub(super) fn validate_pod_spec(spec: &PodSpec) -> ErrorList {
 
     errs.extend(validate_policies(spec));
     errs.extend(validate_dns_names(spec));
+    errs.extend(validate_pod_host_name(spec));
     errs.extend(validate_durations(spec));
     for (i, t) in spec.tolerations.iter().flatten().enumerate() {
         errs.extend(validate_toleration(t, &format!("spec.tolerations[{i}]")));
+    }
+    errs.extend(validate_file_key_ref_volumes(spec));
+    errs
+}
+
+/// `validateFileKeyRefVolumes`: the volume of every `fileKeyRef` exists and is an emptyDir.
+fn validate_file_key_ref_volumes(spec: &PodSpec) -> ErrorList {
+    let mut errs = ErrorList::default();
+    let volumes = spec.volumes.as_deref().unwrap_or_default();
+    let init = spec.init_containers.iter().flatten();
+    let containers = init.map(|c| ("spec.initContainers", c)).enumerate().chain(
+        spec.containers
+            .iter()
+            .map(|c| ("spec.containers", c))
+            .enumerate(),
+    );
+    for (i, (list, c)) in containers {
+        for (j, env) in c.env.iter().flatten().enumerate() {
+            let Some(f) = env
+                .value_from
+                .as_ref()
+                .and_then(|v| v.file_key_ref.as_ref())
+            else {
+                continue;
+            };
+            let field = format!("{list}[{i}].env[{j}].valueFrom.fileKeyRef.volumeName");
+            match volumes.iter().find(|v| v.name == f.volume_name) {
+                None => errs.push(FieldError::not_found(field, f.volume_name.as_str())),
+                Some(v) if v.empty_dir.is_none() => errs.push(FieldError::invalid(
+                    field,
+                    f.volume_name.as_str(),
+                    "referenced volume must be of type emptyDir",
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    errs
+}
+
+/// `validatePodHostName`: `hostnameOverride` is a DNS subdomain of at most 64 characters,
+/// and neither `setHostnameAsFQDN` nor `hostNetwork` is set with it.
+fn validate_pod_host_name(spec: &PodSpec) -> ErrorList {
+    let mut errs = ErrorList::default();
+    let Some(name) = spec.hostname_override.as_deref() else {
+        return errs;
+    };
+    let field = "spec.hostnameOverride";
+    if spec.set_hostname_as_fqdn == Some(true) {
+        errs.push(FieldError::forbidden(
+            field,
+            "may not be specified when setHostnameAsFQDN is true",
+        ));
+    }
+    if spec.host_network == Some(true) {
+        errs.push(FieldError::forbidden(
+            field,
+            "may not be specified when hostNetwork is true",
+        ));
+    }
+    if name.len() > 64 {
+        errs.push(FieldError::too_long(field, 64));
+    }
+    for msg in is_dns1123_subdomain(name) {
+        errs.push(FieldError::invalid(field, name, msg));
     }
     errs
 }

@@ -265,3 +265,113 @@ fn container_restart_policy_rules() {
         ]
     );
 }
+
+/// `validateFileKeySelector` and `validateFileKeyRefVolumes` (EnvFiles).
+#[test]
+fn file_key_refs_as_upstream_validates_them() {
+    let env = |sel: &str| {
+        format!(
+            "  volumes:\n  - name: vol\n    emptyDir: {{}}\n  - name: hp\n    hostPath:\n      path: /tmp\n  initContainers:\n  - name: i\n    image: i\n  containers:\n  - name: c\n    image: i\n    env:\n    - name: A\n      value: a\n    - name: B\n      valueFrom:\n        fileKeyRef: {sel}\n"
+        )
+    };
+    assert_eq!(
+        errors(&env("{volumeName: vol, path: a/b.env, key: B}")),
+        Vec::<String>::new()
+    );
+    // Absolute paths are allowed (joined below the volume), `..` is not.
+    assert_eq!(
+        errors(&env(
+            "{volumeName: vol, path: /b.env, key: B, optional: true}"
+        )),
+        Vec::<String>::new()
+    );
+    let errs = errors(&env("{volumeName: vol, path: a/../../b, key: 'B=C'}"));
+    assert_has(
+        &errs,
+        "spec.containers[0].env[1].valueFrom.fileKeyRef.path: Invalid value: \"a/../../b\": must not contain '..'",
+    );
+    assert!(
+        errs.iter().any(|e| e.starts_with(
+            "spec.containers[0].env[1].valueFrom.fileKeyRef.key: Invalid value: \"B=C\""
+        )),
+        "{errs:#?}"
+    );
+    let errs = errors(&env("{volumeName: '', path: '', key: ''}"));
+    for f in ["key", "volumeName", "path"] {
+        assert_has(
+            &errs,
+            &format!("spec.containers[0].env[1].valueFrom.fileKeyRef.{f}: Required value"),
+        );
+    }
+    assert_has(
+        &errors(&env("{volumeName: nope, path: b, key: B}")),
+        "spec.containers[0].env[1].valueFrom.fileKeyRef.volumeName: Not found: \"nope\"",
+    );
+    assert_has(
+        &errors(&env("{volumeName: hp, path: b, key: B}")),
+        "spec.containers[0].env[1].valueFrom.fileKeyRef.volumeName: Invalid value: \"hp\": referenced volume must be of type emptyDir",
+    );
+    assert!(
+        errors(&env("{volumeName: Bad_Vol, path: b, key: B}"))
+            .iter()
+            .any(|e| e.starts_with(
+                "spec.containers[0].env[1].valueFrom.fileKeyRef.volumeName: Invalid value: \"Bad_Vol\""
+            ))
+    );
+    // Init containers are checked too, with their own index.
+    let init = "  volumes:\n  - name: hp\n    hostPath:\n      path: /tmp\n  initContainers:\n  - name: i\n    image: i\n    env:\n    - name: B\n      valueFrom:\n        fileKeyRef: {volumeName: hp, path: b, key: B}\n  containers:\n  - name: c\n    image: i\n";
+    assert_has(
+        &errors(init),
+        "spec.initContainers[0].env[0].valueFrom.fileKeyRef.volumeName: Invalid value: \"hp\": referenced volume must be of type emptyDir",
+    );
+    // Together with another source.
+    assert_has(
+        &errors(&env(
+            "{volumeName: vol, path: b, key: B}\n        fieldRef: {fieldPath: metadata.name}",
+        )),
+        "spec.containers[0].env[1].valueFrom: Invalid value: \"\": may not have more than one field specified at a time",
+    );
+}
+
+/// `validatePodHostName` (HostnameOverride).
+#[test]
+fn hostname_override_as_upstream_validates_it() {
+    let pod = |extra: &str| format!("{extra}{OK}");
+    assert_eq!(
+        errors(&pod("  hostnameOverride: my.host-name\n")),
+        Vec::<String>::new()
+    );
+    assert_has(
+        &errors(&pod("  hostnameOverride: h\n  setHostnameAsFQDN: true\n")),
+        "spec.hostnameOverride: Forbidden: may not be specified when setHostnameAsFQDN is true",
+    );
+    assert_has(
+        &errors(&pod("  hostnameOverride: h\n  hostNetwork: true\n")),
+        "spec.hostnameOverride: Forbidden: may not be specified when hostNetwork is true",
+    );
+    let long = format!("  hostnameOverride: {}\n", "a".repeat(65));
+    let errs = errors(&pod(&long));
+    assert!(
+        errs.iter()
+            .any(|e| e.starts_with("spec.hostnameOverride: Too long: may not be more than 64")),
+        "{errs:#?}"
+    );
+    // 64 is allowed (the kubelet cuts it to 63).
+    assert_eq!(
+        errors(&pod(&format!("  hostnameOverride: {}\n", "a".repeat(64)))),
+        Vec::<String>::new()
+    );
+    assert!(
+        errors(&pod("  hostnameOverride: Not_A_Name\n"))
+            .iter()
+            .any(|e| e.starts_with(
+                "spec.hostnameOverride: Invalid value: \"Not_A_Name\": a lowercase RFC 1123 subdomain"
+            ))
+    );
+    // An empty override is not a DNS subdomain either.
+    assert!(
+        errors(&pod("  hostnameOverride: ''\n"))
+            .iter()
+            .any(|e| e.starts_with("spec.hostnameOverride: Invalid value: \"\""))
+    );
+}
