@@ -256,9 +256,15 @@ krs_node_up() {
     krs_log "restarting kubelet-$name (pid $pid): new configuration or binary"
     krs_stop "kubelet-$name" 30
   fi
+  # --containerd: upstream's embedded cAdvisor finds the containers through its own containerd
+  # client (default /run/containerd/containerd.sock, where a standard node's containerd
+  # listens); without it upstream's cAdvisor cannot name this node's containers (no pod
+  # network, process or container-pressure figures; "Registration of the containerd container
+  # factory failed" in its log). kubelet-rs ignores the flag with a warning. Both get it.
   krs_start "kubelet-$name" "$bin" \
     --config "$dir/config.yaml" --kubeconfig "$dir/pki/kubelet.kubeconfig" \
-    --root-dir "$dir/root" --hostname-override "$name" --node-ip "$ip" --v 2
+    --root-dir "$dir/root" --hostname-override "$name" --node-ip "$ip" --v 2 \
+    --containerd "${NODE_ENDPOINT#unix://}"
   flock -u 8
 
   if ! krs_wait 180 "node $name Ready" krs_node_ready "$name"; then
