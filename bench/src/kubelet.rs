@@ -19,8 +19,10 @@ use crate::cri_ops::{
 };
 use crate::error::{BenchError, BenchResult};
 use crate::manifest::{
-    KubeletSettings, kubelet_config, pod_name, static_pod_full_name, static_pod_manifest,
+    KubeletSettings, PodTemplate, kubelet_config, pod_name, static_pod_full_name,
+    static_pod_manifest,
 };
+use crate::probe_cost::{ProbeCostConfig, ProbeCostOutcome};
 use crate::process::KubeletProcess;
 use crate::scrape::{ScrapeConfig, ScrapeOutcome};
 use crate::stats::LatencySummary;
@@ -57,6 +59,10 @@ pub struct KubeletRunConfig {
     pub scrape: Option<ScrapeConfig>,
     /// Flags added after the common ones (both kubelets get the same).
     pub extra_args: Vec<String>,
+    /// What the pods run.
+    pub template: PodTemplate,
+    /// Prober cost window once the pods run (`port` and `pods` are set here).
+    pub probe_cost: Option<ProbeCostConfig>,
 }
 
 /// What one kubelet batch measured.
@@ -72,6 +78,8 @@ pub struct KubeletOutcome {
     pub healthy_after: Duration,
     /// The stats scrapes, when asked for.
     pub scrape: Option<ScrapeOutcome>,
+    /// The prober cost window, when asked for.
+    pub probe_cost: Option<ProbeCostOutcome>,
 }
 
 /// Files of one run: `config.json`, `kubelet.log`, `manifests/`, `logs/`, `root/`, `plugins/`.
@@ -107,9 +115,10 @@ pub async fn run_kubelet_variant(
     let dir = RunDir::create(&cfg.work_dir)?;
     let healthz_port = crate::env::free_port()?;
     let port = crate::env::free_port()?;
-    let read_only_port = match cfg.scrape {
-        Some(_) => crate::env::free_port()?,
-        None => 0,
+    let read_only_port = if cfg.scrape.is_some() || cfg.probe_cost.is_some() {
+        crate::env::free_port()?
+    } else {
+        0
     };
     let config_path = dir.path("config.json");
     let config = kubelet_config(&KubeletSettings {
@@ -173,8 +182,9 @@ async fn measure(
     proc.check_alive()?;
     let manifests = dir.path("manifests");
     let names: Vec<String> = (0..cfg.pods).map(|i| pod_name(&cfg.tag, i)).collect();
-    let starts = write_manifests(&manifests, &names, &cfg.image)?;
-    let mut tracker = RunningTracker::new(names.iter().map(|n| static_pod_full_name(n)).collect());
+    let starts = write_manifests(&manifests, &names, &cfg.image, cfg.template)?;
+    let full_names: Vec<String> = names.iter().map(|n| static_pod_full_name(n)).collect();
+    let mut tracker = RunningTracker::new(full_names.clone());
     loop {
         let running = running_pod_names(rt).await?;
         tracker.observe(running.iter().map(String::as_str), Instant::now());
@@ -210,6 +220,19 @@ async fn measure(
         }
         _ => None,
     };
+    let probe_cost = match (&cfg.probe_cost, proc.pid(), starts.first()) {
+        (Some(p), Some(pid), Some(&first)) => {
+            let p = ProbeCostConfig {
+                port: read_only_port,
+                pods: full_names,
+                ..p.clone()
+            };
+            let outcome = crate::probe_cost::measure(pid, &p, first).await?;
+            proc.check_alive()?;
+            Some(outcome)
+        }
+        _ => None,
+    };
     let (teardown_stopped, teardown_gone) = teardown(rt, cfg, &manifests, &names, proc).await?;
     Ok(KubeletOutcome {
         startup,
@@ -217,15 +240,21 @@ async fn measure(
         teardown_gone,
         healthy_after,
         scrape,
+        probe_cost,
     })
 }
 
 /// Writes every manifest as a dot-file, then renames them all; returns each rename's time.
-fn write_manifests(dir: &Path, names: &[String], image: &str) -> BenchResult<Vec<Instant>> {
+fn write_manifests(
+    dir: &Path,
+    names: &[String],
+    image: &str,
+    template: PodTemplate,
+) -> BenchResult<Vec<Instant>> {
     let mut staged = Vec::with_capacity(names.len());
     for name in names {
         let tmp = dir.join(format!(".{name}.yaml"));
-        std::fs::write(&tmp, static_pod_manifest(name, image))
+        std::fs::write(&tmp, static_pod_manifest(name, image, template))
             .map_err(BenchError::io("write", &tmp))?;
         staged.push((tmp, dir.join(format!("{name}.yaml"))));
     }

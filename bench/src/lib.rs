@@ -19,6 +19,7 @@ pub mod floor;
 pub mod guard;
 pub mod kubelet;
 pub mod manifest;
+pub mod probe_cost;
 pub mod process;
 pub mod report;
 pub mod scrape;

@@ -16,6 +16,8 @@ pub const NAME_PREFIX: &str = "krsbench-";
 pub const NODE_NAME: &str = "krsbench-node";
 /// Name of the one container in each pod.
 pub const CONTAINER_NAME: &str = "sleeper";
+/// Name of the one container in each [`PodTemplate::Web`] pod.
+pub const WEB_CONTAINER_NAME: &str = "web";
 
 /// Name of pod `index` of a batch: `krsbench-<tag>-<index:03>` (tag: variant, N, repeat).
 pub fn pod_name(tag: &str, index: usize) -> String {
@@ -28,9 +30,74 @@ pub fn static_pod_full_name(name: &str) -> String {
     format!("{name}-{NODE_NAME}")
 }
 
-/// A static pod manifest: one busybox `sleep 3600` container, `imagePullPolicy: Never`,
-/// `restartPolicy: Always`, `terminationGracePeriodSeconds: 1`.
-pub fn static_pod_manifest(name: &str, image: &str) -> String {
+/// Port the web pods' `httpd` listens on.
+pub const WEB_PORT: u16 = 8080;
+/// Path the web pods' `httpd` serves (a file with `ok`).
+pub const WEB_HEALTHZ: &str = "/healthz";
+
+/// What each static pod of a batch runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PodTemplate {
+    /// One busybox `sleep 3600` container (B4, stats scrapes).
+    #[default]
+    Sleep,
+    /// One busybox `httpd` container serving [`WEB_HEALTHZ`] on [`WEB_PORT`] (issue 9's
+    /// prober cost); with `probes`, an exec readiness probe (`cat /tmp/ready`) and an
+    /// httpGet liveness probe on that port, both every second.
+    Web {
+        /// Whether the container has the two probes.
+        probes: bool,
+    },
+}
+
+/// A static pod manifest of `template`, `imagePullPolicy: Never`, `restartPolicy: Always`,
+/// `terminationGracePeriodSeconds: 1`.
+pub fn static_pod_manifest(name: &str, image: &str, template: PodTemplate) -> String {
+    match template {
+        PodTemplate::Sleep => sleep_pod(name, image),
+        PodTemplate::Web { probes } => web_pod(name, image, probes),
+    }
+}
+
+fn web_pod(name: &str, image: &str, probes: bool) -> String {
+    let serve = format!(
+        "mkdir -p /www && echo ok > /www{WEB_HEALTHZ} && touch /tmp/ready && \
+         exec httpd -f -p {WEB_PORT} -h /www"
+    );
+    let mut container = json!({
+        "name": WEB_CONTAINER_NAME,
+        "image": image,
+        "imagePullPolicy": "Never",
+        "command": ["sh", "-c", serve],
+        "ports": [{ "containerPort": WEB_PORT, "protocol": "TCP" }],
+    });
+    if probes {
+        container["readinessProbe"] = json!({
+            "exec": { "command": ["cat", "/tmp/ready"] },
+            "periodSeconds": 1,
+        });
+        container["livenessProbe"] = json!({
+            "httpGet": { "path": WEB_HEALTHZ, "port": WEB_PORT },
+            "periodSeconds": 1,
+        });
+    }
+    pretty(&json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "labels": { "app": "krsbench" },
+        },
+        "spec": {
+            "containers": [container],
+            "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 1,
+        },
+    }))
+}
+
+fn sleep_pod(name: &str, image: &str) -> String {
     let pod = json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -129,7 +196,11 @@ mod tests {
 
     #[test]
     fn manifest_is_a_busybox_sleep_pod() {
-        let text = static_pod_manifest("krsbench-a-001", "docker.io/library/busybox:1.36");
+        let text = static_pod_manifest(
+            "krsbench-a-001",
+            "docker.io/library/busybox:1.36",
+            PodTemplate::Sleep,
+        );
         let pod = yaml(&text);
         assert_eq!(pod["kind"], "Pod");
         assert_eq!(pod["metadata"]["name"], "krsbench-a-001");
@@ -143,6 +214,44 @@ mod tests {
         assert_eq!(c["imagePullPolicy"], "Never");
         assert_eq!(c["command"], json!(["sleep", "3600"]));
         assert_eq!(spec["containers"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn web_pod_with_and_without_probes() {
+        let img = "docker.io/library/busybox:1.36";
+        let with = yaml(&static_pod_manifest(
+            "w",
+            img,
+            PodTemplate::Web { probes: true },
+        ));
+        let c = &with["spec"]["containers"][0];
+        assert_eq!(c["name"], WEB_CONTAINER_NAME);
+        assert_eq!(c["command"][0], "sh");
+        let serve = c["command"][2].as_str().unwrap();
+        assert!(serve.contains("touch /tmp/ready"), "{serve}");
+        assert!(serve.ends_with("exec httpd -f -p 8080 -h /www"), "{serve}");
+        assert!(serve.contains("echo ok > /www/healthz"), "{serve}");
+        let r = &c["readinessProbe"];
+        assert_eq!(r["exec"]["command"], json!(["cat", "/tmp/ready"]));
+        assert_eq!(r["periodSeconds"], 1);
+        let l = &c["livenessProbe"];
+        assert_eq!(l["httpGet"]["path"], "/healthz");
+        assert_eq!(l["httpGet"]["port"], 8080);
+        assert_eq!(l["periodSeconds"], 1);
+        let without = yaml(&static_pod_manifest(
+            "w",
+            img,
+            PodTemplate::Web { probes: false },
+        ));
+        let c0 = &without["spec"]["containers"][0];
+        assert!(c0.get("readinessProbe").is_none() && c0.get("livenessProbe").is_none());
+        // The control differs from the probed pod in the probes only.
+        let mut stripped = c.clone();
+        let obj = stripped.as_object_mut().unwrap();
+        obj.remove("readinessProbe");
+        obj.remove("livenessProbe");
+        assert_eq!(&stripped, c0);
+        assert_eq!(with["spec"]["terminationGracePeriodSeconds"], 1);
     }
 
     #[test]
@@ -176,7 +285,7 @@ mod tests {
 
     #[test]
     fn paths_with_quotes_stay_intact() {
-        let text = static_pod_manifest("n", "img:\"odd\": yes");
+        let text = static_pod_manifest("n", "img:\"odd\": yes", PodTemplate::Sleep);
         assert_eq!(
             yaml(&text)["spec"]["containers"][0]["image"],
             "img:\"odd\": yes"

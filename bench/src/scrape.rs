@@ -80,7 +80,7 @@ pub fn parse_cpu_ms(stat: &str) -> Option<f64> {
 }
 
 /// `GET path` over HTTP/1.0; the body, or an error unless 200.
-async fn get(port: u16, path: &str) -> BenchResult<String> {
+pub(crate) async fn get(port: u16, path: &str) -> BenchResult<String> {
     let fail = |e: std::io::Error| BenchError::Kubelet(format!("GET {path}: {e}"));
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
@@ -154,10 +154,10 @@ pub async fn measure(pid: u32, cfg: &ScrapeConfig) -> BenchResult<ScrapeOutcome>
 }
 
 /// A `perf record --call-graph <mode> -p <pid>` child, stopped with SIGINT (perf then writes its file).
-struct Perf(tokio::process::Child);
+pub(crate) struct Perf(tokio::process::Child);
 
 impl Perf {
-    fn record(pid: u32, out: &str, call_graph: &str) -> BenchResult<Perf> {
+    pub(crate) fn record(pid: u32, out: &str, call_graph: &str) -> BenchResult<Perf> {
         let child = tokio::process::Command::new("perf")
             .args(["record", "-q", "--call-graph", call_graph, "-o", out])
             .args(["-p", &pid.to_string()])
@@ -168,7 +168,7 @@ impl Perf {
         Ok(Perf(child))
     }
 
-    async fn stop(mut self) -> BenchResult<()> {
+    pub(crate) async fn stop(mut self) -> BenchResult<()> {
         if let Some(id) = self.0.id() {
             let pid = nix::unistd::Pid::from_raw(id as i32);
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);

@@ -201,6 +201,8 @@ async fn kubelet_run(
         poll: opts.poll,
         gone_timeout: opts.gone_timeout,
         keep: opts.keep,
+        template: crate::manifest::PodTemplate::Sleep,
+        probe_cost: None,
         scrape: None,
         extra_args: Vec::new(),
     };

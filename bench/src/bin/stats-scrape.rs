@@ -150,6 +150,8 @@ async fn run(o: Opts) -> anyhow::Result<()> {
             } else {
                 Vec::new()
             },
+            template: kubelet_bench::manifest::PodTemplate::Sleep,
+            probe_cost: None,
             scrape: Some(ScrapeConfig {
                 port: 0,
                 paths: o.paths.clone(),
