@@ -10,7 +10,8 @@
 //!    the two scrapes fall outside the CPU window;
 //! 4. the pods checked again: every pod Ready, no container restarted, every pod with its
 //!    own IP; with probes, both probe types ran and succeeded during the window. Anything else
-//!    is an error, not a number.
+//!    is listed in [`ProbeCostOutcome::problems`]: the run is an error, not a number (its
+//!    figures are kept to show what happened).
 //!
 //! The runtime's CPU (containerd, shims and runc executing `ExecSync` for the exec probes) is
 //! not counted, for either kubelet; nor is `httpd` answering the HTTP probes.
@@ -252,6 +253,9 @@ pub struct ProbeCostOutcome {
     pub loadavg_end: String,
     /// The pods after the window.
     pub pods_after: PodsState,
+    /// Why the figures do not count (pods not Ready, restarts, probes not running or
+    /// failing): empty when they do. The caller reports such a run as an error.
+    pub problems: Vec<String>,
 }
 
 async fn pods_state(cfg: &ProbeCostConfig) -> BenchResult<PodsState> {
@@ -317,15 +321,17 @@ pub async fn measure(
         ProbeCounts::default()
     };
     let pods_after = pods_state(cfg).await?;
+    let mut problems = Vec::new();
     if let Some(p) = pods_after.problem() {
-        return Err(BenchError::Kubelet(format!("after the window: {p}")));
+        problems.push(format!("after the window: {p}"));
     }
     if cfg.probes
         && let Some(p) = probe_problem(&probe_rates, cfg.pods.len())
     {
-        return Err(BenchError::Kubelet(format!("during the window: {p}")));
+        problems.push(format!("during the window: {p}"));
     }
     Ok(ProbeCostOutcome {
+        problems,
         probes: cfg.probes,
         pods: cfg.pods.len(),
         window_s: secs,

@@ -185,17 +185,24 @@ async fn run(o: Opts, args: Vec<String>) -> anyhow::Result<bool> {
                     .map_err(|e| e.to_string())
                     .and_then(|out| out.probe_cost.ok_or_else(|| "no window measured".into()))
             };
-            match &result {
-                Ok(r) => eprintln!(
-                    "[bench] {label} {what}: {:.2} CPU-s/min (load {} → {})",
-                    r.cpu_s_per_min, r.loadavg_start, r.loadavg_end
-                ),
-                Err(e) => eprintln!("[bench] {label} {what}: ERROR {e}"),
-            }
+            // A window whose pods or probes were not healthy keeps its figures but is an error.
             let (outcome, error) = match result {
-                Ok(r) => (Some(r), None),
+                Ok(r) if r.problems.is_empty() => (Some(r), None),
+                Ok(r) => {
+                    let e = r.problems.join("; ");
+                    (Some(r), Some(e))
+                }
                 Err(e) => (None, Some(e)),
             };
+            if let Some(r) = &outcome {
+                eprintln!(
+                    "[bench] {label} {what}: {:.2} CPU-s/min (load {} → {})",
+                    r.cpu_s_per_min, r.loadavg_start, r.loadavg_end
+                );
+            }
+            if let Some(e) = &error {
+                eprintln!("[bench] {label} {what}: ERROR {e}");
+            }
             runs.push(Run {
                 kubelet: label,
                 probes,
@@ -237,7 +244,7 @@ struct Row {
 
 fn cpu(runs: &[Run], kubelet: &str, probes: bool) -> Option<f64> {
     runs.iter()
-        .find(|r| r.kubelet == kubelet && r.probes == probes)
+        .find(|r| r.kubelet == kubelet && r.probes == probes && r.error.is_none())
         .and_then(|r| r.outcome.as_ref())
         .map(|o| o.cpu_s_per_min)
 }
@@ -283,7 +290,7 @@ fn print_tables(runs: &[Run], summary: &[Row]) {
     for r in runs {
         let probes = if r.probes { "yes" } else { "no (control)" };
         match (&r.outcome, &r.error) {
-            (Some(o), _) => {
+            (Some(o), None) => {
                 let rate = &o.probe_rates;
                 println!(
                     "| {} | {} | {probes} | {:.2} | {:.1} | {:.1} | {:.2} | {:.1} | {} → {} |",
@@ -298,10 +305,25 @@ fn print_tables(runs: &[Run], summary: &[Row]) {
                     load1(&o.loadavg_end)
                 );
             }
-            (None, e) => println!(
-                "| {} | — | {probes} | ERROR: {} | | | | | |",
+            (o, e) => println!(
+                "| {} | {} | {probes} | ERROR: {} (kubelet {}) | {} | {} | {} | | |",
                 r.kubelet,
-                e.as_deref().unwrap_or("no outcome").replace('|', "\\|")
+                o.as_ref().map_or(0, |o| o.pods),
+                e.as_deref().unwrap_or("no outcome").replace('|', "\\|"),
+                o.as_ref().map_or_else(
+                    || "—".to_owned(),
+                    |o| format!("{:.2} CPU-s/min", o.cpu_s_per_min)
+                ),
+                o.as_ref()
+                    .map_or_else(String::new, |o| format!("{:.1}", o.probe_rates.liveness_ok)),
+                o.as_ref().map_or_else(String::new, |o| format!(
+                    "{:.1}",
+                    o.probe_rates.readiness_ok
+                )),
+                o.as_ref().map_or_else(String::new, |o| format!(
+                    "{:.2}",
+                    o.probe_rates.liveness_failed + o.probe_rates.readiness_failed
+                )),
             ),
         }
     }
