@@ -149,41 +149,46 @@ async fn run(o: Opts, args: Vec<String>) -> anyhow::Result<bool> {
                 o.pods,
                 env::loadavg()
             );
-            let result = {
-                let cfg = KubeletRunConfig {
-                    binary: binary.clone(),
-                    endpoint: runtime.endpoint.clone(),
-                    image: runtime.busybox_image.clone(),
-                    pods: o.pods,
-                    tag: format!("p{}{}{}", &label[..1], &what[..1], o.pods),
-                    work_dir: PathBuf::from("/var/lib/kubelet-rs-test/bench"),
-                    healthz_timeout: Duration::from_secs(60),
-                    settle: Duration::from_secs(2),
-                    timeout: Duration::from_secs(300),
-                    poll: Duration::from_millis(25),
-                    gone_timeout: Duration::from_secs(15),
-                    keep: false,
-                    extra_args: vec![format!("--containerd={socket}")],
-                    template: PodTemplate::Web { probes },
-                    scrape: None,
-                    probe_cost: Some(ProbeCostConfig {
-                        port: 0,
-                        pods: Vec::new(),
-                        probes,
-                        ready_timeout: o.ready_timeout,
-                        warmup: o.warmup,
-                        window: o.window,
-                        profile: o
-                            .profile
-                            .as_ref()
-                            .map(|p| PathBuf::from(format!("{}.{label}.{what}", p.display()))),
-                        call_graph: o.call_graph.clone(),
-                    }),
-                };
-                run_kubelet_variant(cri.clone(), &cfg)
-                    .await
-                    .map_err(|e| e.to_string())
-                    .and_then(|out| out.probe_cost.ok_or_else(|| "no window measured".into()))
+            // The upstream kubelet's image GC can remove the pause image (see the README), so
+            // `hack/runtime-up.sh` (idempotent) re-imports the images before each run.
+            let result = match env::runtime_up(&repo) {
+                Err(e) => Err(format!("hack/runtime-up.sh: {e}")),
+                Ok(_) => {
+                    let cfg = KubeletRunConfig {
+                        binary: binary.clone(),
+                        endpoint: runtime.endpoint.clone(),
+                        image: runtime.busybox_image.clone(),
+                        pods: o.pods,
+                        tag: format!("p{}{}{}", &label[..1], &what[..1], o.pods),
+                        work_dir: PathBuf::from("/var/lib/kubelet-rs-test/bench"),
+                        healthz_timeout: Duration::from_secs(60),
+                        settle: Duration::from_secs(2),
+                        timeout: Duration::from_secs(300),
+                        poll: Duration::from_millis(25),
+                        gone_timeout: Duration::from_secs(15),
+                        keep: false,
+                        extra_args: vec![format!("--containerd={socket}")],
+                        template: PodTemplate::Web { probes },
+                        scrape: None,
+                        probe_cost: Some(ProbeCostConfig {
+                            port: 0,
+                            pods: Vec::new(),
+                            probes,
+                            ready_timeout: o.ready_timeout,
+                            warmup: o.warmup,
+                            window: o.window,
+                            profile: o
+                                .profile
+                                .as_ref()
+                                .map(|p| PathBuf::from(format!("{}.{label}.{what}", p.display()))),
+                            call_graph: o.call_graph.clone(),
+                        }),
+                    };
+                    run_kubelet_variant(cri.clone(), &cfg)
+                        .await
+                        .map_err(|e| e.to_string())
+                        .and_then(|out| out.probe_cost.ok_or_else(|| "no window measured".into()))
+                }
             };
             // A window whose pods or probes were not healthy keeps its figures but is an error.
             let (outcome, error) = match result {
@@ -249,8 +254,18 @@ fn cpu(runs: &[Run], kubelet: &str, probes: bool) -> Option<f64> {
         .map(|o| o.cpu_s_per_min)
 }
 
+/// Successful probes per second (both types) of the probed run.
+fn probes_per_s(runs: &[Run], kubelet: &str) -> Option<f64> {
+    runs.iter()
+        .find(|r| r.kubelet == kubelet && r.probes && r.error.is_none())
+        .and_then(|r| r.outcome.as_ref())
+        .map(|o| o.probe_rates.liveness_ok + o.probe_rates.readiness_ok)
+}
+
 fn summarize(runs: &[Run]) -> Vec<Row> {
     let cost = |k: &str| Some(cpu(runs, k, true)? - cpu(runs, k, false)?);
+    // CPU-s/min ÷ probes/min, in ms.
+    let per_probe = |k: &str| Some(cost(k)? * 1000.0 / (probes_per_s(runs, k)? * 60.0));
     let row = |metric, rs: Option<f64>, up: Option<f64>| Row {
         metric,
         kubelet_rs: rs,
@@ -272,6 +287,11 @@ fn summarize(runs: &[Run]) -> Vec<Row> {
             "probe cost: with − without (CPU-s/min)",
             cost("kubelet-rs"),
             cost("upstream"),
+        ),
+        row(
+            "probe cost per probe (ms of kubelet CPU)",
+            per_probe("kubelet-rs"),
+            per_probe("upstream"),
         ),
     ]
 }
