@@ -63,6 +63,37 @@ pub fn parse_runtime_up(stdout: &str) -> BenchResult<RuntimeInfo> {
     })
 }
 
+/// `--containerd=<socket path>` for `endpoint` (`unix://` removed): the cAdvisor flag both
+/// kubelets get in `stats-scrape` and `prober-cost`, so that upstream's cAdvisor finds the
+/// containers of the private containerd as on a standard node (kubelet-rs ignores it).
+pub fn containerd_flag(endpoint: &str) -> String {
+    format!(
+        "--containerd={}",
+        endpoint.strip_prefix("unix://").unwrap_or(endpoint)
+    )
+}
+
+/// Runs `main` on a multi-threaded tokio runtime; the exit status is success when it returns
+/// `Ok(true)`, and errors are printed after `name: `.
+pub fn block_on_main<F>(name: &str, main: F) -> std::process::ExitCode
+where
+    F: std::future::Future<Output = anyhow::Result<bool>>,
+{
+    let result = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| rt.block_on(main));
+    match result {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => std::process::ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("{name}: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// A TCP port free on 127.0.0.1 right now.
 pub fn free_port() -> BenchResult<u16> {
     let l = std::net::TcpListener::bind(("127.0.0.1", 0))

@@ -65,6 +65,40 @@ pub struct KubeletRunConfig {
     pub probe_cost: Option<ProbeCostConfig>,
 }
 
+impl KubeletRunConfig {
+    /// A batch of `pods` pods (`template`) for the measurement commands (`stats-scrape`,
+    /// `prober-cost`): run directories under `/var/lib/kubelet-rs-test/bench`, 60 s for
+    /// `/healthz`, 2 s settle, 300 s for the pods to run and stop, 25 ms polls, 15 s for the
+    /// sandboxes to go, the run directory kept only on error, no measurement set.
+    pub fn measurement(
+        binary: PathBuf,
+        runtime: &crate::env::RuntimeInfo,
+        pods: usize,
+        tag: String,
+        template: PodTemplate,
+        extra_args: Vec<String>,
+    ) -> Self {
+        Self {
+            binary,
+            endpoint: runtime.endpoint.clone(),
+            image: runtime.busybox_image.clone(),
+            pods,
+            tag,
+            work_dir: PathBuf::from("/var/lib/kubelet-rs-test/bench"),
+            healthz_timeout: Duration::from_secs(60),
+            settle: Duration::from_secs(2),
+            timeout: Duration::from_secs(300),
+            poll: Duration::from_millis(25),
+            gone_timeout: Duration::from_secs(15),
+            keep: false,
+            scrape: None,
+            extra_args,
+            template,
+            probe_cost: None,
+        }
+    }
+}
+
 /// What one kubelet batch measured.
 #[derive(Clone, Debug)]
 pub struct KubeletOutcome {

@@ -81,6 +81,23 @@ fn web_pod(name: &str, image: &str, probes: bool) -> String {
             "periodSeconds": 1,
         });
     }
+    pod_of(name, container)
+}
+
+fn sleep_pod(name: &str, image: &str) -> String {
+    pod_of(
+        name,
+        json!({
+            "name": CONTAINER_NAME,
+            "image": image,
+            "imagePullPolicy": "Never",
+            "command": ["sleep", "3600"],
+        }),
+    )
+}
+
+/// A pod of the benchmark's namespace with one `container`.
+fn pod_of(name: &str, container: Value) -> String {
     pretty(&json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -95,29 +112,6 @@ fn web_pod(name: &str, image: &str, probes: bool) -> String {
             "terminationGracePeriodSeconds": 1,
         },
     }))
-}
-
-fn sleep_pod(name: &str, image: &str) -> String {
-    let pod = json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": NAMESPACE,
-            "labels": { "app": "krsbench" },
-        },
-        "spec": {
-            "containers": [{
-                "name": CONTAINER_NAME,
-                "image": image,
-                "imagePullPolicy": "Never",
-                "command": ["sleep", "3600"],
-            }],
-            "restartPolicy": "Always",
-            "terminationGracePeriodSeconds": 1,
-        },
-    });
-    pretty(&pod)
 }
 
 /// Paths and ports of one kubelet run.

@@ -85,15 +85,8 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = parse(&args).and_then(|o| {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-            .block_on(run(o, args))
-    });
-    match result {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+    match parse(&args) {
+        Ok(o) => env::block_on_main("prober-cost", run(o, args)),
         Err(e) => {
             eprintln!("prober-cost: {e:#}");
             ExitCode::FAILURE
@@ -131,11 +124,6 @@ async fn run(o: Opts, args: Vec<String>) -> anyhow::Result<bool> {
     if let Some(u) = &o.upstream {
         kubelets.push(("upstream", u.clone()));
     }
-    let socket = runtime
-        .endpoint
-        .strip_prefix("unix://")
-        .unwrap_or(&runtime.endpoint)
-        .to_owned();
     let mut modes = vec![true];
     if o.control {
         modes.push(false);
@@ -155,21 +143,6 @@ async fn run(o: Opts, args: Vec<String>) -> anyhow::Result<bool> {
                 Err(e) => Err(format!("hack/runtime-up.sh: {e}")),
                 Ok(_) => {
                     let cfg = KubeletRunConfig {
-                        binary: binary.clone(),
-                        endpoint: runtime.endpoint.clone(),
-                        image: runtime.busybox_image.clone(),
-                        pods: o.pods,
-                        tag: format!("p{}{}{}", &label[..1], &what[..1], o.pods),
-                        work_dir: PathBuf::from("/var/lib/kubelet-rs-test/bench"),
-                        healthz_timeout: Duration::from_secs(60),
-                        settle: Duration::from_secs(2),
-                        timeout: Duration::from_secs(300),
-                        poll: Duration::from_millis(25),
-                        gone_timeout: Duration::from_secs(15),
-                        keep: false,
-                        extra_args: vec![format!("--containerd={socket}")],
-                        template: PodTemplate::Web { probes },
-                        scrape: None,
                         probe_cost: Some(ProbeCostConfig {
                             port: 0,
                             pods: Vec::new(),
@@ -183,6 +156,14 @@ async fn run(o: Opts, args: Vec<String>) -> anyhow::Result<bool> {
                                 .map(|p| PathBuf::from(format!("{}.{label}.{what}", p.display()))),
                             call_graph: o.call_graph.clone(),
                         }),
+                        ..KubeletRunConfig::measurement(
+                            binary.clone(),
+                            &runtime,
+                            o.pods,
+                            format!("p{}{}{}", &label[..1], &what[..1], o.pods),
+                            PodTemplate::Web { probes },
+                            vec![env::containerd_flag(&runtime.endpoint)],
+                        )
                     };
                     run_kubelet_variant(cri.clone(), &cfg)
                         .await

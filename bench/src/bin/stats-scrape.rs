@@ -33,6 +33,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use kubelet_bench::kubelet::{KubeletRunConfig, run_kubelet_variant};
+use kubelet_bench::manifest::PodTemplate;
 use kubelet_bench::scrape::{ScrapeConfig, ScrapeOutcome};
 use kubelet_bench::{cri_ops, env};
 
@@ -96,14 +97,8 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = parse(&args).and_then(|o| {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-            .block_on(run(o))
-    });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    match parse(&args) {
+        Ok(o) => env::block_on_main("stats-scrape", async { run(o).await.map(|()| true) }),
         Err(e) => {
             eprintln!("stats-scrape: {e:#}");
             ExitCode::FAILURE
@@ -127,31 +122,6 @@ async fn run(o: Opts) -> anyhow::Result<()> {
             o.pods, o.scrapes
         );
         let cfg = KubeletRunConfig {
-            binary,
-            endpoint: runtime.endpoint.clone(),
-            image: runtime.busybox_image.clone(),
-            pods: o.pods,
-            tag: format!("s{}{}", &label[..1], o.pods),
-            work_dir: PathBuf::from("/var/lib/kubelet-rs-test/bench"),
-            healthz_timeout: Duration::from_secs(60),
-            settle: Duration::from_secs(2),
-            timeout: Duration::from_secs(300),
-            poll: Duration::from_millis(25),
-            gone_timeout: Duration::from_secs(15),
-            keep: false,
-            extra_args: if o.cadvisor_containerd {
-                vec![format!(
-                    "--containerd={}",
-                    runtime
-                        .endpoint
-                        .strip_prefix("unix://")
-                        .unwrap_or(&runtime.endpoint)
-                )]
-            } else {
-                Vec::new()
-            },
-            template: kubelet_bench::manifest::PodTemplate::Sleep,
-            probe_cost: None,
             scrape: Some(ScrapeConfig {
                 port: 0,
                 paths: o.paths.clone(),
@@ -166,6 +136,18 @@ async fn run(o: Opts) -> anyhow::Result<()> {
                     .as_ref()
                     .map(|d| PathBuf::from(format!("{}.{label}", d.display()))),
             }),
+            ..KubeletRunConfig::measurement(
+                binary,
+                &runtime,
+                o.pods,
+                format!("s{}{}", &label[..1], o.pods),
+                PodTemplate::Sleep,
+                if o.cadvisor_containerd {
+                    vec![env::containerd_flag(&runtime.endpoint)]
+                } else {
+                    Vec::new()
+                },
+            )
         };
         let outcome = run_kubelet_variant(cri.clone(), &cfg)
             .await
