@@ -1148,6 +1148,22 @@ async fn file_key_ref_reads_the_empty_dir_or_fails_the_container() {
     assert_eq!(c.config.envs, [want]);
 }
 
+/// The CRI `supplemental_groups_policy` of the first sandbox and of its first container.
+fn cri_supplemental_groups_policies(env: &Env) -> (i32, i32) {
+    let sandbox = env.runtime.sandboxes()[0].config.linux.clone();
+    let container = env.runtime.containers()[0].config.linux.clone();
+    (
+        sandbox
+            .and_then(|l| l.security_context)
+            .unwrap()
+            .supplemental_groups_policy,
+        container
+            .and_then(|l| l.security_context)
+            .unwrap()
+            .supplemental_groups_policy,
+    )
+}
+
 fn with_supplemental_groups_policy(policy: &str) -> ApiPod {
     let mut p = pod(vec![busybox("app")], vec![]);
     p.spec.as_mut().unwrap().security_context =
@@ -1184,20 +1200,7 @@ async fn supplemental_groups_policy_reaches_the_runtime_and_the_user_comes_back(
     let (result, status) = sync(&env, &m, &with_supplemental_groups_policy("Strict")).await;
     assert!(result.error().is_none(), "{result:?}");
     let strict = SupplementalGroupsPolicy::Strict as i32;
-    let sb = &env.runtime.sandboxes()[0];
-    let sandbox_sc = sb
-        .config
-        .linux
-        .as_ref()
-        .and_then(|l| l.security_context.as_ref());
-    assert_eq!(sandbox_sc.unwrap().supplemental_groups_policy, strict);
-    let c = &env.runtime.containers()[0];
-    let container_sc = c
-        .config
-        .linux
-        .as_ref()
-        .and_then(|l| l.security_context.as_ref());
-    assert_eq!(container_sc.unwrap().supplemental_groups_policy, strict);
+    assert_eq!(cri_supplemental_groups_policies(&env), (strict, strict));
     let user = running(&status, "app").user.and_then(|u| u.linux).unwrap();
     assert_eq!(
         (user.uid, user.gid, user.supplemental_groups),
@@ -1218,16 +1221,8 @@ async fn without_the_runtime_feature_no_user_is_reported() {
     );
     let (result, status) = sync(&env, &m, &with_supplemental_groups_policy("Merge")).await;
     assert!(result.error().is_none(), "{result:?}");
-    let c = &env.runtime.containers()[0];
-    let container_sc = c
-        .config
-        .linux
-        .as_ref()
-        .and_then(|l| l.security_context.as_ref());
-    assert_eq!(
-        container_sc.unwrap().supplemental_groups_policy,
-        kubelet_cri::v1::SupplementalGroupsPolicy::Merge as i32
-    );
+    let merge = kubelet_cri::v1::SupplementalGroupsPolicy::Merge as i32;
+    assert_eq!(cri_supplemental_groups_policies(&env), (merge, merge));
     assert_eq!(running(&status, "app").user, None);
 }
 
