@@ -12,17 +12,19 @@
 //!   ([`flowcontrol`]).
 //! * `contentType`: kube-rs speaks JSON only. `application/json` is honoured, the default
 //!   protobuf is sent as JSON with a warning at build time, anything else is refused.
+//! * The three clients share one transport ([`transport`]): HTTP/2 with the API server (one
+//!   connection for every watch and request, as client-go), its PINGs finding dead
+//!   connections, HTTP/1.1 only when the server offers nothing else.
 //! * The heartbeat client's timeout bounds each request until the response head (a tower
-//!   timeout) and every read of the body (kube's read timeout), as `http.Client.Timeout`
-//!   bounds the whole exchange. Upstream also sends it as `?timeout=` on every request;
-//!   kube-rs does not add that query parameter.
+//!   timeout); `http.Client.Timeout` also bounds the body's reads, which are a few hundred
+//!   bytes here. Upstream also sends it as `?timeout=` on every request; kube-rs does not
+//!   add that query parameter.
 //! * kube-rs retries 429/503/504 replies itself (its default retry policy); those
 //!   retries are not counted by the limiter, client-go's are.
 //!
 //! * With `rotateCertificates` ([`KubeletClients::build_with_certificates`]), the clients
 //!   present the certificate manager's current certificate and close their connections
-//!   when it changes ([`rotation`], upstream `UpdateTransport`); the three clients share
-//!   one transport, as upstream's copies of the rotating `rest.Config` do.
+//!   when it changes ([`rotation`], upstream `UpdateTransport`).
 //!
 //! Not here: TLS bootstrap and the certificate manager (`kubelet-certificate`), closing
 //! connections on heartbeat failure (`onHeartbeatFailure`), tracing. The app builds the
@@ -32,6 +34,7 @@ pub mod flowcontrol;
 pub mod metrics;
 pub mod rotation;
 pub mod settings;
+pub mod transport;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -155,6 +158,14 @@ impl KubeletClients {
         if let Some(certs) = &certs {
             tracker.close_on_change(certs.clone());
         }
+        let transport =
+            transport::shared_transport(&config, certs.as_ref(), &tracker).map_err(|source| {
+                ClientError::Client {
+                    client: "kubelet client",
+                    path: kubeconfig.to_path_buf(),
+                    source,
+                }
+            })?;
         let client = |name: &'static str, s: &RestClientSettings| {
             build_client(
                 kubeconfig,
@@ -162,7 +173,8 @@ impl KubeletClients {
                 config.clone(),
                 s,
                 clock.clone(),
-                certs.as_ref().map(|c| (c, &tracker)),
+                transport.clone(),
+                certs.is_some(),
             )
         };
         let (main, main_limiter) = client("kubelet client", &settings.main)?;
@@ -208,23 +220,18 @@ fn with_user_agent(mut config: Config, user_agent: &str) -> Result<Config, Clien
     Ok(config)
 }
 
-/// One client: kube's default stack (TLS, auth, retries) for `config` (or the rotating
-/// one, [`rotation`]), with the timeout of `settings` and, outermost, the token bucket
+/// One client on the shared `transport`: kube's default stack (auth unless `anonymous`,
+/// retries) for `config`, with the timeout of `settings` and, outermost, the token bucket
 /// `RESTClientFor` would build.
 fn build_client(
     path: &Path,
     name: &'static str,
-    mut config: Config,
+    config: Config,
     settings: &RestClientSettings,
     clock: Arc<dyn Clock>,
-    rotating: Option<(&CertificateSource, &ConnectionTracker)>,
+    transport: transport::SharedTransport,
+    anonymous: bool,
 ) -> Result<(Client, Option<TokenBucketRateLimiter>), ClientError> {
-    if let Some(t) = settings.timeout {
-        // Every read of the body too; a write restarts the clock, so the idle time of a
-        // pooled connection does not count against the next request.
-        config.read_timeout = Some(t);
-        config.reset_reader_on_write = true;
-    }
     let err = |source| ClientError::Client {
         client: name,
         path: path.to_path_buf(),
@@ -236,16 +243,8 @@ fn build_client(
         .authority()
         .map(|a| a.to_string())
         .unwrap_or_default();
-    let builder = match rotating {
-        Some((certs, tracker)) => {
-            let ns = config.default_namespace.clone();
-            ClientBuilder::new(
-                rotation::rotating_service(config, certs, tracker).map_err(err)?,
-                ns,
-            )
-        }
-        None => ClientBuilder::try_from(config).map_err(err)?,
-    };
+    let service = transport::client_service(&config, transport, anonymous).map_err(err)?;
+    let builder = ClientBuilder::new(service, config.default_namespace.clone());
     let builder = builder.with_layer(&RequestMetricsLayer::new(host));
     let builder = builder.with_layer(&tower::util::option_layer(
         settings.timeout.map(tower::timeout::TimeoutLayer::new),

@@ -2,9 +2,8 @@
 //! `pkg/kubelet/certificate/transport.go` (`UpdateTransport`, `addCertRotation`) and
 //! client-go `util/connrotation`.
 //!
-//! kube-rs builds its rustls configuration once, from the kubeconfig. Here the stack is
-//! assembled as kube's `ClientBuilder::try_from` does (HTTP connector, rustls, connect/read/
-//! write timeouts, base URI, retries, extra headers), with two differences:
+//! kube-rs builds its rustls configuration once, from the kubeconfig. The clients' shared
+//! transport ([`crate::transport`]) is assembled here instead, with two differences:
 //!
 //! * the rustls client presents whatever the [`CertificateSource`] holds at each handshake
 //!   (`tlsConfig.GetClientCertificate = manager.Current()`; none yet: an empty certificate
@@ -24,25 +23,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
-use http::{Request, Response, Uri};
-use hyper::body::Incoming;
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
-use hyper_util::rt::TokioExecutor;
-use kube::Config;
-use kube::client::{Body, ConfigExt, DynBody};
+use http::Uri;
+use hyper_util::client::legacy::connect::{Connected, Connection};
 use rustls::client::ResolvesClientCert;
 use rustls::sign::CertifiedKey;
 use tokio::sync::watch;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
-use tower::util::BoxService;
-use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
+use tower::Service;
 
 /// The certificate the clients present: the certificate manager's channel
 /// (`kubelet_certificate::Manager::certified_keys`).
 pub type CertificateSource = watch::Receiver<Option<Arc<CertifiedKey>>>;
-
-/// kube's default service type (`kube::client::builder::GenericService`).
-pub(crate) type GenericService = BoxService<Request<Body>, Response<Box<DynBody>>, BoxError>;
 
 /// `tls.Config.GetClientCertificate` reading the source.
 #[derive(Debug)]
@@ -219,59 +210,4 @@ impl<T: Connection> Connection for TrackedIo<T> {
     fn connected(&self) -> Connected {
         self.inner.connected()
     }
-}
-
-/// kube's default stack for the anonymous `config`, on a rotating, tracked TLS transport.
-pub(crate) fn rotating_service(
-    mut config: Config,
-    certs: &CertificateSource,
-    tracker: &ConnectionTracker,
-) -> Result<GenericService, kube::Error> {
-    config.auth_info = kube::config::AuthInfo::default();
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    let tracked = TrackedConnector::new(http, tracker.clone());
-
-    let mut tls = config.rustls_client_config()?;
-    tls.client_auth_cert_resolver = Arc::new(SourceResolver::new(certs.clone()));
-    // A resumed TLS session keeps the identity of its first handshake: without this, the
-    // reconnections after a rotation would still authenticate with the old certificate.
-    // (Go's client has no session cache unless one is configured; client-go sets none.)
-    tls.resumption = rustls::client::Resumption::disabled();
-    let builder = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http();
-    let builder = match config.tls_server_name.as_deref() {
-        Some(name) => {
-            let name = rustls::pki_types::ServerName::try_from(name.to_string()).map_err(|e| {
-                kube::Error::RustlsTls(kube::client::RustlsTlsError::InvalidServerName(e))
-            })?;
-            builder.with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name))
-        }
-        None => builder,
-    };
-    let https = builder.enable_http1().wrap_connector(tracked);
-    let mut connector = hyper_timeout::TimeoutConnector::new(https);
-    connector.set_connect_timeout(config.connect_timeout);
-    connector.set_read_timeout(config.read_timeout);
-    connector.set_write_timeout(config.write_timeout);
-    connector.set_reset_reader_on_write(config.reset_reader_on_write);
-    let client: hyper_util::client::legacy::Client<_, Body> =
-        hyper_util::client::legacy::Builder::new(TokioExecutor::new()).build(connector);
-
-    let retry = config
-        .default_retry
-        .then(|| tower::retry::RetryLayer::new(kube::client::retry::RetryPolicy::server_retry()));
-    let service = ServiceBuilder::new()
-        .layer(config.base_uri_layer())
-        .option_layer(retry)
-        .layer(config.extra_headers_layer()?)
-        .map_err(BoxError::from)
-        .service(client)
-        .map_response(|res: Response<Incoming>| {
-            res.map(|body| {
-                Box::new(http_body_util::BodyExt::map_err(body, BoxError::from)) as Box<DynBody>
-            })
-        });
-    Ok(BoxService::new(service))
 }
