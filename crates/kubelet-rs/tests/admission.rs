@@ -405,6 +405,29 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
     let normal = &pods["normal-rt-admission"]["status"]["containerStatuses"][0];
     assert!(normal["state"]["running"].is_object(), "{normal}");
     assert_eq!(normal.get("user"), None, "{normal}");
+    // Merge: the process has the pod's group 4000 and the groups the image's /etc/group
+    // gives its user (root).
+    let running = node.running("normal").await;
+    let pid = node.container_pid(&running[0].id).await;
+    let proc_status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let groups: Vec<&str> = proc_status
+        .lines()
+        .find_map(|l| l.strip_prefix("Groups:"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let etc_group = std::fs::read_to_string(format!("/proc/{pid}/root/etc/group")).unwrap();
+    let image_groups: Vec<&str> = etc_group
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.len() == 4 && f[3].split(',').any(|m| m == "root")).then_some(f[2])
+        })
+        .collect();
+    assert!(groups.contains(&"4000"), "{groups:?}");
+    for g in &image_groups {
+        assert!(groups.contains(g), "image group {g} missing: {groups:?}");
+    }
     tokio::time::sleep(Duration::from_secs(3)).await;
     for name in ["sysctl", "hugepages", "strict"] {
         assert!(
