@@ -144,19 +144,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.securityContext.supplementalGroupsPolicy",
-        upstream: "with Strict, gives containers only the groups of the pod spec, not those of the image's /etc/group",
-        find: |s, out| {
-            let policy = s
-                .security_context
-                .as_ref()
-                .and_then(|sc| sc.supplemental_groups_policy.as_deref());
-            if policy == Some("Strict") {
-                out.push("spec.securityContext.supplementalGroupsPolicy".into());
-            }
-        },
-    },
-    UnsupportedPodFeature {
         field: "spec.volumes[*].emptyDir.medium (HugePages)",
         upstream: "mounts a hugetlbfs of the pod's hugepages limit",
         find: |s, out| {

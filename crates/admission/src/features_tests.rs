@@ -58,11 +58,6 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             vec!["spec.containers[0].volumeDevices"],
         ),
         (
-            "spec.securityContext.supplementalGroupsPolicy",
-            json!({"securityContext": {"supplementalGroupsPolicy": "Strict"}, "containers": [c(json!({}))]}),
-            vec!["spec.securityContext.supplementalGroupsPolicy"],
-        ),
-        (
             "spec.volumes[*].emptyDir.medium (HugePages)",
             json!({"containers": [c(json!({}))], "volumes": [
                 {"name": "m", "emptyDir": {"medium": "Memory"}},
@@ -138,7 +133,7 @@ fn every_entry_rejects_a_pod_using_it_naming_each_path() {
 #[test]
 fn implemented_features_are_admitted() {
     let p = pod(json!({
-        "securityContext": {"supplementalGroupsPolicy": "Merge", "fsGroup": 2000, "sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"}]},
+        "securityContext": {"supplementalGroupsPolicy": "Strict", "fsGroup": 2000, "sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"}]},
         "hostUsers": false,
         "runtimeClassName": "gvisor",
         "activeDeadlineSeconds": 30,

@@ -3,7 +3,9 @@
 //! `scheduler.AdmissionCheck` it runs): the `kubernetes.io/os` label and `spec.os`, the
 //! number of pods (`maxPods`: reason `OutOfpods`), CPU and memory requests against
 //! allocatable (`OutOfcpu`, `OutOfmemory`), node affinity and `nodeSelector`, the
-//! node name, and host ports.
+//! node name, and host ports; `supplementalGroupsPolicy: Strict` on a node whose runtime
+//! does not implement it (`status.features.supplementalGroupsPolicy`, reason
+//! `SupplementalGroupsPolicyNotSupported`).
 //!
 //! A critical pod (every static pod is one) that fails only for lack of resources is not
 //! rejected for it: pods it may preempt are chosen instead ([`crate::preemption`]); when
@@ -70,6 +72,10 @@ pub mod reasons {
     pub const NODE_PORTS: &str = "NodePorts";
     /// A critical pod did not fit and no pods could be preempted for it.
     pub const UNEXPECTED_ADMISSION_ERROR: &str = "UnexpectedAdmissionError";
+    /// The pod asks for `supplementalGroupsPolicy: Strict` and the runtime does not
+    /// implement it.
+    pub const SUPPLEMENTAL_GROUPS_POLICY_NOT_SUPPORTED: &str =
+        "SupplementalGroupsPolicyNotSupported";
     /// Predicates failed without a reason.
     pub const UNKNOWN_REASON: &str = "UnknownReason";
     /// Predicate name of the `NoExecute` taint check (scheduler plugin `TaintToleration`).
@@ -96,6 +102,9 @@ pub struct NodeInfo {
     pub allocatable_memory: i64,
     /// The node's taints (`spec.taints`; none for a standalone node).
     pub taints: Vec<Taint>,
+    /// `status.features.supplementalGroupsPolicy` (false when absent): the runtime
+    /// implements `SupplementalGroupsPolicy`.
+    pub supplemental_groups_policy: bool,
 }
 
 /// Where the predicates get the node from on each admission (upstream
@@ -134,6 +143,12 @@ impl NodeInfo {
                 .as_ref()
                 .and_then(|s| s.taints.clone())
                 .unwrap_or_default(),
+            supplemental_groups_policy: node
+                .status
+                .as_ref()
+                .and_then(|s| s.features.as_ref())
+                .and_then(|f| f.supplemental_groups_policy)
+                .unwrap_or(false),
         }
     }
 
@@ -159,6 +174,7 @@ impl NodeInfo {
             allocatable_milli_cpu: allocatable.milli_cpu,
             allocatable_memory: allocatable.memory,
             taints: Vec::new(),
+            supplemental_groups_policy: false,
         }
     }
 }
@@ -374,6 +390,15 @@ impl PodAdmitHandler for PredicateAdmitHandler {
                 "Failed to admit pod as the OS field doesn't match node OS",
             );
         }
+        if reject_based_on_supplemental_groups_policy(pod, &node) {
+            let message = format!(
+                "SupplementalGroupsPolicy={SUPPLEMENTAL_GROUPS_POLICY_STRICT} is not supported in this node"
+            );
+            return PodAdmitResult::reject(
+                reasons::SUPPLEMENTAL_GROUPS_POLICY_NOT_SUPPORTED,
+                message,
+            );
+        }
         let failures = self.general_filter_on(&node, pod, attrs.other_pods);
         if failures.is_empty() {
             return PodAdmitResult::admit();
@@ -416,6 +441,21 @@ fn reject_based_on_os_selector(pod: &Pod, node: &NodeInfo) -> bool {
 fn reject_based_on_os_field(pod: &Pod) -> bool {
     let os = pod.spec.as_ref().and_then(|s| s.os.as_ref());
     os.is_some_and(|os| os.name != GOOS)
+}
+
+/// `v1.SupplementalGroupsPolicyStrict`.
+pub const SUPPLEMENTAL_GROUPS_POLICY_STRICT: &str = "Strict";
+
+/// Upstream `rejectPodAdmissionBasedOnSupplementalGroupsPolicy`: the pod sets
+/// `supplementalGroupsPolicy: Strict` and the node does not report the feature (the gate
+/// is GA, so upstream's admit-while-alpha branch never applies).
+fn reject_based_on_supplemental_groups_policy(pod: &Pod, node: &NodeInfo) -> bool {
+    let policy = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.security_context.as_ref())
+        .and_then(|sc| sc.supplemental_groups_policy.as_deref());
+    policy == Some(SUPPLEMENTAL_GROUPS_POLICY_STRICT) && !node.supplemental_groups_policy
 }
 
 /// `nodeSelector` and required node affinity (upstream `GetRequiredNodeAffinity(pod).Match`).

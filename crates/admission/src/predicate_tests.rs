@@ -408,3 +408,53 @@ fn each_admission_sees_the_current_node() {
     }
     assert_eq!(handler.admit(&attrs).reason, reasons::TAINT_TOLERATION);
 }
+
+#[test]
+fn strict_supplemental_groups_policy_needs_the_node_feature() {
+    let with_policy = |policy: Option<&str>| {
+        let sc = match policy {
+            Some(p) => json!({"supplementalGroupsPolicy": p}),
+            None => json!({}),
+        };
+        pod(json!({"spec": {"securityContext": sc, "containers": [{"name": "c", "image": "i"}]}}))
+    };
+    let unsupported = node(110);
+    assert!(!unsupported.supplemental_groups_policy);
+    let r = admit(unsupported.clone(), &with_policy(Some("Strict")), &[]);
+    assert!(!r.admit);
+    assert_eq!(r.reason, "SupplementalGroupsPolicyNotSupported");
+    assert_eq!(
+        r.message,
+        "SupplementalGroupsPolicy=Strict is not supported in this node"
+    );
+    for policy in [None, Some("Merge")] {
+        assert!(
+            admit(unsupported.clone(), &with_policy(policy), &[]).admit,
+            "{policy:?}"
+        );
+    }
+
+    let supported = NodeInfo {
+        supplemental_groups_policy: true,
+        ..node(110)
+    };
+    assert!(admit(supported, &with_policy(Some("Strict")), &[]).admit);
+}
+
+#[test]
+fn the_node_feature_comes_from_the_node_status() {
+    let node_with = |features: serde_json::Value| match serde_json::from_value(
+        json!({"metadata": {"name": "n1"}, "status": features}),
+    ) {
+        Ok(n) => NodeInfo::from_node(&n).supplemental_groups_policy,
+        Err(e) => unreachable!("test node must decode: {e}"),
+    };
+    assert!(node_with(
+        json!({"features": {"supplementalGroupsPolicy": true}})
+    ));
+    assert!(!node_with(
+        json!({"features": {"supplementalGroupsPolicy": false}})
+    ));
+    assert!(!node_with(json!({"features": {}})));
+    assert!(!node_with(json!({})));
+}

@@ -355,6 +355,10 @@ pub struct PreInitRuntime {
     pub version: kubelet_cri::v1::VersionResponse,
     /// The cgroup driver (from CRI, or the configured one).
     pub cgroup_driver: CgroupDriver,
+    /// The features of the runtime's first `Status` answer (`None`: it reports none, or
+    /// the call failed). Admission's node before a Node object exists (standalone mode
+    /// throughout) reports them as `status.features`.
+    pub features: Option<kubelet_container::RuntimeFeatures>,
 }
 
 /// Step: CRI runtime pre-init: connect and validate, then the cgroup driver from CRI.
@@ -373,12 +377,30 @@ pub async fn pre_init_runtime_service(s: &KubeletServer) -> Result<PreInitRuntim
     let driver = kubelet_cri::cgroup_driver_from_cri(&runtime, &c.cgroup_driver).await?;
     tracing::info!(driver = %driver.driver, source = ?driver.source, "Using cgroup driver");
     let cgroup_driver: CgroupDriver = driver.driver.parse()?;
+    let features = runtime_features(&runtime).await;
     Ok(PreInitRuntime {
         runtime: std::sync::Arc::new(runtime),
         image: std::sync::Arc::new(image),
         version,
         cgroup_driver,
+        features,
     })
+}
+
+/// The features of a CRI `Status` answer (upstream `toKubeRuntimeStatus`); a failed call
+/// is logged and reads as no features.
+async fn runtime_features(
+    runtime: &dyn kubelet_cri::RuntimeService,
+) -> Option<kubelet_container::RuntimeFeatures> {
+    match runtime.status(false).await {
+        Ok(resp) => resp.features.map(|f| kubelet_container::RuntimeFeatures {
+            supplemental_groups_policy: f.supplemental_groups_policy,
+        }),
+        Err(e) => {
+            tracing::error!(err = %e, "Container runtime sanity check failed");
+            None
+        }
+    }
 }
 
 /// Step: the healthz server on `healthzBindAddress:healthzPort` (plain HTTP, ping only).

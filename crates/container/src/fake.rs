@@ -61,6 +61,7 @@ impl FakeRuntime {
                     ..Default::default()
                 })
                 .collect(),
+            features: None,
         };
         fake
     }

@@ -67,9 +67,12 @@ pub use probe_results::{NoProbeResults, ProbeResult, ProbeResults, ProbeType};
 pub use qos::{QosClass, compute_pod_qos, get_pod_qos};
 pub use runtime::{
     ContainerGcPolicy, Image, ImageService, PodStateProvider, Runtime, RuntimeCondition,
-    RuntimeError, RuntimeStatus, RuntimeVersion,
+    RuntimeError, RuntimeFeatures, RuntimeStatus, RuntimeVersion,
 };
-pub use status::{ContainerResources, PodStatus, SandboxState, SandboxStatus, Status};
+pub use status::{
+    ContainerResources, ContainerUser, LinuxContainerUser, PodStatus, SandboxState, SandboxStatus,
+    Status,
+};
 pub use sync_result::{PodSyncResult, SyncAction, SyncErrorKind, SyncResult};
 pub use types::{Container, ContainerId, ContainerState, ImageSpec, Pod, Pods};
 

@@ -92,6 +92,18 @@ pub struct RuntimeCondition {
 pub struct RuntimeStatus {
     /// Conditions reported by the runtime.
     pub conditions: Vec<RuntimeCondition>,
+    /// The features the runtime implements (CRI `StatusResponse.features`); `None` when
+    /// the runtime reports none (older runtimes, e.g. containerd 1.6).
+    pub features: Option<RuntimeFeatures>,
+}
+
+/// Features implemented by the runtime (upstream `RuntimeFeatures`, from the CRI
+/// `RuntimeFeatures`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RuntimeFeatures {
+    /// The runtime honours `supplemental_groups_policy` and reports the container's
+    /// `user` (feature `SupplementalGroupsPolicy`).
+    pub supplemental_groups_policy: bool,
 }
 
 impl RuntimeStatus {

@@ -103,6 +103,27 @@ pub struct Status {
     pub resources: Option<ContainerResources>,
     /// Stop signal the runtime will use (e.g. `SIGTERM`), when reported.
     pub stop_signal: Option<String>,
+    /// The identity of the container's first process, when the runtime reports it
+    /// (CRI `ContainerStatus.user`, feature `SupplementalGroupsPolicy`).
+    pub user: Option<ContainerUser>,
+}
+
+/// The identity of a container's first process (upstream `ContainerUser`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContainerUser {
+    /// The Linux identity, when reported.
+    pub linux: Option<LinuxContainerUser>,
+}
+
+/// A Linux process identity (upstream `LinuxContainerUser`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinuxContainerUser {
+    /// Primary uid.
+    pub uid: i64,
+    /// Primary gid.
+    pub gid: i64,
+    /// Supplemental groups.
+    pub supplemental_groups: Vec<i64>,
 }
 
 /// Resources applied to a container, as reported by CRI (upstream `ContainerResources`).

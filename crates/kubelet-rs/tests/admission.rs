@@ -22,11 +22,22 @@ fn sysctl_pod(name: &str, image: &str, sysctl: &str) -> String {
         .replace("  containers:\n", &format!("{sc}  containers:\n"))
 }
 
-/// A pod with `supplementalGroupsPolicy: Strict` (not implemented yet, refused at admission).
-fn userns_pod(name: &str, image: &str) -> String {
+/// A pod with a HugePages emptyDir (not implemented yet, refused at admission).
+fn hugepages_pod(name: &str, image: &str) -> String {
     busybox_pod(name, image, "Always", "sleep 3600")
-        + "  securityContext:\n    supplementalGroupsPolicy: Strict\n"
+        + "  volumes:\n  - name: hp\n    emptyDir:\n      medium: HugePages\n"
 }
+
+/// A pod with `supplementalGroupsPolicy: <policy>` and supplemental group 4000.
+fn supplemental_groups_pod(name: &str, image: &str, policy: &str) -> String {
+    busybox_pod(name, image, "Always", "sleep 3600")
+        + &format!(
+            "  securityContext:\n    supplementalGroups: [4000]\n    supplementalGroupsPolicy: {policy}\n"
+        )
+}
+
+const HUGEPAGES_REJECTED: &str =
+    "Pod was rejected: kubelet-rs does not support spec.volumes[0].emptyDir.medium yet";
 
 /// A standalone kubelet-rs over the recording fake CRI, with static pods from `manifests`
 /// and the read-only port on `ro`.
@@ -164,7 +175,7 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         "sysctl.yaml",
         &sysctl_pod("sysctl", "busybox", "kernel.msgmax"),
     );
-    node.manifest("userns.yaml", &userns_pod("userns", "busybox"));
+    node.manifest("hugepages.yaml", &hugepages_pod("hugepages", "busybox"));
     for name in ["a", "b", "c"] {
         node.manifest(
             &format!("{name}.yaml"),
@@ -190,9 +201,9 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         "Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted",
     );
     assert_rejected(
-        &pods["userns-adm"],
+        &pods["hugepages-adm"],
         "UnsupportedPodFeature",
-        "Pod was rejected: kubelet-rs does not support spec.securityContext.supplementalGroupsPolicy yet",
+        HUGEPAGES_REJECTED,
     );
     let out_of_pods: Vec<&serde_json::Value> = ["a-adm", "b-adm", "c-adm"]
         .iter()
@@ -232,12 +243,12 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
 
     // Editing a rejected pod gives it a new UID: it goes through admission again.
     node.manifest(
-        "userns.yaml",
-        &busybox_pod("userns", "busybox", "Always", "sleep 3600"),
+        "hugepages.yaml",
+        &busybox_pod("hugepages", "busybox", "Always", "sleep 3600"),
     );
     // No room is left (maxPods: 2), so judged again it is rejected for that now.
     wait_pods(&p, ro, "the edited pod judged again", |pods| {
-        let reason = pods.get("userns-adm").map(|p| &p["status"]["reason"]);
+        let reason = pods.get("hugepages-adm").map(|p| &p["status"]["reason"]);
         (reason.is_some_and(|r| r == "UnexpectedAdmissionError")).then_some(())
     })
     .await;
@@ -355,15 +366,22 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
         "sysctl.yaml",
         &sysctl_pod("sysctl", &image, "kernel.msgmax"),
     );
-    node.write_manifest("userns.yaml", &userns_pod("userns", &image));
+    node.write_manifest("hugepages.yaml", &hugepages_pod("hugepages", &image));
+    // containerd 1.6 does not report the SupplementalGroupsPolicy feature: Strict is
+    // refused at admission, Merge (what the runtime does anyway) runs.
+    node.write_manifest(
+        "strict.yaml",
+        &supplemental_groups_pod("strict", &image, "Strict"),
+    );
     node.write_manifest(
         "normal.yaml",
-        &busybox_pod("normal", &image, "Always", "sleep 3600"),
+        &supplemental_groups_pod("normal", &image, "Merge"),
     );
     node.wait_for("normal Running, the others Failed", T, || async {
         let done = node.phase("normal").as_deref() == Some("Running")
             && node.phase("sysctl").as_deref() == Some("Failed")
-            && node.phase("userns").as_deref() == Some("Failed");
+            && node.phase("hugepages").as_deref() == Some("Failed")
+            && node.phase("strict").as_deref() == Some("Failed");
         done.then_some(())
     })
     .await;
@@ -374,19 +392,49 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
         "Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted",
     );
     assert_rejected(
-        &pods["userns-rt-admission"],
+        &pods["hugepages-rt-admission"],
         "UnsupportedPodFeature",
-        "Pod was rejected: kubelet-rs does not support spec.securityContext.supplementalGroupsPolicy yet",
+        HUGEPAGES_REJECTED,
     );
+    assert_rejected(
+        &pods["strict-rt-admission"],
+        "SupplementalGroupsPolicyNotSupported",
+        "Pod was rejected: SupplementalGroupsPolicy=Strict is not supported in this node",
+    );
+    // The runtime reports no `user`, so neither does the status.
+    let normal = &pods["normal-rt-admission"]["status"]["containerStatuses"][0];
+    assert!(normal["state"]["running"].is_object(), "{normal}");
+    assert_eq!(normal.get("user"), None, "{normal}");
+    // Merge: the process has the pod's group 4000 and the groups the image's /etc/group
+    // gives its user (root).
+    let running = node.running("normal").await;
+    let pid = node.container_pid(&running[0].id).await;
+    let proc_status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let groups: Vec<&str> = proc_status
+        .lines()
+        .find_map(|l| l.strip_prefix("Groups:"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let etc_group = std::fs::read_to_string(format!("/proc/{pid}/root/etc/group")).unwrap();
+    let image_groups: Vec<&str> = etc_group
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.len() == 4 && f[3].split(',').any(|m| m == "root")).then_some(f[2])
+        })
+        .collect();
+    assert!(groups.contains(&"4000"), "{groups:?}");
+    for g in &image_groups {
+        assert!(groups.contains(g), "image group {g} missing: {groups:?}");
+    }
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert!(
-        node.sandboxes("sysctl").await.is_empty(),
-        "sysctl pod reached containerd"
-    );
-    assert!(
-        node.sandboxes("userns").await.is_empty(),
-        "userns pod reached containerd"
-    );
+    for name in ["sysctl", "hugepages", "strict"] {
+        assert!(
+            node.sandboxes(name).await.is_empty(),
+            "{name} pod reached containerd"
+        );
+    }
     assert_eq!(node.running("normal").await.len(), 1);
     node.cleanup().await;
 }

@@ -242,6 +242,7 @@ impl NodeStatusManager {
                 .runtime_state
                 .runtime_errors(&self.source.health_checks()),
             network_errors: self.runtime_state.network_errors(),
+            runtime_features: self.runtime_state.runtime_features(),
             memory_pressure: false,
             disk_pressure: false,
             pid_pressure: false,

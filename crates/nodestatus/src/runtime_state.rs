@@ -5,7 +5,7 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use kubelet_container::{RuntimeCondition, RuntimeStatus};
+use kubelet_container::{RuntimeCondition, RuntimeFeatures, RuntimeStatus};
 use tokio::time::Instant;
 
 /// `maxWaitForContainerRuntime`: the runtime is "down" when its status was last good
@@ -24,6 +24,7 @@ struct Inner {
     last_base_runtime_sync: Option<Instant>,
     network_error: Option<String>,
     runtime_error: Option<String>,
+    runtime_features: Option<RuntimeFeatures>,
 }
 
 /// Upstream `runtimeState` (the parts node status reads).
@@ -59,6 +60,7 @@ impl RuntimeState {
                 last_base_runtime_sync: None,
                 network_error: Some(ERR_NETWORK_UNKNOWN.to_string()),
                 runtime_error: None,
+                runtime_features: None,
             }),
         }
     }
@@ -103,7 +105,13 @@ impl RuntimeState {
             return;
         }
         inner.runtime_error = None;
+        inner.runtime_features = s.features;
         inner.last_base_runtime_sync = Some(Instant::now());
+    }
+
+    /// `runtimeFeatures`: what the runtime reported in its last ready status.
+    pub fn runtime_features(&self) -> Option<RuntimeFeatures> {
+        self.lock().runtime_features
     }
 
     /// `runtimeErrors`, given the results of the health checks.
@@ -176,6 +184,7 @@ mod tests {
         s.update_runtime_up(
             Ok(RuntimeStatus {
                 conditions: vec![cond("RuntimeReady", true), cond("NetworkReady", false)],
+                features: None,
             }),
             true,
         );
@@ -195,7 +204,7 @@ mod tests {
             ["PLEG is not healthy: pleg was last seen active 3m1s ago; threshold is 3m0s"]
         );
 
-        s.update_runtime_up(Ok(RuntimeStatus { conditions: vec![] }), true);
+        s.update_runtime_up(Ok(RuntimeStatus::default()), true);
         assert_eq!(
             s.network_errors(),
             ["container runtime network not ready: <nil>"]

@@ -4,8 +4,8 @@
 //! Events the setters record are collected in [`SetterContext::events`].
 //!
 //! Not set (no such subsystem yet): device plugin resources, `VolumesInUse`,
-//! `runtimeHandlers` and `features` (gates `RecursiveReadOnlyMounts`,
-//! `UserNamespacesSupport`, `SupplementalGroupsPolicy`), swap capacity (`NodeSwap`),
+//! `runtimeHandlers` (gates `RecursiveReadOnlyMounts`, `UserNamespacesSupport`), swap
+//! capacity (`NodeSwap`),
 //! `declaredFeatures`, the container manager's soft requirements, the node shutdown
 //! manager's errors.
 
@@ -15,7 +15,7 @@ use std::net::IpAddr;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{
     ContainerImage, DaemonEndpoint, Node, NodeAddress, NodeCondition, NodeDaemonEndpoints,
-    NodeStatus, NodeSystemInfo,
+    NodeFeatures, NodeStatus, NodeSystemInfo,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -27,7 +27,7 @@ use kubelet_cm::capacity::{
 };
 use kubelet_cm::capacity_from_machine_info;
 use kubelet_container::events::reasons as events;
-use kubelet_container::{EventType, Image};
+use kubelet_container::{EventType, Image, RuntimeFeatures};
 
 use crate::config::NodeStatusConfig;
 use crate::runtime_state::aggregate;
@@ -70,6 +70,8 @@ pub struct SetterInputs {
     pub runtime_errors: Vec<String>,
     /// `runtimeState.networkErrors()`, flattened.
     pub network_errors: Vec<String>,
+    /// `runtimeState.runtimeFeatures()`.
+    pub runtime_features: Option<RuntimeFeatures>,
     /// `evictionManager.IsUnderMemoryPressure()` (no eviction manager yet: false).
     pub memory_pressure: bool,
     /// `evictionManager.IsUnderDiskPressure()`.
@@ -498,6 +500,18 @@ pub fn go_runtime(node: &mut Node) {
     info.architecture = go_arch().to_string();
 }
 
+/// `NodeFeatures`: `status.features.supplementalGroupsPolicy` from the runtime's
+/// features; left as it is while the runtime reports none (gate `SupplementalGroupsPolicy`
+/// is GA and locked on).
+pub fn node_features(node: &mut Node, ctx: &SetterContext<'_>) {
+    let Some(features) = ctx.inputs.runtime_features else {
+        return;
+    };
+    status(node).features = Some(NodeFeatures {
+        supplemental_groups_policy: Some(features.supplemental_groups_policy),
+    });
+}
+
 /// `ReadyCondition`: `KubeletReady` or `KubeletNotReady` with the runtime, network and
 /// missing-capacity errors aggregated as `utilerrors` does; the transition time is kept
 /// while the status stays; `NodeReady`/`NodeNotReady` events on a change.
@@ -679,6 +693,7 @@ pub fn set_node_status(node: &mut Node, ctx: &mut SetterContext<'_>) {
         tracing::error!(err = %e, node = %name, "Failed to set some node status fields");
     }
     go_runtime(node);
+    node_features(node, ctx);
     memory_pressure_condition(node, ctx);
     disk_pressure_condition(node, ctx);
     pid_pressure_condition(node, ctx);

@@ -217,6 +217,7 @@ fn ready_status() -> RuntimeStatus {
             ready(RuntimeStatus::RUNTIME_READY),
             ready(RuntimeStatus::NETWORK_READY),
         ],
+        features: None,
     }
 }
 
@@ -258,6 +259,15 @@ impl FakeNodeStatusSource {
         self.update(|s| s.runtime_status = Ok(ready_status()));
     }
 
+    /// The runtime reports `features` in its (ready) status.
+    pub fn set_runtime_features(&self, features: Option<kubelet_container::RuntimeFeatures>) {
+        self.update(|s| {
+            if let Ok(status) = &mut s.runtime_status {
+                status.features = features;
+            }
+        });
+    }
+
     /// The runtime is ready, its network is not (`NetworkReady=false` with `reason`,
     /// `message`), as a CRI `Status` says while no CNI configuration is installed.
     pub fn set_network_not_ready(&self, reason: &str, message: &str) {
@@ -273,6 +283,7 @@ impl FakeNodeStatusSource {
                     condition(RuntimeStatus::RUNTIME_READY, true),
                     condition(RuntimeStatus::NETWORK_READY, false),
                 ],
+                features: None,
             });
         });
     }

@@ -333,6 +333,7 @@ fn inputs(now: Timestamp) -> SetterInputs {
         images: Ok(Vec::new()),
         runtime_errors: Vec::new(),
         network_errors: Vec::new(),
+        runtime_features: None,
         memory_pressure: false,
         disk_pressure: false,
         pid_pressure: false,
@@ -1214,4 +1215,52 @@ async fn after_a_failed_update_the_api_server_is_read_not_the_stale_informer() {
         !calls.iter().any(|c| c.starts_with("get node")),
         "{calls:?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn node_features_follow_the_runtime_features() {
+    let e = env();
+    // containerd 1.6 reports no features: no `status.features`.
+    e.manager.update_runtime_up().await;
+    let node = e.manager.initial_node().await;
+    assert_eq!(json_of(&node)["status"].get("features"), None);
+
+    e.source
+        .set_runtime_features(Some(kubelet_container::RuntimeFeatures {
+            supplemental_groups_policy: true,
+        }));
+    e.manager.update_runtime_up().await;
+    let node = e.manager.initial_node().await;
+    assert_eq!(
+        json_of(&node)["status"]["features"],
+        serde_json::json!({"supplementalGroupsPolicy": true})
+    );
+
+    e.source
+        .set_runtime_features(Some(kubelet_container::RuntimeFeatures::default()));
+    e.manager.update_runtime_up().await;
+    let node = e.manager.initial_node().await;
+    assert_eq!(
+        json_of(&node)["status"]["features"],
+        serde_json::json!({"supplementalGroupsPolicy": false})
+    );
+}
+
+#[test]
+fn node_features_are_kept_while_the_runtime_reports_none() {
+    let c = cfg();
+    let mut node = Node {
+        status: Some(k8s_openapi::api::core::v1::NodeStatus {
+            features: Some(k8s_openapi::api::core::v1::NodeFeatures {
+                supplemental_groups_policy: Some(true),
+            }),
+            ..Default::default()
+        }),
+        ..Node::default()
+    };
+    let before = node.clone();
+    run_setter(&c, &inputs(start_time()), &host(), &mut node, |n, ctx| {
+        crate::setters::node_features(n, ctx)
+    });
+    assert_eq!(node, before);
 }

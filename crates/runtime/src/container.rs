@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Container, Pod};
-use kubelet_container::{ContainerId, ContainerState, Status};
+use kubelet_container::{ContainerId, ContainerState, ContainerUser, LinuxContainerUser, Status};
 use kubelet_cri::v1::{
     self as cri, ContainerConfig, ContainerMetadata, ImageSpec, KeyValue, LinuxContainerConfig,
     NamespaceMode,
@@ -248,6 +248,7 @@ pub fn to_kube_container_status(
         image_runtime_handler: image.map(|i| i.runtime_handler.clone()).unwrap_or_default(),
         hash: annotated.hash,
         restart_count: annotated.restart_count,
+        user: s.user.as_ref().map(to_kube_container_user),
         ..Status::default()
     };
     if state != ContainerState::Created {
@@ -279,6 +280,17 @@ pub fn to_kube_container_status(
         }
     }
     status
+}
+
+/// `toKubeContainerUser` (`kuberuntime_container_linux.go`).
+fn to_kube_container_user(u: &cri::ContainerUser) -> ContainerUser {
+    ContainerUser {
+        linux: u.linux.as_ref().map(|l| LinuxContainerUser {
+            uid: l.uid,
+            gid: l.gid,
+            supplemental_groups: l.supplemental_groups.clone(),
+        }),
+    }
 }
 
 /// `getTerminationMessage`: reads up to 4096 bytes of the file mounted at the termination

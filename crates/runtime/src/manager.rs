@@ -15,7 +15,7 @@ use kubelet_container::events::EventRecorder;
 use kubelet_container::runtime::PodStateProvider;
 use kubelet_container::{
     Backoff, Clock, ContainerGcPolicy, ContainerId, Pod, PodStatus, PodSyncResult, Runtime,
-    RuntimeCondition, RuntimeError, RuntimeStatus, RuntimeVersion,
+    RuntimeCondition, RuntimeError, RuntimeFeatures, RuntimeStatus, RuntimeVersion,
 };
 use kubelet_cri::{CriError, ImageService, RuntimeService};
 
@@ -250,6 +250,10 @@ impl Runtime for KubeGenericRuntimeManager {
                     message: c.message,
                 })
                 .collect(),
+            // `toKubeRuntimeStatus`.
+            features: resp.features.map(|f| RuntimeFeatures {
+                supplemental_groups_policy: f.supplemental_groups_policy,
+            }),
         })
     }
 

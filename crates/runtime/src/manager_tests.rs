@@ -1147,3 +1147,98 @@ async fn file_key_ref_reads_the_empty_dir_or_fails_the_container() {
     };
     assert_eq!(c.config.envs, [want]);
 }
+
+/// The CRI `supplemental_groups_policy` of the first sandbox and of its first container.
+fn cri_supplemental_groups_policies(env: &Env) -> (i32, i32) {
+    let sandbox = env.runtime.sandboxes()[0].config.linux.clone();
+    let container = env.runtime.containers()[0].config.linux.clone();
+    (
+        sandbox
+            .and_then(|l| l.security_context)
+            .unwrap()
+            .supplemental_groups_policy,
+        container
+            .and_then(|l| l.security_context)
+            .unwrap()
+            .supplemental_groups_policy,
+    )
+}
+
+fn with_supplemental_groups_policy(policy: &str) -> ApiPod {
+    let mut p = pod(vec![busybox("app")], vec![]);
+    p.spec.as_mut().unwrap().security_context =
+        Some(k8s_openapi::api::core::v1::PodSecurityContext {
+            run_as_user: Some(1000),
+            run_as_group: Some(3000),
+            supplemental_groups: Some(vec![4000]),
+            supplemental_groups_policy: Some(policy.into()),
+            ..Default::default()
+        });
+    p
+}
+
+#[tokio::test]
+async fn supplemental_groups_policy_reaches_the_runtime_and_the_user_comes_back() {
+    use kubelet_cri::v1::SupplementalGroupsPolicy;
+    let env = Env::new();
+    env.runtime.with_state(|s| {
+        s.features = Some(kubelet_cri::v1::RuntimeFeatures {
+            supplemental_groups_policy: true,
+        });
+    });
+    let m = env.manager().await;
+    let features = kubelet_container::Runtime::status(&m)
+        .await
+        .unwrap()
+        .features;
+    assert_eq!(
+        features,
+        Some(kubelet_container::RuntimeFeatures {
+            supplemental_groups_policy: true
+        })
+    );
+    let (result, status) = sync(&env, &m, &with_supplemental_groups_policy("Strict")).await;
+    assert!(result.error().is_none(), "{result:?}");
+    let strict = SupplementalGroupsPolicy::Strict as i32;
+    assert_eq!(cri_supplemental_groups_policies(&env), (strict, strict));
+    let user = running(&status, "app").user.and_then(|u| u.linux).unwrap();
+    assert_eq!(
+        (user.uid, user.gid, user.supplemental_groups),
+        (1000, 3000, vec![3000, 4000])
+    );
+}
+
+#[tokio::test]
+async fn without_the_runtime_feature_no_user_is_reported() {
+    let env = Env::new();
+    let m = env.manager().await;
+    assert_eq!(
+        kubelet_container::Runtime::status(&m)
+            .await
+            .unwrap()
+            .features,
+        None
+    );
+    let (result, status) = sync(&env, &m, &with_supplemental_groups_policy("Merge")).await;
+    assert!(result.error().is_none(), "{result:?}");
+    let merge = kubelet_cri::v1::SupplementalGroupsPolicy::Merge as i32;
+    assert_eq!(cri_supplemental_groups_policies(&env), (merge, merge));
+    assert_eq!(running(&status, "app").user, None);
+}
+
+#[tokio::test]
+async fn an_unknown_supplemental_groups_policy_fails_the_sandbox_as_upstream() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let (result, _) = sync(&env, &m, &with_supplemental_groups_policy("Loose")).await;
+    let failure = result.failures().next().unwrap();
+    assert_eq!(failure.error, Some(SyncErrorKind::CreatePodSandbox));
+    assert!(
+        failure
+            .message
+            .ends_with("unsupported supplementalGroupsPolicy: Loose"),
+        "{}",
+        failure.message
+    );
+    assert!(env.runtime.sandboxes().is_empty());
+}

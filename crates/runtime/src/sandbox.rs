@@ -18,7 +18,7 @@ use crate::error::RuntimeManagerError;
 use crate::helper::RuntimeHelper;
 use crate::labels::{new_pod_annotations, new_pod_labels};
 use crate::resources::{ResourceSettings, overhead_resources, sandbox_resources};
-use crate::security::{namespaces_for_pod, selinux_option};
+use crate::security::{namespaces_for_pod, selinux_option, supplemental_groups_policy};
 
 /// `BuildPodLogsDirectory`: `<podLogsDir>/<namespace>_<name>_<uid>`.
 pub fn pod_logs_directory(pod_logs_root: &Path, namespace: &str, name: &str, uid: &str) -> PathBuf {
@@ -115,7 +115,7 @@ fn linux_config(
     helper: &dyn RuntimeHelper,
     settings: &ResourceSettings,
     pod: &Pod,
-) -> LinuxPodSandboxConfig {
+) -> Result<LinuxPodSandboxConfig, RuntimeManagerError> {
     let pod_sc = pod.spec.as_ref().and_then(|s| s.security_context.as_ref());
     let mut sc = LinuxSandboxSecurityContext {
         privileged: has_privileged_container(pod),
@@ -139,6 +139,7 @@ fn linux_config(
         sc.supplemental_groups
             .extend(p.supplemental_groups.iter().flatten());
     }
+    sc.supplemental_groups_policy = supplemental_groups_policy(pod_sc)?;
     let sysctls = pod_sc
         .and_then(|p| p.sysctls.as_ref())
         .map(|s| {
@@ -147,13 +148,13 @@ fn linux_config(
                 .collect()
         })
         .unwrap_or_default();
-    LinuxPodSandboxConfig {
+    Ok(LinuxPodSandboxConfig {
         cgroup_parent: helper.get_pod_cgroup_parent(pod),
         security_context: Some(sc),
         sysctls,
         resources: Some(sandbox_resources(settings, pod)),
         overhead: Some(overhead_resources(settings, pod)),
-    }
+    })
 }
 
 /// `generatePodSandboxConfig`.
@@ -195,6 +196,6 @@ pub fn generate_pod_sandbox_config(
         .flat_map(|s| s.containers.iter())
         .flat_map(make_port_mappings)
         .collect();
-    config.linux = Some(linux_config(helper, settings, pod));
+    config.linux = Some(linux_config(helper, settings, pod)?);
     Ok(config)
 }

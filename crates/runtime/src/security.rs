@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{
 use kubelet_cri::v1::security_profile::ProfileType;
 use kubelet_cri::v1::{
     Capability, Int64Value, LinuxContainerSecurityContext, NamespaceMode, NamespaceOption,
-    SeLinuxOption, SecurityProfile,
+    SeLinuxOption, SecurityProfile, SupplementalGroupsPolicy,
 };
 
 use crate::error::RuntimeManagerError;
@@ -142,6 +142,25 @@ fn apparmor_profile(
     })
 }
 
+/// The CRI value of `spec.securityContext.supplementalGroupsPolicy` (upstream
+/// `runtimeapi.SupplementalGroupsPolicy_value` lookup in `determineEffectiveSecurityContext`
+/// and `generatePodSandboxLinuxConfig`): `Merge` (the CRI default) when unset, an error
+/// for a value CRI does not know.
+pub fn supplemental_groups_policy(
+    pod_sc: Option<&PodSecurityContext>,
+) -> Result<i32, RuntimeManagerError> {
+    let Some(policy) = pod_sc.and_then(|p| p.supplemental_groups_policy.as_deref()) else {
+        return Ok(SupplementalGroupsPolicy::Merge as i32);
+    };
+    SupplementalGroupsPolicy::from_str_name(policy)
+        .map(|p| p as i32)
+        .ok_or_else(|| {
+            RuntimeManagerError::InvalidPod(format!(
+                "unsupported supplementalGroupsPolicy: {policy}"
+            ))
+        })
+}
+
 /// `determineEffectiveSecurityContext`: the container's Linux security context with pod-level
 /// defaults, namespaces, supplemental groups, no-new-privs and masked paths.
 pub fn container_security_context(
@@ -194,6 +213,7 @@ pub fn container_security_context(
             .and_then(|s| s.read_only_root_filesystem)
             .unwrap_or(false),
         supplemental_groups: groups,
+        supplemental_groups_policy: supplemental_groups_policy(pod_sc)?,
         no_new_privs: sc.and_then(|s| s.allow_privilege_escalation) == Some(false),
         masked_paths: paths(&DEFAULT_MASKED_PATHS),
         readonly_paths: paths(&DEFAULT_READONLY_PATHS),

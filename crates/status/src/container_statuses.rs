@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::core::v1::{
     Container, ContainerState as ApiState, ContainerStateRunning, ContainerStateTerminated,
-    ContainerStateWaiting, ContainerStatus, Pod as ApiPod, ResourceRequirements,
+    ContainerStateWaiting, ContainerStatus, ContainerUser, LinuxContainerUser, Pod as ApiPod,
+    ResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -104,6 +105,20 @@ fn convert_one(cs: &Status, old: Option<&ContainerStatus>) -> ContainerStatus {
         state: Some(state),
         volume_mounts: old.and_then(|o| o.volume_mounts.clone()),
         ..ContainerStatus::default()
+    }
+}
+
+/// The identity the runtime reports for the container's first process (upstream
+/// `convertContainerStatusUser`).
+fn convert_container_status_user(u: &kubelet_container::ContainerUser) -> ContainerUser {
+    ContainerUser {
+        linux: u.linux.as_ref().map(|l| LinuxContainerUser {
+            uid: l.uid,
+            gid: l.gid,
+            // A Go nil slice: omitted when empty.
+            supplemental_groups: (!l.supplemental_groups.is_empty())
+                .then(|| l.supplemental_groups.clone()),
+        }),
     }
 }
 
@@ -330,6 +345,8 @@ pub fn convert_to_api_container_statuses(input: &ConvertInput<'_>) -> Vec<Contai
                 .as_ref()
                 .and_then(|r| r.requests.clone());
         }
+        // `convertContainerStatusUser` (gate SupplementalGroupsPolicy, GA).
+        status.user = cs.user.as_ref().map(convert_container_status_user);
         if *count == 0 {
             statuses.insert(cs.name.clone(), status);
         } else if let Some(newest) = statuses.get_mut(&cs.name) {

@@ -1212,3 +1212,44 @@ fn first_ready_status_is_the_timelines_ready_step() {
     assert_eq!(t.steps.iter().filter(|s| s.step == Step::Ready).count(), 1);
     assert_eq!(t.first(Step::Ready).cloned(), ready);
 }
+
+#[test]
+fn container_user_is_reported_as_the_runtime_gives_it() {
+    let p = pod("Always", &["a", "b"]);
+    let mut with_user = rt("a", "c1", ContainerState::Running, 0);
+    with_user.user = Some(kubelet_container::ContainerUser {
+        linux: Some(kubelet_container::LinuxContainerUser {
+            uid: 1000,
+            gid: 3000,
+            supplemental_groups: vec![3000, 4000],
+        }),
+    });
+    let mut no_groups = rt("b", "c2", ContainerState::Running, 0);
+    no_groups.user = Some(kubelet_container::ContainerUser {
+        linux: Some(kubelet_container::LinuxContainerUser::default()),
+    });
+    let out = convert(
+        &p,
+        &runtime_status(vec![with_user, no_groups], true),
+        &[],
+        &ReasonCache::new(10),
+    );
+    let json = serde_json::to_value(&out).unwrap();
+    assert_eq!(
+        json[0]["user"],
+        serde_json::json!({"linux": {"uid": 1000, "gid": 3000, "supplementalGroups": [3000, 4000]}})
+    );
+    assert_eq!(
+        json[1]["user"],
+        serde_json::json!({"linux": {"uid": 0, "gid": 0}})
+    );
+
+    // A runtime that does not report it (containerd 1.6): no `user`.
+    let out = convert(
+        &p,
+        &runtime_status(vec![rt("a", "c1", ContainerState::Running, 0)], true),
+        &[],
+        &ReasonCache::new(10),
+    );
+    assert!(out.iter().all(|s| s.user.is_none()));
+}

@@ -42,14 +42,22 @@ pub fn admit_handlers(
 }
 
 /// The node a standalone kubelet describes (upstream `initialNode`), also what admission
-/// uses in API server mode until the Node object exists (`getNodeAnyWay`).
+/// uses in API server mode until the Node object exists (`getNodeAnyWay`). Its
+/// `status.features` are those of the runtime's `Status` at start (upstream refreshes
+/// them every 5 s; a runtime's features do not change while it runs).
 pub fn initial_node(deps: &KubeletDeps<'_>) -> NodeInfo {
-    NodeInfo::standalone(
-        &deps.node_name,
-        &deps.node_name,
-        &deps.server.flags.node_labels,
-        allocatable(deps),
-    )
+    NodeInfo {
+        supplemental_groups_policy: deps
+            .runtime
+            .features
+            .is_some_and(|f| f.supplemental_groups_policy),
+        ..NodeInfo::standalone(
+            &deps.node_name,
+            &deps.node_name,
+            &deps.server.flags.node_labels,
+            allocatable(deps),
+        )
+    }
 }
 
 /// The node's allocatable pods, CPU and memory (upstream node status setters:

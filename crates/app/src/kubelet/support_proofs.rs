@@ -71,6 +71,7 @@ async fn runtime_settings(s: &KubeletServer, endpoint: &str) -> RuntimeManagerSe
             ),
             version: Default::default(),
             cgroup_driver: CgroupDriver::Cgroupfs,
+            features: None,
         },
         configz: Configz::new(serde_json::json!({})),
         clients: None,

@@ -26,6 +26,7 @@ pub use runtime::FakeRuntimeService;
 pub use runtime_state::{
     ExecSyncHandler, FAKE_POD_SANDBOX_IP, FAKE_RUNTIME_NAME, FAKE_STREAMING_URL, FAKE_VERSION,
     FakeContainer, FakePodSandbox, FakeRuntimeState, build_container_name, build_sandbox_name,
+    fake_container_user,
 };
 
 use crate::error::CriResult;

@@ -206,8 +206,12 @@ impl RuntimeService for FakeRuntimeService {
             let msg = format!("failed to reserve container name {id:?}: name is reserved");
             return Err(fake_err(M, tonic::Code::AlreadyExists, msg));
         }
+        let mut status = new_container_status(&id, config, sandbox_config);
+        if st.features.is_some_and(|f| f.supplemental_groups_policy) {
+            status.user = Some(fake_container_user(config));
+        }
         let container = FakeContainer {
-            status: new_container_status(&id, config, sandbox_config),
+            status,
             sandbox_id: sandbox_id.to_owned(),
             config: config.clone(),
         };
@@ -380,6 +384,7 @@ impl RuntimeService for FakeRuntimeService {
             .unwrap_or_else(ready_runtime_status);
         Ok(StatusResponse {
             status: Some(status),
+            features: self.lock().features,
             ..Default::default()
         })
     }

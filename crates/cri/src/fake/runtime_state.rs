@@ -58,6 +58,10 @@ pub struct FakeRuntimeState {
     pub version: Option<VersionResponse>,
     /// Answer of Status; `None` means RuntimeReady and NetworkReady both true.
     pub status: Option<RuntimeStatus>,
+    /// `features` of the Status answer; `None` (a runtime reporting none, like
+    /// containerd 1.6) by default. With `supplemental_groups_policy` set, containers
+    /// report their `user` as [`fake_container_user`] computes it.
+    pub features: Option<RuntimeFeatures>,
     /// Linux section of RuntimeConfig (the cgroup driver); `None` answers without one.
     pub linux_config: Option<LinuxRuntimeConfiguration>,
     /// Stats per container ID (containers without an entry get attributes only).
@@ -156,6 +160,36 @@ pub fn now_nanos() -> i64 {
             Ok(_) => return next,
             Err(current) => last = current,
         }
+    }
+}
+
+/// The `user` a runtime implementing `SupplementalGroupsPolicy` reports for a container
+/// created with `config`. The fake has no image `/etc/group`: the uid and gid are
+/// `run_as_user` and `run_as_group` (0 when unset), the supplemental groups the gid then
+/// the configured ones (what both policies give for an image without group entries).
+pub fn fake_container_user(config: &ContainerConfig) -> ContainerUser {
+    let sc = config
+        .linux
+        .as_ref()
+        .and_then(|l| l.security_context.as_ref());
+    let uid = sc
+        .and_then(|s| s.run_as_user.as_ref())
+        .map_or(0, |v| v.value);
+    let gid = sc
+        .and_then(|s| s.run_as_group.as_ref())
+        .map_or(0, |v| v.value);
+    let mut supplemental_groups = vec![gid];
+    for g in sc.iter().flat_map(|s| s.supplemental_groups.iter()) {
+        if !supplemental_groups.contains(g) {
+            supplemental_groups.push(*g);
+        }
+    }
+    ContainerUser {
+        linux: Some(LinuxContainerUser {
+            uid,
+            gid,
+            supplemental_groups,
+        }),
     }
 }
 

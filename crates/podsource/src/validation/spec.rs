@@ -11,6 +11,8 @@ const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 const DNS_POLICIES: &[&str] = &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
 const TOLERATION_OPERATORS: &[&str] = &["Equal", "Exists"];
 const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
+/// `validSupplementalGroupsPolicies`.
+const SUPPLEMENTAL_GROUPS_POLICIES: &[&str] = &["Merge", "Strict"];
 
 pub(super) fn validate_pod_spec(spec: &PodSpec) -> ErrorList {
     let mut errs = ErrorList::default();
@@ -50,6 +52,7 @@ pub(super) fn validate_pod_spec(spec: &PodSpec) -> ErrorList {
     errs.extend(validate_host_ports(init, &spec.containers));
 
     errs.extend(validate_policies(spec));
+    errs.extend(validate_supplemental_groups_policy(spec));
     errs.extend(validate_dns_names(spec));
     errs.extend(validate_pod_host_name(spec));
     errs.extend(validate_durations(spec));
@@ -120,6 +123,25 @@ fn validate_pod_host_name(spec: &PodSpec) -> ErrorList {
     }
     for msg in is_dns1123_subdomain(name) {
         errs.push(FieldError::invalid(field, name, msg));
+    }
+    errs
+}
+
+/// `validateSupplementalGroupsPolicy` (from `ValidatePodSecurityContext`).
+fn validate_supplemental_groups_policy(spec: &PodSpec) -> ErrorList {
+    let mut errs = ErrorList::default();
+    let policy = spec
+        .security_context
+        .as_ref()
+        .and_then(|sc| sc.supplemental_groups_policy.as_deref());
+    if let Some(p) = policy
+        && !SUPPLEMENTAL_GROUPS_POLICIES.contains(&p)
+    {
+        errs.push(FieldError::not_supported(
+            "spec.securityContext.supplementalGroupsPolicy",
+            p,
+            SUPPLEMENTAL_GROUPS_POLICIES,
+        ));
     }
     errs
 }

@@ -375,3 +375,18 @@ fn hostname_override_as_upstream_validates_it() {
             .any(|e| e.starts_with("spec.hostnameOverride: Invalid value: \"\""))
     );
 }
+
+#[test]
+fn supplemental_groups_policy_is_merge_or_strict() {
+    let pod =
+        |policy: &str| format!("  securityContext:\n    supplementalGroupsPolicy: {policy}\n{OK}");
+    for policy in ["Merge", "Strict"] {
+        assert_eq!(errors(&pod(policy)), Vec::<String>::new(), "{policy}");
+    }
+    assert_eq!(
+        errors(&pod("Loose")),
+        [
+            "spec.securityContext.supplementalGroupsPolicy: Unsupported value: \"Loose\": supported values: \"Merge\", \"Strict\""
+        ]
+    );
+}
