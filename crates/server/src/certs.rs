@@ -76,6 +76,30 @@ pub fn can_read_cert_and_key(paths: &CertKeyPaths) -> Result<bool, TlsError> {
     }
 }
 
+/// [`can_read_cert_and_key`] under a shared `flock` of the certificate's directory (when it
+/// exists), so that a pair another kubelet is writing ([`write_self_signed`]) is seen either
+/// whole or not at all.
+pub fn can_read_cert_and_key_consistently(paths: &CertKeyPaths) -> Result<bool, TlsError> {
+    let dir = cert_dir_of(paths);
+    let Ok(lock) = File::open(dir) else {
+        return can_read_cert_and_key(paths);
+    };
+    lock.lock_shared().map_err(|source| TlsError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    can_read_cert_and_key(paths)
+}
+
+/// The directory whose `flock` guards the self-signed pair: the certificate's.
+fn cert_dir_of(paths: &CertKeyPaths) -> &Path {
+    paths
+        .cert
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// A generated certificate chain and key, PEM-encoded.
 pub struct SelfSigned {
     /// Leaf then CA.
@@ -133,45 +157,81 @@ pub fn generate_self_signed(host: &str, ips: &[IpAddr]) -> Result<SelfSigned, rc
     })
 }
 
+/// Writes `data` to `path` with `mode` through a temporary file renamed over it, so a reader
+/// never sees half a file.
 fn write_file(path: &Path, data: &[u8], mode: u32) -> Result<(), TlsError> {
     let io = |source| TlsError::Write {
         path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(io)?;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let written = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(mode)
+            .open(&tmp)?;
+        // `mode` only applies on creation (and through the umask); set it as it is.
+        f.set_permissions(fs::Permissions::from_mode(mode))?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
     }
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(path)
-        .map_err(io)?;
-    // `mode` only applies on creation; an existing file gets it too.
-    f.set_permissions(fs::Permissions::from_mode(mode))
-        .map_err(io)?;
-    f.write_all(data).map_err(io)?;
-    f.sync_all().map_err(io)
+    written.map_err(io)
 }
 
-/// Generates the self-signed pair for `hostname` (plus `ips`) and writes it to `paths`.
+/// Generates the self-signed pair for `hostname` (plus `ips`) and writes it to `paths`,
+/// unless another process wrote a readable pair there first.
+///
+/// Beyond upstream (which generates and writes without any lock): the check and the writes
+/// happen under an exclusive `flock` of the certificate's directory and each file is
+/// replaced at once, so kubelets started together on one `--cert-dir` (as tests do) never
+/// load one's certificate with the other's key.
 pub fn write_self_signed(
     paths: &CertKeyPaths,
     hostname: &str,
     ips: &[IpAddr],
 ) -> Result<(), TlsError> {
+    let dir = cert_dir_of(paths);
+    let io = |source| TlsError::Write {
+        path: dir.to_path_buf(),
+        source,
+    };
+    fs::create_dir_all(dir).map_err(io)?;
+    if let Some(key_dir) = paths.key.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(key_dir).map_err(|source| TlsError::Write {
+            path: key_dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let lock = File::open(dir).map_err(io)?;
+    lock.lock().map_err(io)?;
+    if can_read_cert_and_key(paths)? {
+        tracing::info!(
+            cert = %paths.cert.display(),
+            key = %paths.key.display(),
+            "Using self-signed cert written by another process"
+        );
+        return Ok(());
+    }
     let generated = generate_self_signed(hostname, ips).map_err(|e| TlsError::Generate {
         host: hostname.to_string(),
         reason: e.to_string(),
     })?;
-    write_file(&paths.cert, generated.cert_pem.as_bytes(), 0o644)?;
     write_file(&paths.key, generated.key_pem.as_bytes(), 0o600)?;
+    write_file(&paths.cert, generated.cert_pem.as_bytes(), 0o644)?;
     tracing::info!(
         cert = %paths.cert.display(),
         key = %paths.key.display(),
         "Using self-signed cert"
     );
+    // The lock goes with `lock`.
     Ok(())
 }
 

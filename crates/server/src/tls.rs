@@ -48,7 +48,8 @@ impl ResolvesServerCert for ServingCertResolver {
 }
 
 use crate::certs::{
-    CertKeyPaths, can_read_cert_and_key, cert_key_paths, load_certs, load_key, write_self_signed,
+    CertKeyPaths, can_read_cert_and_key_consistently, cert_key_paths, load_certs, load_key,
+    write_self_signed,
 };
 use crate::ciphers::{TlsFlagError, TlsVersion, parse_cipher_suites, parse_min_version};
 
@@ -286,7 +287,7 @@ pub fn prepare_tls(
     let (paths, defaulted) =
         cert_key_paths(s.cert_file.as_deref(), s.key_file.as_deref(), &s.cert_dir)?;
     let bootstrap = s.server_tls_bootstrap;
-    let generate = !bootstrap && defaulted && !can_read_cert_and_key(&paths)?;
+    let generate = !bootstrap && defaulted && !can_read_cert_and_key_consistently(&paths)?;
     let client_verifier = client_ca_file
         .map(|ca| client_verifier(ca, provider.clone()))
         .transpose()?;
@@ -529,6 +530,44 @@ mod tests {
         assert_eq!(v, vec![&rustls::version::TLS13]);
     }
 
+    /// Kubelets started together on one `--cert-dir` (the parallel tests of a fresh machine)
+    /// each decide to generate the missing pair; every one must end up serving a matching
+    /// certificate and key, and the directory must hold one pair. Before the directory lock,
+    /// one kubelet loaded another's certificate with its own key (`KeyMismatch`).
+    #[test]
+    fn kubelets_generating_one_pair_at_once_all_load_a_matching_pair() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = TlsSettings {
+            cert_dir: tmp.path().join("pki"),
+            hostname: "node1".into(),
+            ..Default::default()
+        };
+        let prepared: Vec<_> = (0..8).map(|_| prepare_tls(&s, None).unwrap()).collect();
+        assert!(prepared.iter().all(|p| p.generate));
+        let barrier = std::sync::Barrier::new(prepared.len());
+        std::thread::scope(|scope| {
+            for p in &prepared {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    barrier.wait();
+                    p.server_config("node1", &[]).unwrap();
+                });
+            }
+        });
+        let names: Vec<_> = std::fs::read_dir(tmp.path().join("pki"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        let mut names = names;
+        names.sort();
+        assert_eq!(names, ["kubelet.crt", "kubelet.key"]);
+        certified_key(
+            &prepared[0].paths,
+            &rustls::crypto::ring::default_provider(),
+        )
+        .unwrap();
+    }
+
     #[test]
     fn bad_client_ca_names_the_file() {
         let tmp = tempfile::tempdir().unwrap();
@@ -617,7 +656,10 @@ mod tests {
         assert_eq!(first.as_ref(), load_certs(&paths.cert).unwrap()[0].as_ref());
         prepared.server_config("ignored", &[]).unwrap();
 
-        write_self_signed(&paths, "second", &[]).unwrap();
+        // A new pair over the old one (write_self_signed keeps a readable pair).
+        let second_pair = crate::certs::generate_self_signed("second", &[]).unwrap();
+        std::fs::write(&paths.key, second_pair.key_pem).unwrap();
+        std::fs::write(&paths.cert, second_pair.cert_pem).unwrap();
         tokio::time::timeout(std::time::Duration::from_secs(10), rx.changed())
             .await
             .unwrap()
