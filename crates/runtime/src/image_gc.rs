@@ -539,7 +539,7 @@ impl RealImageGcManager {
                         pinned: i.pinned,
                     })
                     .collect();
-                images.sort_by(|a, b| b.size.cmp(&a.size));
+                images.sort_by_key(|i| std::cmp::Reverse(i.size));
                 *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = images;
             }
             Err(e) => tracing::info!(err = %e, "Failed to update image list"),
