@@ -74,28 +74,53 @@ fn import_image(env: &RuntimeEnv, dir: &Path, tag: &str, size: usize) -> String 
     name
 }
 
-fn remove_test_images(env: &RuntimeEnv) {
-    for line in ctr(env, &["images", "ls", "-q"]).lines() {
-        if line.starts_with(REPO) {
-            ctr(env, &["images", "rm", line]);
+async fn cri_images(env: &RuntimeEnv) -> kubelet_cri::RemoteImageService {
+    kubelet_cri::RemoteImageService::connect(&env.endpoint, Duration::from_secs(30))
+        .await
+        .unwrap()
+}
+
+/// Removes this test's images (all their references, as CRI `RemoveImage` does), left over
+/// by a failed run.
+async fn remove_test_images(env: &RuntimeEnv) {
+    use kubelet_cri::ImageService;
+    let cri = cri_images(env).await;
+    for image in cri.list_images(None).await.unwrap() {
+        if image.repo_tags.iter().any(|t| t.starts_with(REPO)) {
+            let spec = kubelet_cri::v1::ImageSpec {
+                image: image.id,
+                ..Default::default()
+            };
+            cri.remove_image(&spec).await.unwrap();
         }
     }
 }
 
-fn names(env: &RuntimeEnv) -> Vec<String> {
-    ctr(env, &["images", "ls", "-q"])
-        .lines()
-        .filter(|l| !l.starts_with("sha256:"))
-        .map(str::to_string)
-        .collect()
+/// The runtime's images as CRI lists them: each image's tags (an untagged image: its ID).
+async fn names(env: &RuntimeEnv) -> Vec<String> {
+    use kubelet_cri::ImageService;
+    let mut names: Vec<String> = cri_images(env)
+        .await
+        .list_images(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .flat_map(|i| {
+            if i.repo_tags.is_empty() {
+                vec![i.id]
+            } else {
+                i.repo_tags
+            }
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 /// The CRI image ID of `name`.
 async fn cri_image_id(env: &RuntimeEnv, name: &str) -> String {
     use kubelet_cri::ImageService;
-    let images = kubelet_cri::RemoteImageService::connect(&env.endpoint, Duration::from_secs(30))
-        .await
-        .unwrap();
+    let images = cri_images(env).await;
     let spec = kubelet_cri::v1::ImageSpec {
         image: name.to_string(),
         ..Default::default()
@@ -138,8 +163,8 @@ async fn unused_images_are_collected_past_the_high_threshold_in_use_and_sandbox_
     let _g = runtime_lock().await;
     let mut node = Node::new("rt-imagegc").await;
     let env = kubelet_e2e::runtime_env::ensure().unwrap();
-    remove_test_images(&env);
-    let shared: Vec<String> = names(&env);
+    remove_test_images(&env).await;
+    let shared: Vec<String> = names(&env).await;
     let foreign: Vec<&String> = shared
         .iter()
         .filter(|n| !(n.contains("/pause:") || n.contains("busybox:")))
@@ -247,7 +272,7 @@ spec:
     let mut want = ids[1..].to_vec();
     want.sort();
     assert_eq!(never_used, want);
-    let left = names(&env);
+    let left = names(&env).await;
     assert!(!left.iter().any(|n| n.starts_with(REPO)), "{left:?}");
     for kept in &shared {
         assert!(left.contains(kept), "{kept} was removed: {left:?}");
@@ -270,5 +295,5 @@ spec:
     // The pod still runs from the kept image.
     assert_eq!(node.running("keeper").await.len(), 1);
     node.cleanup().await;
-    remove_test_images(&env);
+    remove_test_images(&env).await;
 }

@@ -100,3 +100,38 @@ pub fn spawn_image_gc(
         }
     });
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::time::Duration as StdDuration;
+
+    use kubelet_apimachinery::Duration;
+
+    use super::*;
+
+    #[test]
+    fn policy_follows_the_configuration() {
+        let c = kubelet_config::KubeletConfiguration {
+            image_gc_high_threshold_percent: Some(90),
+            image_gc_low_threshold_percent: Some(50),
+            image_minimum_gc_age: Duration::from_std(StdDuration::from_secs(30)),
+            image_maximum_gc_age: Duration::from_std(StdDuration::from_secs(3600)),
+            ..Default::default()
+        };
+        assert_eq!(
+            policy(&c),
+            ImageGcPolicy {
+                high_threshold_percent: 90,
+                low_threshold_percent: 50,
+                min_age: StdDuration::from_secs(30),
+                max_age: StdDuration::from_secs(3600),
+            }
+        );
+        let off = kubelet_config::KubeletConfiguration {
+            image_gc_high_threshold_percent: Some(100),
+            ..Default::default()
+        };
+        assert!(policy(&off).disabled());
+    }
+}
