@@ -22,6 +22,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use jiff::Timestamp;
 use kubelet_container::events::{EventType, node_ref, reasons};
+use kubelet_container::runtime::Image;
 use kubelet_container::{Clock, EventRecorder, Runtime};
 use kubelet_cri::ImageService;
 use kubelet_cri::v1::ImageSpec;
@@ -160,21 +161,6 @@ impl SandboxImageSource for NoSandboxImage {
     async fn sandbox_image(&self) -> Option<String> {
         None
     }
-}
-
-/// An image on the node as the image cache keeps it (upstream `container.Image`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Image {
-    /// Image ID.
-    pub id: String,
-    /// Tags.
-    pub repo_tags: Vec<String>,
-    /// Digests.
-    pub repo_digests: Vec<String>,
-    /// Size in bytes.
-    pub size: u64,
-    /// Pinned by the runtime.
-    pub pinned: bool,
 }
 
 /// Information about an image the manager tracks (upstream `imageRecord`).
@@ -532,6 +518,15 @@ impl RealImageGcManager {
                 let mut images: Vec<Image> = list
                     .into_iter()
                     .map(|i| Image {
+                        spec: kubelet_container::ImageSpec {
+                            image: i.id.clone(),
+                            runtime_handler: i
+                                .spec
+                                .as_ref()
+                                .map(|s| s.runtime_handler.clone())
+                                .unwrap_or_default(),
+                            annotations: Vec::new(),
+                        },
                         id: i.id,
                         repo_tags: i.repo_tags,
                         repo_digests: i.repo_digests,

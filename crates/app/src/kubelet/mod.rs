@@ -583,7 +583,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
     .await?;
     start_read_only_server(deps.server, &host, &deps.shutdown, &mut tasks).await?;
     if let Some(clients) = &deps.clients {
-        api::start_api_mode(&deps, clients, &kubelet, &mut tasks).await?;
+        api::start_api_mode(&deps, clients, &kubelet, image_gc.clone(), &mut tasks).await?;
     }
     Ok(RunningKubelet { tasks, kubelet })
 }
