@@ -201,6 +201,8 @@ pub mod reasons {
     pub const NODE_SHUTDOWN: &str = "Shutdown";
     pub const CONTAINER_GC_FAILED: &str = "ContainerGCFailed";
     pub const IMAGE_GC_FAILED: &str = "ImageGCFailed";
+    pub const FREE_DISK_SPACE_FAILED: &str = "FreeDiskSpaceFailed";
+    pub const INVALID_DISK_CAPACITY: &str = "InvalidDiskCapacity";
     pub const FAILED_NODE_ALLOCATABLE_ENFORCEMENT: &str = "FailedNodeAllocatableEnforcement";
     pub const SUCCESSFUL_NODE_ALLOCATABLE_ENFORCEMENT: &str = "NodeAllocatableEnforced";
     pub const SANDBOX_CHANGED: &str = "SandboxChanged";

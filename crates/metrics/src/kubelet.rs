@@ -91,6 +91,8 @@ pub struct KubeletMetrics {
     pub runtime_operations_duration: HistogramVec,
     /// `kubelet_runtime_operations_errors_total{operation_type}`.
     pub runtime_operations_errors: CounterVec,
+    /// `kubelet_image_garbage_collected_total{reason}` (`age`, `space`).
+    pub image_garbage_collected_total: CounterVec,
     /// `kubelet_evictions{eviction_signal}` (no eviction manager yet: stays empty, issue #10).
     pub evictions: CounterVec,
     /// `kubelet_running_pods`.
@@ -349,6 +351,12 @@ impl KubeletMetrics {
                 "Cumulative number of runtime operation errors by operation type.",
                 ALPHA,
                 op,
+            )?,
+            image_garbage_collected_total: b.counter_vec(
+                "kubelet_image_garbage_collected_total",
+                "Total number of images garbage collected by the kubelet, whether through disk usage or image age.",
+                ALPHA,
+                &["reason"],
             )?,
             evictions: b.counter_vec(
                 "kubelet_evictions",

@@ -27,6 +27,7 @@
 //! | [`volume_ownership`] | `volume/volume_linux.go` (`SetVolumeOwnership` for fsGroup)       |
 //! | [`dns`]        | `kubelet/network/dns/dns.go`, `GeneratePodHostNameAndDomain`            |
 //! | [`image`]      | `kubelet/images/image_manager.go`, `puller.go`                          |
+//! | [`image_gc`]   | `kubelet/images/image_gc_manager.go` (`realImageGCManager`)             |
 //! | [`image_ref`]  | `parsers.ParseImageName`, `applyDefaultImageTag`, pull policy           |
 //! | [`keyring`]    | `credentialprovider` keyring over `imagePullSecrets`                    |
 //! | [`lifecycle`]  | `kubelet/lifecycle/handlers.go` (exec/httpGet/sleep hooks)              |
@@ -54,6 +55,7 @@ pub mod gc;
 pub mod helper;
 pub mod hosts;
 pub mod image;
+pub mod image_gc;
 pub mod image_ref;
 pub mod instrumented_services;
 pub mod keyring;

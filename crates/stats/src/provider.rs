@@ -350,6 +350,23 @@ impl SummaryProvider {
         blocking(move || r.summary(image_fs, view)).await?
     }
 
+    /// `ImageFsStats`: the image filesystem and the container filesystem (the image one
+    /// when the runtime names none), what image garbage collection reads.
+    pub async fn image_fs_stats(&self) -> Result<(FsStats, FsStats), StatsError> {
+        let resp = self
+            .images
+            .image_fs_info()
+            .await
+            .map_err(|e| StatsError::Runtime(e.to_string()))?;
+        let r = self.host.clone();
+        let (image, container) = blocking(move || {
+            let mut sc = r.scrape(Want::SUMMARY);
+            sc.image_fs_stats(&resp)
+        })
+        .await??;
+        Ok((image.unwrap_or_default(), container.unwrap_or_default()))
+    }
+
     /// `GetCPUAndMemoryStats`: node, system containers and pods, CPU and memory only.
     pub async fn get_cpu_and_memory_stats(&self) -> Result<Summary, StatsError> {
         self.cpu_and_memory(Want::CPU_AND_MEMORY).await
@@ -387,7 +404,7 @@ impl SummaryProvider {
     /// The image of the runtime's sandboxes, which cAdvisor reads from containerd's container
     /// metadata: from the runtime's verbose status (containerd's `config` `sandboxImage`, or
     /// `pinned_images` `sandbox`), asked until the runtime answers; empty when it says none.
-    async fn sandbox_image(&self) -> String {
+    pub async fn sandbox_image(&self) -> String {
         let image = self
             .sandbox_image
             .get_or_try_init(|| async {

@@ -16,6 +16,7 @@ struct Env {
     provider: SummaryProvider,
     host: Arc<FakeHostFs>,
     runtime: Arc<FakeRuntimeService>,
+    images: Arc<FakeImageService>,
     now: Arc<Mutex<i64>>,
     container_id: String,
     other_id: String,
@@ -224,7 +225,7 @@ async fn env_opts(psi: bool, with_volumes: bool) -> Env {
         },
         ProviderSources {
             runtime: runtime.clone(),
-            images,
+            images: images.clone(),
             cgroups: CgroupReader::new(host.clone(), CgroupVersion::V1),
             host: host.clone(),
             fs,
@@ -237,6 +238,7 @@ async fn env_opts(psi: bool, with_volumes: bool) -> Env {
         provider,
         host,
         runtime,
+        images,
         now,
         container_id: c1,
         other_id: c2,
@@ -326,6 +328,41 @@ async fn summary_from_cgroups_and_the_runtime() {
     );
     assert_eq!(web.process_stats.as_ref().unwrap().process_count, Some(2));
     let _ = (&e.other_id, &e.runtime);
+}
+
+/// `ImageFsStats` for image garbage collection: the CRI image filesystem's usage with the
+/// capacity and availability of its mount point.
+#[tokio::test]
+async fn image_fs_stats_from_image_fs_info_and_the_mount_points_statfs() {
+    let e = env().await;
+    e.images.with_state(|st| {
+        st.fs_info = Some(kubelet_cri::v1::ImageFsInfoResponse {
+            image_filesystems: vec![FilesystemUsage {
+                timestamp: 5_000_000_000,
+                fs_id: Some(FilesystemIdentifier {
+                    mountpoint: "/var/lib/containerd".into(),
+                }),
+                used_bytes: Some(UInt64Value { value: 777 }),
+                inodes_used: None,
+            }],
+            container_filesystems: Vec::new(),
+        });
+    });
+    let (image, container) = e.provider.image_fs_stats().await.unwrap();
+    assert_eq!(image.capacity_bytes, Some(200_000));
+    assert_eq!(image.available_bytes, Some(60_000));
+    assert_eq!(image.used_bytes, Some(777));
+    assert_eq!(container, image, "no container filesystem: the image one");
+
+    e.images.with_state(|st| {
+        st.fs_info = Some(kubelet_cri::v1::ImageFsInfoResponse::default());
+    });
+    let err = e.provider.image_fs_stats().await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("imageFs information is unavailable"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ mod crash_loop;
 mod evented;
 pub mod host;
 mod housekeeping;
+mod image_gc;
 mod metrics;
 mod node_setup;
 mod pod_cgroups;
@@ -541,10 +542,14 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         );
     }
     node_setup::set_max_open_files(deps.server, deps.rlimits.as_ref());
+    let stats = stats::summary_provider(&deps, &b.kubelet);
+    let image_gc = image_gc::new_image_gc_manager(&deps, b.kubelet.runtime.clone(), &stats)?;
     let mut tasks = JoinSet::new();
     spawn_pleg(&deps, &b, &mut tasks);
     spawn_log_rotation(&deps, &b, &mut tasks);
+    // `StartGarbageCollection`, then `imageManager.Start` (`initializeModules`).
     spawn_container_gc(&deps, &b, &mut tasks);
+    image_gc::spawn_image_gc(&deps, &image_gc, &mut tasks);
     let Built {
         kubelet,
         pod_config,
@@ -565,7 +570,6 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         cancel.cancelled().await;
         drop(pod_config);
     });
-    let stats = stats::summary_provider(&deps, &kubelet);
     let host: kubelet_server::Host = Arc::new(
         host::KubeletHost::new(kubelet.clone(), deps.runtime.runtime.clone()).with_stats(stats),
     );
@@ -579,7 +583,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
     .await?;
     start_read_only_server(deps.server, &host, &deps.shutdown, &mut tasks).await?;
     if let Some(clients) = &deps.clients {
-        api::start_api_mode(&deps, clients, &kubelet, &mut tasks).await?;
+        api::start_api_mode(&deps, clients, &kubelet, image_gc.clone(), &mut tasks).await?;
     }
     Ok(RunningKubelet { tasks, kubelet })
 }

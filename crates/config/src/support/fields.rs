@@ -33,6 +33,15 @@ const RESOURCE_MANAGERS_REFUSED: &str =
 const QOS_CGROUP_LIMITS: &str =
     "crates/cm/src/qos.rs::v1_creates_hierarchy_in_mounted_controllers_and_sets_limits";
 
+// Image garbage collection (`crates/runtime/src/image_gc.rs`, issue #10 item 8).
+const IMAGE_GC_ORDER: &str = "crates/runtime/src/image_gc_tests.rs::free_space_removes_oldest_unused_first_and_never_in_use_or_pinned";
+const IMAGE_GC_AMOUNT: &str = "crates/runtime/src/image_gc_tests.rs::amount_to_free_is_down_to_the_low_threshold_and_only_over_the_high_one";
+const IMAGE_GC_DISABLED: &str = "crates/runtime/src/image_gc_tests.rs::high_threshold_100_without_maximum_age_disables_image_gc";
+const IMAGE_GC_MIN_AGE: &str =
+    "crates/runtime/src/image_gc_tests.rs::images_younger_than_the_minimum_age_are_kept";
+const IMAGE_GC_MAX_AGE: &str = "crates/runtime/src/image_gc_tests.rs::images_unused_longer_than_the_maximum_age_go_whatever_the_usage";
+const IMAGE_GC_REAL: &str = "crates/kubelet-rs/tests/image_gc_real.rs::unused_images_are_collected_past_the_high_threshold_in_use_and_sandbox_images_kept";
+
 const fn f(field: &'static str, flag: Option<&'static str>, support: Support) -> FieldSupport {
     FieldSupport {
         field,
@@ -396,24 +405,23 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "imageMinimumGCAge",
         Some("minimum-image-ttl-duration"),
-        ignored("never garbage-collects an unused image younger than this (default 2m)"),
+        done(&[IMAGE_GC_MIN_AGE, IMAGE_GC_REAL]),
     ),
-    f(
-        "imageMaximumGCAge",
-        None,
-        ignored("removes images unused for longer than this, whatever the disk usage"),
-    ),
+    f("imageMaximumGCAge", None, done(&[IMAGE_GC_MAX_AGE])),
     f(
         "imageGCHighThresholdPercent",
         Some("image-gc-high-threshold"),
-        ignored_even_default(
-            "removes unused images when the image filesystem is more than this full (default 85%), down to imageGCLowThresholdPercent (80%)",
-        ),
+        done(&[
+            IMAGE_GC_ORDER,
+            IMAGE_GC_AMOUNT,
+            IMAGE_GC_DISABLED,
+            IMAGE_GC_REAL,
+        ]),
     ),
     f(
         "imageGCLowThresholdPercent",
         Some("image-gc-low-threshold"),
-        ignored("frees the image filesystem down to this usage when image GC runs (default 80%)"),
+        done(&[IMAGE_GC_AMOUNT, IMAGE_GC_REAL]),
     ),
     f(
         "volumeStatsAggPeriod",

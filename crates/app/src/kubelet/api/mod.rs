@@ -39,10 +39,11 @@ pub(crate) async fn start_api_mode(
     deps: &KubeletDeps<'_>,
     clients: &Arc<KubeletClients>,
     kubelet: &Arc<Kubelet>,
+    images: Arc<dyn kubelet_runtime::image_gc::ImageGcManager>,
     tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
     pod_source::spawn_fast_static_pods_registration(kubelet, &deps.shutdown, tasks);
     status_sync::start_status_sync(clients, kubelet, deps.shutdown.clone(), tasks);
-    node_status::start_node_status(deps, clients, kubelet, tasks);
+    node_status::start_node_status(deps, clients, kubelet, images, tasks);
     Ok(())
 }

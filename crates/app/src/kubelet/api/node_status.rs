@@ -11,12 +11,12 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kubelet_client::KubeletClients;
 use kubelet_container::events::node_ref;
 use kubelet_container::{EventRecorder, Image, RealClock, Runtime, RuntimeStatus};
-use kubelet_cri::ImageService;
 use kubelet_nodestatus::runtime_state::HealthCheck;
 use kubelet_nodestatus::{
     KubeNodeApi, Machine, NodeApis, NodeEvent, NodeStatusConfig, NodeStatusSource, RealHostNetwork,
 };
 use kubelet_pleg::GenericPleg;
+use kubelet_runtime::image_gc::ImageGcManager;
 use tokio::task::JoinSet;
 
 use super::super::{Kubelet, KubeletDeps};
@@ -24,7 +24,8 @@ use super::super::{Kubelet, KubeletDeps};
 /// What node status reads, from the running kubelet.
 struct KubeletNodeStatusSource {
     runtime: Arc<dyn Runtime>,
-    image_service: Arc<dyn ImageService>,
+    /// The image manager's list cache (`GetImageList`).
+    images: Arc<dyn ImageGcManager>,
     pleg: Arc<GenericPleg>,
     /// cAdvisor's machine info is read once at start; so is ours.
     machine: Machine,
@@ -61,23 +62,8 @@ impl NodeStatusSource for KubeletNodeStatusSource {
     }
 
     async fn images(&self) -> Result<Vec<Image>, String> {
-        // Upstream's image manager lists them through the runtime (`ListImages`).
-        let images = self
-            .image_service
-            .list_images(None)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(images
-            .into_iter()
-            .map(|i| Image {
-                id: i.id,
-                repo_tags: i.repo_tags,
-                repo_digests: i.repo_digests,
-                size: i.size,
-                pinned: i.pinned,
-                ..Image::default()
-            })
-            .collect())
+        // `setNodeStatusImages`: the image manager's cache, refreshed every 30 s.
+        Ok(self.images.get_image_list())
     }
 
     fn health_checks(&self) -> Vec<HealthCheck> {
@@ -102,6 +88,7 @@ pub(crate) fn start_node_status(
     deps: &KubeletDeps<'_>,
     clients: &Arc<KubeletClients>,
     kubelet: &Arc<Kubelet>,
+    images: Arc<dyn ImageGcManager>,
     tasks: &mut JoinSet<()>,
 ) {
     let s = deps.server;
@@ -116,7 +103,7 @@ pub(crate) fn start_node_status(
     );
     let source = KubeletNodeStatusSource {
         runtime: kubelet.runtime.clone(),
-        image_service: deps.runtime.image.clone(),
+        images,
         pleg: kubelet.pleg.clone(),
         machine: Machine {
             info: deps.machine.clone(),
