@@ -98,6 +98,12 @@ pub struct NodeSpec {
     pub max_pods: Option<u32>,
     /// `registerWithTaints`, each `key[=value]:Effect` (`KRS_NODE_TAINTS`).
     pub taints: Vec<String>,
+    /// The `memory.available` hard eviction threshold (`KRS_NODE_MEMORY_AVAILABLE`;
+    /// `100Mi` when `None`).
+    pub memory_available: Option<String>,
+    /// More top-level `KubeletConfiguration` lines, e.g. `evictionPressureTransitionPeriod:
+    /// 60s` (`KRS_NODE_EXTRA_CONFIG`, one per line).
+    pub extra_config: Vec<String>,
 }
 
 impl NodeSpec {
@@ -110,6 +116,8 @@ impl NodeSpec {
             port: 10250,
             max_pods: None,
             taints: Vec::new(),
+            memory_available: None,
+            extra_config: Vec::new(),
         }
     }
 
@@ -137,6 +145,11 @@ impl NodeSpec {
             None => cmd.env_remove("KRS_NODE_MAX_PODS"),
         };
         cmd.env("KRS_NODE_TAINTS", self.taints.join(","));
+        match &self.memory_available {
+            Some(v) => cmd.env("KRS_NODE_MEMORY_AVAILABLE", v),
+            None => cmd.env_remove("KRS_NODE_MEMORY_AVAILABLE"),
+        };
+        cmd.env("KRS_NODE_EXTRA_CONFIG", self.extra_config.join("\n"));
         if let NodeKubelet::KubeletRs(bin) = &self.kubelet {
             cmd.env("KRS_KUBELET_RS_BIN", bin);
         }

@@ -138,7 +138,7 @@ failSwapOn: false
 # non-root users, under upstream's default nodefs 10 % / imagefs 15 %, which would put every
 # node under DiskPressure (taint, evictions). Every signal is listed, so none is disabled.
 evictionHard:
-  memory.available: 100Mi
+  memory.available: ${KRS_NODE_MEMORY_AVAILABLE:-100Mi}
   nodefs.available: 1Gi
   nodefs.inodesFree: 5%
   imagefs.available: 1Gi
@@ -153,6 +153,7 @@ resolvConf: /etc/resolv.conf
 imageGCHighThresholdPercent: 100
 staticPodPath: $dir/manifests
 ${KRS_NODE_MAX_PODS:+maxPods: $KRS_NODE_MAX_PODS}
+${KRS_NODE_EXTRA_CONFIG:-}
 $(krs_node_taints_yaml)
 EOF
   KRS_NODE_CONFIG_CHANGED=1
