@@ -101,6 +101,8 @@ pub struct NodeSpec {
     /// The `memory.available` hard eviction threshold (`KRS_NODE_MEMORY_AVAILABLE`;
     /// `100Mi` when `None`).
     pub memory_available: Option<String>,
+    /// More `evictionHard` entries, `(signal, value)` (`KRS_NODE_EVICTION_HARD`).
+    pub eviction_hard: Vec<(String, String)>,
     /// More top-level `KubeletConfiguration` lines, e.g. `evictionPressureTransitionPeriod:
     /// 60s` (`KRS_NODE_EXTRA_CONFIG`, one per line).
     pub extra_config: Vec<String>,
@@ -117,6 +119,7 @@ impl NodeSpec {
             max_pods: None,
             taints: Vec::new(),
             memory_available: None,
+            eviction_hard: Vec::new(),
             extra_config: Vec::new(),
         }
     }
@@ -150,6 +153,12 @@ impl NodeSpec {
             None => cmd.env_remove("KRS_NODE_MEMORY_AVAILABLE"),
         };
         cmd.env("KRS_NODE_EXTRA_CONFIG", self.extra_config.join("\n"));
+        let hard: Vec<String> = self
+            .eviction_hard
+            .iter()
+            .map(|(k, v)| format!("  {k}: {v}"))
+            .collect();
+        cmd.env("KRS_NODE_EVICTION_HARD", hard.join("\n"));
         if let NodeKubelet::KubeletRs(bin) = &self.kubelet {
             cmd.env("KRS_KUBELET_RS_BIN", bin);
         }

@@ -143,6 +143,7 @@ evictionHard:
   nodefs.inodesFree: 5%
   imagefs.available: 1Gi
   imagefs.inodesFree: 5%
+${KRS_NODE_EVICTION_HARD:-}
 # No CAP_SYS_RESOURCE here: the kubelet cannot lower its own oom_score_adj.
 oomScoreAdj: 0
 clusterDomain: cluster.local

@@ -555,7 +555,7 @@ impl ManagerImpl {
             REASON,
             message,
         );
-        tracing::debug!(pod = %pod_name(pod), message, "Evicting pod");
+        tracing::debug!(pod = %pod_name(pod), evict_msg = message, "Evicting pod");
         let status = EvictionStatus {
             reason: REASON.to_string(),
             message: message.to_string(),

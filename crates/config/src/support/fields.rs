@@ -648,6 +648,7 @@ pub static FIELDS: &[FieldSupport] = &[
         Some("eviction-hard"),
         done(&[
             EVICTION_REAL,
+            "crates/kubelet-rs/tests/cluster_eviction.rs::memory_available_signal_evicts_the_best_effort_hog",
             "crates/eviction/src/manager_tests.rs::memory_pressure_evicts_best_effort_and_holds_condition",
             "crates/eviction/src/manager_tests.rs::disk_pressure_reclaims_node_resources_first",
             "crates/eviction/src/manager_tests.rs::pid_pressure_evicts_by_process_count",
@@ -684,9 +685,7 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "evictionMinimumReclaim",
         Some("eviction-minimum-reclaim"),
-        done(&[
-            "crates/eviction/src/manager_tests.rs::min_reclaim_keeps_evicting_until_reclaimed",
-        ]),
+        done(&["crates/eviction/src/manager_tests.rs::min_reclaim_keeps_evicting_until_reclaimed"]),
     ),
     f(
         "mergeDefaultEvictionSettings",
