@@ -298,3 +298,53 @@ impl Kubelet {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::kubelet::test_config::server;
+    use kubelet_apimachinery::eviction::Signal;
+
+    /// `NewMainKubelet`'s `ParseThresholdConfig`: hard and soft thresholds, grace periods,
+    /// minimum reclaims, and the allocatable copy of the hard `memory.available` threshold
+    /// with `enforceNodeAllocatable: [pods]` (the default).
+    #[test]
+    fn eviction_config_parses_every_eviction_setting() {
+        let s = server(
+            "evictionHard:\n  memory.available: 200Mi\nevictionSoft:\n  nodefs.available: 20%\n\
+             evictionSoftGracePeriod:\n  nodefs.available: 1m\nevictionMinimumReclaim:\n  memory.available: 50Mi\n\
+             evictionMaxPodGracePeriod: 30\nevictionPressureTransitionPeriod: 45s\n",
+        );
+        let c = eviction_config(&s).unwrap();
+        let signals: Vec<(Signal, bool)> = c
+            .thresholds
+            .iter()
+            .map(|t| (t.signal, t.is_hard()))
+            .collect();
+        assert_eq!(
+            signals,
+            [
+                (Signal::MemoryAvailable, true),
+                (Signal::NodeFsAvailable, false),
+                (Signal::AllocatableMemoryAvailable, true),
+            ]
+        );
+        assert!(c.thresholds[0].min_reclaim.is_some());
+        assert_eq!(c.max_pod_grace_period_seconds, 30);
+        assert_eq!(c.pressure_transition_period, Duration::from_secs(45));
+    }
+
+    /// A soft threshold without its grace period stops the start with upstream's error.
+    #[test]
+    fn soft_threshold_without_grace_period_is_refused() {
+        let s = server("evictionSoft:\n  memory.available: 1Gi\n");
+        let err = eviction_config(&s).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "grace period must be specified for the soft eviction threshold memory.available"
+            ),
+            "{err}"
+        );
+    }
+}
