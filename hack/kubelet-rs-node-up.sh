@@ -10,7 +10,9 @@
 # kubelet-rs is built with `cargo build --release -p kubelet-rs` (into $CARGO_TARGET_DIR or
 # target/) unless KRS_KUBELET_RS_BIN names a binary to run.
 # Environment: KRS_RS_NODE (default krs-kubelet-rs), KRS_RS_NODE_IP (198.18.255.3, added to
-# lo), KRS_RS_KUBELET_PORT (10250), KRS_NODE_MAX_PODS, KRS_NODE_TAINTS, KRS_NODE_POD_SUBNET, plus
+# lo), KRS_RS_KUBELET_PORT (10250), KRS_NODE_MAX_PODS, KRS_NODE_TAINTS, KRS_NODE_MEMORY_AVAILABLE
+# (evictionHard memory.available), KRS_NODE_EVICTION_HARD
+# (more evictionHard lines), KRS_NODE_EXTRA_CONFIG (more config lines), KRS_NODE_POD_SUBNET, plus
 # hack/lib/cluster.sh's settings. Idempotent. Last lines of output: NODE_NAME=, NODE_DIR=,
 # CONTAINER_RUNTIME_ENDPOINT=, KUBECONFIG=. Stop with hack/kubelet-rs-node-down.sh.
 set -euo pipefail

@@ -10,7 +10,9 @@
 #
 #   --no-smoke   only start the kubelet and wait for the node to be Ready.
 # Environment: KRS_UPSTREAM_NODE (default krs-upstream), KRS_UPSTREAM_NODE_IP (198.18.255.2,
-# added to lo), KRS_UPSTREAM_KUBELET_PORT (10250), KRS_NODE_MAX_PODS, KRS_NODE_TAINTS,
+# added to lo), KRS_UPSTREAM_KUBELET_PORT (10250), KRS_NODE_MAX_PODS, KRS_NODE_TAINTS, KRS_NODE_MEMORY_AVAILABLE
+# (evictionHard memory.available), KRS_NODE_EVICTION_HARD
+# (more evictionHard lines), KRS_NODE_EXTRA_CONFIG (more config lines),
 # KRS_NODE_POD_SUBNET,
 # plus hack/lib/cluster.sh's settings. A second upstream node runs beside it with another
 # name and IP, e.g. KRS_UPSTREAM_NODE=krs-upstream2 KRS_UPSTREAM_NODE_IP=198.18.255.4.

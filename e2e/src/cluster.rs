@@ -98,6 +98,14 @@ pub struct NodeSpec {
     pub max_pods: Option<u32>,
     /// `registerWithTaints`, each `key[=value]:Effect` (`KRS_NODE_TAINTS`).
     pub taints: Vec<String>,
+    /// The `memory.available` hard eviction threshold (`KRS_NODE_MEMORY_AVAILABLE`;
+    /// `100Mi` when `None`).
+    pub memory_available: Option<String>,
+    /// More `evictionHard` entries, `(signal, value)` (`KRS_NODE_EVICTION_HARD`).
+    pub eviction_hard: Vec<(String, String)>,
+    /// More top-level `KubeletConfiguration` lines, e.g. `evictionPressureTransitionPeriod:
+    /// 60s` (`KRS_NODE_EXTRA_CONFIG`, one per line).
+    pub extra_config: Vec<String>,
 }
 
 impl NodeSpec {
@@ -110,6 +118,9 @@ impl NodeSpec {
             port: 10250,
             max_pods: None,
             taints: Vec::new(),
+            memory_available: None,
+            eviction_hard: Vec::new(),
+            extra_config: Vec::new(),
         }
     }
 
@@ -137,6 +148,17 @@ impl NodeSpec {
             None => cmd.env_remove("KRS_NODE_MAX_PODS"),
         };
         cmd.env("KRS_NODE_TAINTS", self.taints.join(","));
+        match &self.memory_available {
+            Some(v) => cmd.env("KRS_NODE_MEMORY_AVAILABLE", v),
+            None => cmd.env_remove("KRS_NODE_MEMORY_AVAILABLE"),
+        };
+        cmd.env("KRS_NODE_EXTRA_CONFIG", self.extra_config.join("\n"));
+        let hard: Vec<String> = self
+            .eviction_hard
+            .iter()
+            .map(|(k, v)| format!("  {k}: {v}"))
+            .collect();
+        cmd.env("KRS_NODE_EVICTION_HARD", hard.join("\n"));
         if let NodeKubelet::KubeletRs(bin) = &self.kubelet {
             cmd.env("KRS_KUBELET_RS_BIN", bin);
         }

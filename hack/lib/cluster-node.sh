@@ -138,11 +138,12 @@ failSwapOn: false
 # non-root users, under upstream's default nodefs 10 % / imagefs 15 %, which would put every
 # node under DiskPressure (taint, evictions). Every signal is listed, so none is disabled.
 evictionHard:
-  memory.available: 100Mi
+  memory.available: ${KRS_NODE_MEMORY_AVAILABLE:-100Mi}
   nodefs.available: 1Gi
   nodefs.inodesFree: 5%
   imagefs.available: 1Gi
   imagefs.inodesFree: 5%
+${KRS_NODE_EVICTION_HARD:-}
 # No CAP_SYS_RESOURCE here: the kubelet cannot lower its own oom_score_adj.
 oomScoreAdj: 0
 clusterDomain: cluster.local
@@ -153,6 +154,7 @@ resolvConf: /etc/resolv.conf
 imageGCHighThresholdPercent: 100
 staticPodPath: $dir/manifests
 ${KRS_NODE_MAX_PODS:+maxPods: $KRS_NODE_MAX_PODS}
+${KRS_NODE_EXTRA_CONFIG:-}
 $(krs_node_taints_yaml)
 EOF
   KRS_NODE_CONFIG_CHANGED=1

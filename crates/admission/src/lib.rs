@@ -154,6 +154,14 @@ impl PodAdmitHandlers {
         Ok(handlers)
     }
 
+    /// Inserts a handler at `index` (0 runs first); the kubelet puts the eviction admit
+    /// handler right after the unsupported-feature check, where upstream's `NewMainKubelet`
+    /// puts it first.
+    pub fn insert(&mut self, index: usize, handler: impl PodAdmitHandler + 'static) {
+        let index = index.min(self.handlers.len());
+        self.handlers.insert(index, Box::new(handler));
+    }
+
     /// Runs every handler until one rejects (upstream `canAdmitPod`); an admitting result
     /// may name pods to preempt.
     pub fn can_admit_pod(&self, attrs: &PodAdmitAttributes<'_>) -> PodAdmitResult {

@@ -93,6 +93,8 @@ pub fn check_startable(
     let auth = startup::build_auth_step(s)?;
     let machine = startup::machine_info(fs)?;
     let node_config = startup::container_manager_config(s, &machine)?;
+    // `NewMainKubelet`'s `ParseThresholdConfig` of every eviction setting.
+    crate::kubelet::eviction_config(s)?;
     startup::check_resource_managers(s)?;
     startup::check_swap(s, fs, host)?;
     let mut warnings = Vec::new();

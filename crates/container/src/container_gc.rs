@@ -67,6 +67,18 @@ impl ContainerGc {
         }
     }
 
+    /// Upstream `DeleteAllUnusedContainers` (node-level reclaim under disk pressure): a round
+    /// that also removes the dead containers and sandboxes of pods that still exist.
+    pub async fn delete_all_unused_containers(
+        &self,
+        sources_ready: bool,
+    ) -> Result<(), crate::runtime::RuntimeError> {
+        tracing::info!("Attempting to delete unused containers");
+        self.runtime
+            .garbage_collect(&self.policy, sources_ready, true)
+            .await
+    }
+
     /// Asks the loop for an extra round as soon as the current one (if any) is done; several
     /// triggers before it runs make one round.
     pub fn trigger(&self) {
@@ -133,5 +145,13 @@ mod tests {
         tokio::time::sleep(CONTAINER_GC_PERIOD).await;
         assert_eq!(gc_calls(&rt), 3, "and the period goes on");
         task.abort();
+    }
+
+    #[tokio::test]
+    async fn delete_all_unused_containers_evicts_non_deleted_pods() {
+        let rt = Arc::new(FakeRuntime::new());
+        let gc = ContainerGc::new(rt.clone(), ContainerGcPolicy::default());
+        gc.delete_all_unused_containers(true).await.unwrap();
+        assert_eq!(rt.calls(), ["GarbageCollect(evictNonDeletedPods)"]);
     }
 }

@@ -346,8 +346,11 @@ impl Runtime for FakeRuntime {
         &self,
         _policy: &ContainerGcPolicy,
         _ready: bool,
-        _evict: bool,
+        evict: bool,
     ) -> Result<(), RuntimeError> {
+        if evict {
+            return self.record("GarbageCollect(evictNonDeletedPods)");
+        }
         self.record("GarbageCollect")
     }
 

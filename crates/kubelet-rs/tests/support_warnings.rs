@@ -15,12 +15,14 @@ fn expected(log: &str) {
         "kubeletCgroups (--kubelet-cgroups) is set to ",
         "/kubelet",
         "but has no effect in kubelet-rs; the upstream kubelet moves the kubelet process into this cgroup",
-        "evictionHard (--eviction-hard) has no effect in kubelet-rs, also at its default",
+        "registryPullQPS (--registry-qps) has no effect in kubelet-rs, also at its default",
         "--image-credential-provider-config is set but has no effect in kubelet-rs",
     ] {
         assert!(log.contains(line), "missing warning {line:?} in:\n{log}");
     }
     assert!(!log.contains("maxPods"), "{log}");
+    // The eviction manager acts on evictionHard as upstream's does.
+    assert!(!log.contains("evictionHard (--eviction-hard)"), "{log}");
 }
 
 #[test]

@@ -93,8 +93,10 @@ pub struct KubeletMetrics {
     pub runtime_operations_errors: CounterVec,
     /// `kubelet_image_garbage_collected_total{reason}` (`age`, `space`).
     pub image_garbage_collected_total: CounterVec,
-    /// `kubelet_evictions{eviction_signal}` (no eviction manager yet: stays empty, issue #10).
+    /// `kubelet_evictions{eviction_signal}` (the eviction manager, `kubelet-eviction`).
     pub evictions: CounterVec,
+    /// `kubelet_eviction_stats_age_seconds{eviction_signal}`.
+    pub eviction_stats_age: HistogramVec,
     /// `kubelet_running_pods`.
     pub running_pod_count: Gauge,
     /// `kubelet_running_containers{container_state}`.
@@ -362,6 +364,13 @@ impl KubeletMetrics {
                 "kubelet_evictions",
                 "Cumulative number of pod evictions by eviction signal",
                 ALPHA,
+                &["eviction_signal"],
+            )?,
+            eviction_stats_age: b.histogram_vec(
+                "kubelet_eviction_stats_age_seconds",
+                "Time between when stats are collected, and when pod is evicted based on those stats by eviction signal",
+                ALPHA,
+                &DEF_BUCKETS,
                 &["eviction_signal"],
             )?,
             running_container_count: b.gauge_vec(

@@ -42,8 +42,8 @@ pub use fake::FakeNodeApi;
 pub use lease::LeaseController;
 pub use node_status::NodeStatusManager;
 pub use source::{
-    FakeHostNetwork, FakeNodeStatusSource, HostNetwork, Machine, NodeEvent, NodeStatusSource,
-    RealHostNetwork,
+    FakeHostNetwork, FakeNodeStatusSource, HostNetwork, Machine, NodeEvent, NodePressure,
+    NodeStatusSource, RealHostNetwork,
 };
 
 /// The API calls, one per client (upstream uses the main client to register, the

@@ -231,6 +231,7 @@ impl NodeStatusManager {
 
     /// What the setters read, now.
     pub async fn gather_inputs(&self) -> SetterInputs {
+        let pressure = self.source.pressure();
         SetterInputs {
             now: self.clock.now(),
             machine: self.source.machine(),
@@ -243,9 +244,9 @@ impl NodeStatusManager {
                 .runtime_errors(&self.source.health_checks()),
             network_errors: self.runtime_state.network_errors(),
             runtime_features: self.runtime_state.runtime_features(),
-            memory_pressure: false,
-            disk_pressure: false,
-            pid_pressure: false,
+            memory_pressure: pressure.memory,
+            disk_pressure: pressure.disk,
+            pid_pressure: pressure.pid,
         }
     }
 

@@ -51,6 +51,22 @@ pub trait NodeStatusSource: Send + Sync {
     fn health_checks(&self) -> Vec<HealthCheck>;
     /// Record an event about the node.
     fn record_event(&self, event: NodeEvent);
+    /// The eviction manager's pressure (upstream `evictionManager.IsUnderMemoryPressure`,
+    /// `IsUnderDiskPressure`, `IsUnderPIDPressure`); none without one.
+    fn pressure(&self) -> NodePressure {
+        NodePressure::default()
+    }
+}
+
+/// Which pressure conditions the eviction manager reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodePressure {
+    /// `MemoryPressure`.
+    pub memory: bool,
+    /// `DiskPressure`.
+    pub disk: bool,
+    /// `PIDPressure`.
+    pub pid: bool,
 }
 
 /// The host's network, as node addresses need it.
@@ -203,6 +219,7 @@ pub struct FakeSourceState {
     pub images: Result<Vec<Image>, String>,
     pub health_checks: Vec<HealthCheck>,
     pub events: Vec<NodeEvent>,
+    pub pressure: NodePressure,
 }
 
 /// A CRI status with `RuntimeReady` and `NetworkReady` true.
@@ -241,6 +258,7 @@ impl FakeNodeStatusSource {
                 images: Ok(Vec::new()),
                 health_checks: vec![("PLEG".into(), Ok(()))],
                 events: Vec::new(),
+                pressure: NodePressure::default(),
             })),
         }
     }
@@ -322,5 +340,8 @@ impl NodeStatusSource for FakeNodeStatusSource {
     }
     fn record_event(&self, event: NodeEvent) {
         self.get(|s| s.events.push(event));
+    }
+    fn pressure(&self) -> NodePressure {
+        self.get(|s| s.pressure)
     }
 }

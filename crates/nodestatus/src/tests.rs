@@ -1264,3 +1264,44 @@ fn node_features_are_kept_while_the_runtime_reports_none() {
     });
     assert_eq!(node, before);
 }
+
+/// The eviction manager's pressure (the source's `pressure`) drives the three pressure
+/// conditions, with upstream's reasons and events.
+#[tokio::test(start_paused = true)]
+async fn eviction_manager_pressure_reaches_the_conditions() {
+    let e = env();
+    e.manager.update_runtime_up().await;
+    e.source.update(|s| {
+        s.pressure = crate::NodePressure {
+            memory: true,
+            disk: true,
+            pid: false,
+        }
+    });
+    let node = e.manager.initial_node().await;
+    assert_eq!(
+        texts(condition(&node, "MemoryPressure")),
+        (
+            "True",
+            "KubeletHasInsufficientMemory",
+            "kubelet has insufficient memory available"
+        )
+    );
+    assert_eq!(
+        texts(condition(&node, "DiskPressure")),
+        (
+            "True",
+            "KubeletHasDiskPressure",
+            "kubelet has disk pressure"
+        )
+    );
+    assert_eq!(condition(&node, "PIDPressure").status, "False");
+    let events = e.source.take_events();
+    assert!(
+        events.contains(
+            &"Normal NodeHasInsufficientMemory: Node krs-unit status is now: NodeHasInsufficientMemory"
+                .to_string()
+        ),
+        "{events:?}"
+    );
+}

@@ -27,9 +27,10 @@ use super::{Kubelet, KubeletDeps};
 pub fn admit_handlers(
     deps: &KubeletDeps<'_>,
     node: Arc<dyn NodeGetter>,
+    eviction: Arc<kubelet_eviction::ManagerImpl>,
 ) -> Result<PodAdmitHandlers, AdmissionError> {
     let c = &deps.server.config;
-    PodAdmitHandlers::new(AdmissionConfig {
+    let mut handlers = PodAdmitHandlers::new(AdmissionConfig {
         allowed_unsafe_sysctls: &c.allowed_unsafe_sysctls,
         kernel_version: &deps.machine.kernel_version,
         node,
@@ -38,7 +39,11 @@ pub fn admit_handlers(
             .feature_gates
             .enabled_by_name("TaintTolerationComparisonOperators")
             .unwrap_or(false),
-    })
+    })?;
+    // Upstream adds the eviction admit handler first; kubelet-rs's unsupported-feature
+    // check stays in front of every handler.
+    handlers.insert(1, kubelet_eviction::EvictionAdmitHandler(eviction));
+    Ok(handlers)
 }
 
 /// The node a standalone kubelet describes (upstream `initialNode`), also what admission

@@ -9,6 +9,8 @@ mod api;
 mod container_logs;
 mod crash_loop;
 mod evented;
+mod eviction;
+pub use eviction::eviction_config;
 pub mod host;
 mod housekeeping;
 mod image_gc;
@@ -138,6 +140,8 @@ pub struct Kubelet {
     pub allocation: Arc<allocation::AllocationManager>,
     /// The resources the runtime last applied to running containers.
     pub actuated: Arc<kubelet_runtime::resize::ActuatedState>,
+    /// The eviction manager (`kubelet-eviction`): node pressure, evictions, its admit handler.
+    pub eviction_manager: Arc<kubelet_eviction::ManagerImpl>,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     worker_count: AtomicUsize,
@@ -250,6 +254,7 @@ struct Built {
     sources: Vec<tokio::task::JoinHandle<()>>,
     inputs: sync_loop::SyncLoopInputs,
     pleg_tx: tokio::sync::mpsc::Sender<kubelet_pleg::PodLifecycleEvent>,
+    eviction: eviction::Eviction,
 }
 
 /// `NewMainKubelet`: runtime manager, PLEG, status manager, pod workers, pod manager.
@@ -361,6 +366,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         runtime.clone(),
         runtime_setup::gc_policy(server),
     ));
+    let eviction = eviction::new_manager(deps)?;
     let kubelet = Arc::new(Kubelet {
         pod_manager: PodManager::default(),
         pod_workers,
@@ -380,6 +386,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
                 node_lister.clone(),
                 admission::initial_node(deps),
             )),
+            eviction.manager.clone(),
         )
         .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
         node_lister,
@@ -391,6 +398,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         probe_manager,
         allocation,
         actuated,
+        eviction_manager: eviction.manager.clone(),
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         worker_count: AtomicUsize::new(0),
@@ -406,6 +414,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
             probes: probe_updates,
         },
         pleg_tx,
+        eviction,
     })
 }
 
@@ -555,6 +564,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         pod_config,
         sources,
         inputs,
+        eviction,
         ..
     } = b;
     pod_cgroups::spawn_qos_updates(&kubelet, deps.shutdown.clone(), &mut tasks);
@@ -570,6 +580,14 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         cancel.cancelled().await;
         drop(pod_config);
     });
+    eviction::start(
+        &eviction,
+        &kubelet,
+        stats.clone(),
+        image_gc.clone(),
+        deps.shutdown.clone(),
+        &mut tasks,
+    );
     let host: kubelet_server::Host = Arc::new(
         host::KubeletHost::new(kubelet.clone(), deps.runtime.runtime.clone()).with_stats(stats),
     );

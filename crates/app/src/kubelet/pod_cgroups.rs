@@ -308,15 +308,6 @@ impl kubelet_runtime::resize::PodCgroupConfig for PodCgroups {
     }
 }
 
-/// Upstream `GetActivePods`: the pod manager's pods, inactive ones left out.
-fn active_pods(kl: &Kubelet) -> Vec<Arc<ApiPod>> {
-    kl.pod_manager
-        .pods()
-        .into_iter()
-        .filter(|p| !kl.is_pod_inactive(p))
-        .collect()
-}
-
 /// The QoS container manager's `Start` tail: the active pods are the kubelet's, and the
 /// QoS cgroups are updated at once and every minute (`periodicQOSCgroupUpdateInterval`).
 pub fn spawn_qos_updates(
@@ -330,7 +321,7 @@ pub fn spawn_qos_updates(
     let weak: Weak<Kubelet> = Arc::downgrade(kubelet);
     pc.set_active_pods(Box::new(move || {
         weak.upgrade()
-            .map(|kl| active_pods(&kl))
+            .map(|kl| kl.active_pods())
             .unwrap_or_default()
     }));
     tasks.spawn(async move {

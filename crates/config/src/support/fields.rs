@@ -7,6 +7,7 @@ use super::{FieldSupport, Support, as_upstream, done, ignored, ignored_even_defa
 
 // Proofs shared by several fields.
 // Node registration, status and lease (`crates/nodestatus`, issue #7).
+const EVICTION_REAL: &str = "crates/kubelet-rs/tests/cluster_eviction.rs::best_effort_memory_hog_is_evicted_guaranteed_pod_keeps_running";
 const INITIAL_NODE: &str = "crates/nodestatus/src/tests.rs::initial_node_has_labels_taints_capacity_allocatable_and_node_info";
 const NODE_E2E: &str =
     "e2e/tests/cluster_nodestatus.rs::node_registers_reports_status_and_keeps_its_lease";
@@ -653,36 +654,46 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "evictionHard",
         Some("eviction-hard"),
-        ignored_even_default(
-            "evicts pods when a threshold is crossed (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%); kubelet-rs has no eviction manager (it only subtracts `memory.available` from the allocatable memory pod admission checks, as upstream does)",
-        ),
+        done(&[
+            EVICTION_REAL,
+            "crates/kubelet-rs/tests/cluster_eviction.rs::memory_available_signal_evicts_the_best_effort_hog",
+            "crates/eviction/src/manager_tests.rs::memory_pressure_evicts_best_effort_and_holds_condition",
+            "crates/eviction/src/manager_tests.rs::disk_pressure_reclaims_node_resources_first",
+            "crates/eviction/src/manager_tests.rs::pid_pressure_evicts_by_process_count",
+            "crates/eviction/src/helpers_tests.rs::thresholds_met_with_and_without_min_reclaim",
+            "crates/app/src/kubelet/support_proofs.rs::admission_allocatable_follows_reserved_and_eviction_settings",
+        ]),
     ),
     f(
         "evictionSoft",
         Some("eviction-soft"),
-        ignored("evicts pods when a threshold stays crossed for its grace period"),
+        done(&["crates/eviction/src/manager_tests.rs::soft_threshold_waits_for_grace_period"]),
     ),
     f(
         "evictionSoftGracePeriod",
         Some("eviction-soft-grace-period"),
-        ignored("waits this long past a soft eviction threshold before evicting"),
+        done(&[
+            "crates/eviction/src/manager_tests.rs::soft_threshold_waits_for_grace_period",
+            "crates/eviction/src/helpers_tests.rs::grace_periods_and_first_observed_at",
+        ]),
     ),
     f(
         "evictionPressureTransitionPeriod",
         Some("eviction-pressure-transition-period"),
-        ignored(
-            "keeps a node pressure condition this long after its eviction threshold is no longer crossed",
-        ),
+        done(&[
+            "crates/eviction/src/manager_tests.rs::memory_pressure_evicts_best_effort_and_holds_condition",
+            "crates/eviction/src/helpers_tests.rs::node_conditions_and_transition_period",
+        ]),
     ),
     f(
         "evictionMaxPodGracePeriod",
         Some("eviction-max-pod-grace-period"),
-        ignored("caps the grace period of pods evicted on a soft threshold"),
+        done(&["crates/eviction/src/manager_tests.rs::soft_threshold_waits_for_grace_period"]),
     ),
     f(
         "evictionMinimumReclaim",
         Some("eviction-minimum-reclaim"),
-        ignored("reclaims at least this much beyond a threshold when evicting"),
+        done(&["crates/eviction/src/manager_tests.rs::min_reclaim_keeps_evicting_until_reclaimed"]),
     ),
     f(
         "mergeDefaultEvictionSettings",
@@ -851,7 +862,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "kernelMemcgNotification",
         Some("kernel-memcg-notification"),
         ignored(
-            "lets the eviction manager use kernel memcg notifications; kubelet-rs has no eviction manager",
+            "wakes the eviction manager at once when memory crosses a memory.available threshold (memcg threshold notification); kubelet-rs's eviction manager has no memcg notifier and observes memory every 10s",
         ),
     ),
     f(

@@ -32,6 +32,7 @@ struct KubeletNodeStatusSource {
     root_dir: PathBuf,
     recorder: Arc<dyn EventRecorder>,
     node_ref: ObjectReference,
+    eviction: Arc<kubelet_eviction::ManagerImpl>,
 }
 
 #[async_trait]
@@ -59,6 +60,14 @@ impl NodeStatusSource for KubeletNodeStatusSource {
 
     async fn runtime_status(&self) -> Result<RuntimeStatus, String> {
         self.runtime.status().await.map_err(|e| e.to_string())
+    }
+
+    fn pressure(&self) -> kubelet_nodestatus::NodePressure {
+        kubelet_nodestatus::NodePressure {
+            memory: self.eviction.is_under_memory_pressure(),
+            disk: self.eviction.is_under_disk_pressure(),
+            pid: self.eviction.is_under_pid_pressure(),
+        }
     }
 
     async fn images(&self) -> Result<Vec<Image>, String> {
@@ -110,6 +119,7 @@ pub(crate) fn start_node_status(
             hugepages: kubelet_cm::read_hugepages(deps.host_fs.as_ref()),
         },
         root_dir: kubelet.root_dir.clone(),
+        eviction: kubelet.eviction_manager.clone(),
         recorder: kubelet.recorder.clone(),
         node_ref: node_ref(&deps.node_name),
     };

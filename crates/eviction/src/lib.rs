@@ -1,0 +1,35 @@
+//! The eviction manager (upstream `pkg/kubelet/eviction`, v1.35): every
+//! `evictionMonitoringPeriod` (10 s) it reads the stats summary, derives the eviction
+//! signals, compares them with the `evictionHard`/`evictionSoft` thresholds (grace periods,
+//! `evictionMinimumReclaim`), reports the node conditions (`MemoryPressure`,
+//! `DiskPressure`, `PIDPressure`, held for `evictionPressureTransitionPeriod`), tries
+//! node-level reclaim first (dead containers, unused images) and otherwise evicts one pod
+//! per round, ranked as upstream ranks them, with reason `Evicted`. Its admit handler
+//! refuses BestEffort pods under memory pressure and every pod under other pressure;
+//! critical pods are never evicted and always admitted.
+//!
+//! | Rust module   | Upstream Go file                                                        |
+//! |---------------|-------------------------------------------------------------------------|
+//! | [`helpers`]   | `eviction/helpers.go` (`makeSignalObservations`, `thresholdsMet`, ranking, `evictionMessage`), `helpers_linux.go` |
+//! | [`manager`]   | `eviction/eviction_manager.go` (`managerImpl`, `synchronize`, `Admit`, `evictPod`), `eviction/types.go` |
+//!
+//! Thresholds are parsed by `kubelet_apimachinery::eviction::parse_threshold_config`
+//! (`ParseThresholdConfig`). Not built: the memcg threshold notifier
+//! (`kernelMemcgNotification`, accepted and warned: the manager polls every 10 s) and the
+//! local storage limit evictions (`localStorageEviction`: emptyDir `sizeLimit`, pod and
+//! container `ephemeral-storage` limits).
+
+pub mod helpers;
+pub mod manager;
+
+#[cfg(test)]
+mod helpers_tests;
+#[cfg(test)]
+mod manager_tests;
+
+pub use helpers::{NodeConditionType, ResourceName};
+pub use manager::{
+    Clock, Config, ContainerGc, Deps, DiskInfoProvider, EVICTION_MONITORING_PERIOD,
+    EvictionAdmitHandler, EvictionStatus, ImageGc, ManagerImpl, PodTerminator, REASON, RealClock,
+    SummaryProvider,
+};

@@ -1,0 +1,584 @@
+//! Upstream `pkg/kubelet/eviction/eviction_manager.go`: `managerImpl`, its `synchronize`
+//! loop, node-level reclaim, `evictPod`, and the eviction admit handler (`Admit`).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Pod, Taint};
+use kubelet_admission::{PodAdmitAttributes, PodAdmitHandler, PodAdmitResult};
+use kubelet_apimachinery::eviction::{Signal, Threshold};
+use kubelet_container::{EventRecorder, EventType, QosClass};
+use kubelet_stats::types::Summary;
+
+use crate::helpers::{
+    NodeConditionType, NodeConditionsObservedAt, NodeReclaimFunc, RankFunc, SignalObservations,
+    StatsFunc, ThresholdsObservedAt, build_signal_to_node_reclaim_funcs, build_signal_to_rank_func,
+    eviction_message, format_conditions, make_signal_observations, merge_thresholds,
+    node_conditions, node_conditions_last_observed_at, node_conditions_observed_since,
+    signal_to_resource, sort_by_eviction_priority, thresholds_first_observed_at, thresholds_met,
+    thresholds_met_grace_period, thresholds_updated_stats, update_container_fs_thresholds,
+};
+
+/// The reason of an evicted pod's status, its event and an eviction admission rejection
+/// (upstream `Reason`).
+pub const REASON: &str = "Evicted";
+/// Event reason when a threshold is met (upstream `EvictionThresholdMet`).
+pub const EVICTION_THRESHOLD_MET: &str = "EvictionThresholdMet";
+/// Grace period of a pod evicted for a hard threshold (upstream
+/// `immediateEvictionGracePeriodSeconds`).
+pub const IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS: i64 = 1;
+/// How often the manager synchronizes (upstream `evictionMonitoringPeriod`).
+pub const EVICTION_MONITORING_PERIOD: Duration = Duration::from_secs(10);
+/// How long it waits for an evicted pod to be cleaned up (upstream `podCleanupTimeout`).
+pub const POD_CLEANUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often it checks (upstream `podCleanupPollFreq`).
+pub const POD_CLEANUP_POLL_FREQ: Duration = Duration::from_secs(1);
+/// `v1.DisruptionTarget`.
+pub const DISRUPTION_TARGET: &str = "DisruptionTarget";
+/// `v1.PodReasonTerminationByKubelet`.
+pub const TERMINATION_BY_KUBELET: &str = "TerminationByKubelet";
+/// `v1.TaintNodeMemoryPressure`.
+pub const TAINT_NODE_MEMORY_PRESSURE: &str = "node.kubernetes.io/memory-pressure";
+
+/// The manager's configuration (upstream `eviction.Config`).
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// `evictionPressureTransitionPeriod`.
+    pub pressure_transition_period: Duration,
+    /// `evictionMaxPodGracePeriod`.
+    pub max_pod_grace_period_seconds: i64,
+    /// The parsed `evictionHard`/`evictionSoft` thresholds (`ParseThresholdConfig`).
+    pub thresholds: Vec<Threshold>,
+    /// `kernelMemcgNotification`.
+    pub kernel_memcg_notification: bool,
+    /// The `KubeletSeparateDiskGC` feature gate.
+    pub separate_disk_gc: bool,
+}
+
+/// Where the manager reads stats (upstream `stats.SummaryProvider`).
+#[async_trait::async_trait]
+pub trait SummaryProvider: Send + Sync {
+    /// `Get(ctx, updateStats)`.
+    async fn get(&self, update_stats: bool) -> Result<Summary, String>;
+}
+
+/// Upstream `DiskInfoProvider`.
+#[async_trait::async_trait]
+pub trait DiskInfoProvider: Send + Sync {
+    /// Whether images are on another filesystem than the kubelet's root.
+    async fn has_dedicated_image_fs(&self) -> Result<bool, String>;
+}
+
+/// Upstream `ImageGC`.
+#[async_trait::async_trait]
+pub trait ImageGc: Send + Sync {
+    /// Deletes every unused image.
+    async fn delete_unused_images(&self) -> Result<(), String>;
+}
+
+/// Upstream `ContainerGC`.
+#[async_trait::async_trait]
+pub trait ContainerGc: Send + Sync {
+    /// Deletes every dead container and sandbox of any pod.
+    async fn delete_all_unused_containers(&self) -> Result<(), String>;
+    /// Whether the writable layers are on another filesystem than the images.
+    async fn is_container_fs_separate_from_image_fs(&self) -> bool;
+}
+
+/// What an evicted pod's status becomes (the `statusFn` upstream gives `killPodFunc`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvictionStatus {
+    /// `Evicted`.
+    pub reason: String,
+    /// The eviction message.
+    pub message: String,
+    /// The `DisruptionTarget` condition's message (`TerminationByKubelet`).
+    pub condition_message: String,
+}
+
+/// The pods the manager may evict, and how (upstream `ActivePodsFunc`, `KillPodFunc`
+/// through `killPodNow`, `PodCleanedUpFunc`).
+#[async_trait::async_trait]
+pub trait PodTerminator: Send + Sync {
+    /// The admitted pods that are not terminated (`GetActivePods`).
+    fn active_pods(&self) -> Vec<Arc<Pod>>;
+    /// Kills the pod with the grace period override and records `status` (phase
+    /// `Failed`); returns once its containers are stopped or the kill timed out.
+    async fn kill_pod(
+        &self,
+        pod: &Pod,
+        grace_period_override: i64,
+        status: EvictionStatus,
+    ) -> Result<(), String>;
+    /// Whether the pod's resources are reclaimed (`podResourcesAreReclaimed`).
+    fn pod_cleaned_up(&self, pod: &Pod) -> bool;
+}
+
+/// A monotonic clock (upstream `clock.WithTicker`), fake in tests.
+pub trait Clock: Send + Sync {
+    /// Now.
+    fn now(&self) -> Instant;
+}
+
+/// The real clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RealClock;
+
+impl Clock for RealClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+#[derive(Default)]
+struct State {
+    thresholds: Vec<Threshold>,
+    node_conditions: Vec<NodeConditionType>,
+    node_conditions_last_observed_at: NodeConditionsObservedAt,
+    thresholds_first_observed_at: ThresholdsObservedAt,
+    thresholds_met: Vec<Threshold>,
+    last_observations: SignalObservations,
+    dedicated_image_fs: Option<bool>,
+    split_container_image_fs: Option<bool>,
+    signal_to_rank_func: BTreeMap<Signal, RankFunc>,
+    signal_to_node_reclaim_funcs: BTreeMap<Signal, Vec<NodeReclaimFunc>>,
+}
+
+/// Everything the manager talks to.
+pub struct Deps {
+    /// Stats.
+    pub summary: Arc<dyn SummaryProvider>,
+    /// Whether images have their own filesystem.
+    pub disk_info: Arc<dyn DiskInfoProvider>,
+    /// Kills pods.
+    pub terminator: Arc<dyn PodTerminator>,
+    /// Image GC (the kubelet's image garbage collector); `None` skips the image step of
+    /// node-level reclaim, logged as failed.
+    pub image_gc: Option<Arc<dyn ImageGc>>,
+    /// Container GC.
+    pub container_gc: Arc<dyn ContainerGc>,
+    /// Events.
+    pub recorder: Arc<dyn EventRecorder>,
+    /// The node the events are about.
+    pub node_ref: k8s_openapi::api::core::v1::ObjectReference,
+    /// Time.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// The eviction manager (upstream `managerImpl`).
+pub struct ManagerImpl {
+    config: Config,
+    deps: Deps,
+    state: Mutex<State>,
+    wake: tokio::sync::Notify,
+}
+
+impl std::fmt::Debug for ManagerImpl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagerImpl")
+            .field("thresholds", &self.config.thresholds.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn is_critical_pod(pod: &Pod) -> bool {
+    kubelet_admission::preemption::is_critical_pod(pod)
+}
+
+fn pod_name(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+impl ManagerImpl {
+    /// Upstream `NewManager`; the admit handler is [`EvictionAdmitHandler`] over the same
+    /// manager.
+    pub fn new(config: Config, deps: Deps) -> Arc<Self> {
+        let state = State {
+            thresholds: config.thresholds.clone(),
+            ..State::default()
+        };
+        Arc::new(ManagerImpl {
+            config,
+            deps,
+            state: Mutex::new(state),
+            wake: tokio::sync::Notify::new(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The node conditions now reported (in the order they were observed).
+    pub fn node_conditions(&self) -> Vec<NodeConditionType> {
+        self.lock().node_conditions.clone()
+    }
+
+    fn has_condition(&self, c: NodeConditionType) -> bool {
+        self.lock().node_conditions.contains(&c)
+    }
+
+    /// Upstream `IsUnderMemoryPressure`.
+    pub fn is_under_memory_pressure(&self) -> bool {
+        self.has_condition(NodeConditionType::MemoryPressure)
+    }
+
+    /// Upstream `IsUnderDiskPressure`.
+    pub fn is_under_disk_pressure(&self) -> bool {
+        self.has_condition(NodeConditionType::DiskPressure)
+    }
+
+    /// Upstream `IsUnderPIDPressure`.
+    pub fn is_under_pid_pressure(&self) -> bool {
+        self.has_condition(NodeConditionType::PidPressure)
+    }
+
+    /// The thresholds the manager enforces (after `UpdateContainerFsThresholds` once the
+    /// filesystems are known).
+    pub fn thresholds(&self) -> Vec<Threshold> {
+        self.lock().thresholds.clone()
+    }
+
+    /// Upstream `Admit`: with no pressure every pod is admitted; critical pods always are;
+    /// under memory pressure alone only BestEffort pods that do not tolerate the
+    /// memory-pressure taint are rejected; under any other pressure every pod is.
+    pub fn admit(&self, attrs: &PodAdmitAttributes<'_>) -> PodAdmitResult {
+        let conditions = self.node_conditions();
+        if conditions.is_empty() || is_critical_pod(attrs.pod) {
+            return PodAdmitResult::admit();
+        }
+        if conditions == [NodeConditionType::MemoryPressure] {
+            if kubelet_container::get_pod_qos(attrs.pod) != QosClass::BestEffort {
+                return PodAdmitResult::admit();
+            }
+            let taint = Taint {
+                key: TAINT_NODE_MEMORY_PRESSURE.to_string(),
+                effect: "NoSchedule".to_string(),
+                ..Taint::default()
+            };
+            let tolerations = attrs
+                .pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.tolerations.as_deref())
+                .unwrap_or_default();
+            if kubelet_admission::taints::tolerations_tolerate_taint(tolerations, &taint, false) {
+                return PodAdmitResult::admit();
+            }
+        }
+        let formatted = format_conditions(&conditions);
+        tracing::info!(pod = %pod_name(attrs.pod), node_condition = %formatted, "Failed to admit pod to node");
+        PodAdmitResult::reject(REASON, format!("The node had condition: {formatted}. "))
+    }
+
+    /// Asks the loop for a round now (what upstream's memcg threshold notifier does).
+    pub fn trigger(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Upstream `Start`'s loop: a round every `monitoring_interval`, and after an eviction
+    /// a wait for the pod to be cleaned up instead. Never returns; drop it to stop.
+    pub async fn run(&self, monitoring_interval: Duration) {
+        loop {
+            match self.synchronize().await {
+                Ok(Some(pod)) => {
+                    tracing::info!(pods = %pod_name(&pod), "Eviction manager: pods evicted, waiting for pod to be cleaned up");
+                    self.wait_for_pods_cleanup(&pod).await;
+                }
+                other => {
+                    if let Err(e) = other {
+                        tracing::error!(err = %e, "Eviction manager: failed to synchronize");
+                    }
+                    tokio::select! {
+                        () = tokio::time::sleep(monitoring_interval) => {}
+                        () = self.wake.notified() => {}
+                    }
+                }
+            }
+        }
+    }
+
+    async fn wait_for_pods_cleanup(&self, pod: &Pod) {
+        let deadline = tokio::time::Instant::now() + POD_CLEANUP_TIMEOUT;
+        loop {
+            tokio::time::sleep(POD_CLEANUP_POLL_FREQ).await;
+            if self.deps.terminator.pod_cleaned_up(pod) {
+                tracing::info!(pods = %pod_name(pod), "Eviction manager: pods successfully cleaned up");
+                return;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                tracing::info!(pods = %pod_name(pod), "Eviction manager: timed out waiting for pods to be cleaned up");
+                return;
+            }
+        }
+    }
+
+    /// Upstream `synchronize`: one round. Returns the evicted pod, if any.
+    pub async fn synchronize(&self) -> Result<Option<Arc<Pod>>, String> {
+        if self.config.thresholds.is_empty() {
+            return Ok(None);
+        }
+        tracing::trace!("Eviction manager: synchronize housekeeping");
+        let needs_fs = self.lock().dedicated_image_fs.is_none();
+        if needs_fs {
+            let has_image_fs = self
+                .deps
+                .disk_info
+                .has_dedicated_image_fs()
+                .await
+                .map_err(|e| {
+                    tracing::error!(err = %e, "Eviction manager: failed to get HasDedicatedImageFs");
+                    format!("eviction manager: failed to get HasDedicatedImageFs: {e}")
+                })?;
+            let split = self
+                .deps
+                .container_gc
+                .is_container_fs_separate_from_image_fs()
+                .await;
+            if !self.config.separate_disk_gc && split {
+                return Err(
+                    "KubeletSeparateDiskGC is turned off but we still have a split filesystem"
+                        .into(),
+                );
+            }
+            let (thresholds, warnings) =
+                update_container_fs_thresholds(&self.config.thresholds, has_image_fs, split);
+            for w in warnings {
+                tracing::error!(err = %w, "eviction manager: found conflicting containerfs eviction. Ignoring.");
+            }
+            let mut st = self.lock();
+            st.thresholds = thresholds;
+            st.dedicated_image_fs = Some(has_image_fs);
+            st.split_container_image_fs = Some(split);
+            st.signal_to_rank_func = build_signal_to_rank_func(has_image_fs, split);
+            st.signal_to_node_reclaim_funcs =
+                build_signal_to_node_reclaim_funcs(has_image_fs, split);
+        }
+        let mut active_pods = self.deps.terminator.active_pods();
+        let summary = match self.deps.summary.get(true).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!(err = %e, "Eviction manager: failed to get summary stats");
+                return Ok(None);
+            }
+        };
+        let observations = make_signal_observations(&summary);
+        let stats = StatsFunc::new(&summary.pods);
+        let now = self.deps.clock.now();
+
+        let (thresholds, observations) = {
+            let mut st = self.lock();
+            let mut thresholds = thresholds_met(&st.thresholds, &observations, false);
+            if !st.thresholds_met.is_empty() {
+                let not_yet_resolved = thresholds_met(&st.thresholds_met, &observations, true);
+                thresholds = merge_thresholds(thresholds, &not_yet_resolved);
+            }
+            let first_observed_at =
+                thresholds_first_observed_at(&thresholds, &st.thresholds_first_observed_at, now);
+            let observed = node_conditions(&thresholds);
+            if !observed.is_empty() {
+                tracing::debug!(node_condition = %format_conditions(&observed), "Eviction manager: node conditions - observed");
+            }
+            let last_observed_at = node_conditions_last_observed_at(
+                &observed,
+                &st.node_conditions_last_observed_at,
+                now,
+            );
+            let conditions = node_conditions_observed_since(
+                &last_observed_at,
+                self.config.pressure_transition_period,
+                now,
+            );
+            if conditions != st.node_conditions {
+                tracing::info!(node_condition = %format_conditions(&conditions), "Eviction manager: node conditions changed");
+            }
+            let thresholds = thresholds_met_grace_period(&first_observed_at, now);
+            st.node_conditions = conditions;
+            st.thresholds_first_observed_at = first_observed_at;
+            st.node_conditions_last_observed_at = last_observed_at;
+            st.thresholds_met.clone_from(&thresholds);
+            let thresholds =
+                thresholds_updated_stats(&thresholds, &observations, &st.last_observations);
+            st.last_observations = observations.clone();
+            (thresholds, observations)
+        };
+
+        if thresholds.is_empty() {
+            tracing::trace!("Eviction manager: no resources are starved");
+            return Ok(None);
+        }
+        let mut thresholds = thresholds;
+        sort_by_eviction_priority(&mut thresholds);
+        let Some(threshold_to_reclaim) = thresholds.first().copied() else {
+            return Ok(None);
+        };
+        let resource = signal_to_resource(threshold_to_reclaim.signal);
+        tracing::info!(
+            resource_name = resource.as_str(),
+            "Eviction manager: attempting to reclaim"
+        );
+        self.deps.recorder.event(
+            &self.deps.node_ref,
+            EventType::Warning,
+            EVICTION_THRESHOLD_MET,
+            &format!("Attempting to reclaim {}", resource.as_str()),
+        );
+        if self
+            .reclaim_node_level_resources(threshold_to_reclaim.signal)
+            .await
+        {
+            tracing::info!(
+                resource_name = resource.as_str(),
+                "Eviction manager: able to reduce resource pressure without evicting pods."
+            );
+            return Ok(None);
+        }
+        tracing::info!(
+            resource_name = resource.as_str(),
+            "Eviction manager: must evict pod(s) to reclaim"
+        );
+        let Some(rank) = self
+            .lock()
+            .signal_to_rank_func
+            .get(&threshold_to_reclaim.signal)
+            .cloned()
+        else {
+            tracing::error!(threshold = %threshold_to_reclaim.signal, "Eviction manager: no ranking function for signal");
+            return Ok(None);
+        };
+        if active_pods.is_empty() {
+            tracing::error!(
+                "Eviction manager: eviction thresholds have been met, but no pods are active to evict"
+            );
+            return Ok(None);
+        }
+        rank.rank(&mut active_pods, &stats);
+        let ranked: Vec<String> = active_pods.iter().map(|p| pod_name(p)).collect();
+        tracing::info!(pods = ?ranked, "Eviction manager: pods ranked for eviction");
+
+        if let Some(m) = kubelet_metrics::kubelet() {
+            let now_ts = jiff::Timestamp::now();
+            for t in &thresholds {
+                if let Some(time) = observations.get(&t.signal).and_then(|o| o.time) {
+                    let age = now_ts.duration_since(time.0).as_secs_f64();
+                    m.eviction_stats_age
+                        .with_label_values(&[t.signal.as_str()])
+                        .observe(age);
+                }
+            }
+        }
+
+        for pod in &active_pods {
+            let grace = if threshold_to_reclaim.is_hard() {
+                IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS
+            } else {
+                // `AllowOverwriteTerminationGracePeriodSeconds` is locked off in 1.35: the
+                // pod's own grace period caps the override.
+                let max = self.config.max_pod_grace_period_seconds;
+                match pod
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.termination_grace_period_seconds)
+                {
+                    Some(own) => max.min(own),
+                    None => max,
+                }
+            };
+            let message = eviction_message(resource, pod, &stats, &thresholds, &observations);
+            if self.evict_pod(pod, grace, &message).await {
+                if let Some(m) = kubelet_metrics::kubelet() {
+                    m.evictions
+                        .with_label_values(&[threshold_to_reclaim.signal.as_str()])
+                        .inc();
+                }
+                return Ok(Some(pod.clone()));
+            }
+        }
+        tracing::info!("Eviction manager: unable to evict any pods from the node");
+        Ok(None)
+    }
+
+    /// Upstream `reclaimNodeLevelResources`: runs the signal's reclaim steps, then
+    /// re-measures; true when every threshold (with its minimum reclaim) is resolved.
+    async fn reclaim_node_level_resources(&self, signal: Signal) -> bool {
+        let funcs = self
+            .lock()
+            .signal_to_node_reclaim_funcs
+            .get(&signal)
+            .cloned()
+            .unwrap_or_default();
+        let resource = signal_to_resource(signal).as_str();
+        for f in &funcs {
+            let r = match f {
+                NodeReclaimFunc::DeleteAllUnusedContainers => {
+                    self.deps.container_gc.delete_all_unused_containers().await
+                }
+                NodeReclaimFunc::DeleteUnusedImages => match &self.deps.image_gc {
+                    Some(gc) => gc.delete_unused_images().await,
+                    None => Err("no image garbage collector".to_string()),
+                },
+            };
+            if let Err(e) = r {
+                tracing::info!(resource_name = resource, err = %e, "Eviction manager: unexpected error when attempting to reduce resource pressure");
+            }
+        }
+        if funcs.is_empty() {
+            return false;
+        }
+        let summary = match self.deps.summary.get(true).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!(err = %e, "Eviction manager: failed to get summary stats after resource reclaim");
+                return false;
+            }
+        };
+        let observations = make_signal_observations(&summary);
+        let thresholds = self.lock().thresholds.clone();
+        thresholds_met(&thresholds, &observations, true).is_empty()
+    }
+
+    /// Upstream `evictPod`: never a critical pod; a `Warning` `Evicted` event, then the
+    /// kill. True when the pod was asked to stop (even if the kill failed).
+    async fn evict_pod(&self, pod: &Pod, grace: i64, message: &str) -> bool {
+        if is_critical_pod(pod) {
+            tracing::error!(pod = %pod_name(pod), "Eviction manager: cannot evict a critical pod");
+            return false;
+        }
+        self.deps.recorder.event(
+            &kubelet_container::events::pod_ref(pod),
+            EventType::Warning,
+            REASON,
+            message,
+        );
+        tracing::debug!(pod = %pod_name(pod), evict_msg = message, "Evicting pod");
+        let status = EvictionStatus {
+            reason: REASON.to_string(),
+            message: message.to_string(),
+            condition_message: message.to_string(),
+        };
+        match self.deps.terminator.kill_pod(pod, grace, status).await {
+            Err(e) => {
+                tracing::error!(err = %e, pod = %pod_name(pod), "Eviction manager: pod failed to evict");
+            }
+            Ok(()) => {
+                tracing::info!(pod = %pod_name(pod), "Eviction manager: pod is evicted successfully");
+            }
+        }
+        true
+    }
+}
+
+/// The admit handler `NewManager` returns with the manager.
+#[derive(Debug, Clone)]
+pub struct EvictionAdmitHandler(pub Arc<ManagerImpl>);
+
+impl PodAdmitHandler for EvictionAdmitHandler {
+    fn admit(&self, attrs: &PodAdmitAttributes<'_>) -> PodAdmitResult {
+        self.0.admit(attrs)
+    }
+}

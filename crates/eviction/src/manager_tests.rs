@@ -1,0 +1,549 @@
+//! Tests of `manager.rs` with recording fakes, after upstream's `eviction_manager_test.go`.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Pod;
+use kubelet_admission::{PodAdmitAttributes, PodAdmitHandler};
+use kubelet_apimachinery::eviction::Threshold;
+use kubelet_container::FakeRecorder;
+use kubelet_stats::types::{FsStats, PodStats, RlimitStats, Summary};
+
+use crate::helpers::NodeConditionType;
+use crate::helpers_tests::{mi, pod, pod_stats, summary_with_memory, t, thresholds};
+use crate::manager::*;
+
+#[derive(Default)]
+struct FakeSummary {
+    summary: Mutex<Summary>,
+    /// Applied after a node-level reclaim ran (what the reclaim freed).
+    after_reclaim: Mutex<Option<Summary>>,
+}
+
+#[async_trait::async_trait]
+impl SummaryProvider for FakeSummary {
+    async fn get(&self, _: bool) -> Result<Summary, String> {
+        Ok(self.summary.lock().unwrap().clone())
+    }
+}
+
+struct FakeDisk(bool);
+
+#[async_trait::async_trait]
+impl DiskInfoProvider for FakeDisk {
+    async fn has_dedicated_image_fs(&self) -> Result<bool, String> {
+        Ok(self.0)
+    }
+}
+
+#[derive(Default)]
+struct FakeGc {
+    calls: Mutex<Vec<&'static str>>,
+    summary: Option<Arc<FakeSummary>>,
+}
+
+impl FakeGc {
+    fn reclaim(&self, what: &'static str) {
+        self.calls.lock().unwrap().push(what);
+        if let Some(s) = &self.summary
+            && let Some(after) = s.after_reclaim.lock().unwrap().clone()
+        {
+            *s.summary.lock().unwrap() = after;
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ContainerGc for FakeGc {
+    async fn delete_all_unused_containers(&self) -> Result<(), String> {
+        self.reclaim("containers");
+        Ok(())
+    }
+    async fn is_container_fs_separate_from_image_fs(&self) -> bool {
+        false
+    }
+}
+
+#[async_trait::async_trait]
+impl ImageGc for FakeGc {
+    async fn delete_unused_images(&self) -> Result<(), String> {
+        self.reclaim("images");
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct FakeTerminator {
+    pods: Mutex<Vec<Arc<Pod>>>,
+    killed: Mutex<Vec<(String, i64, EvictionStatus)>>,
+}
+
+#[async_trait::async_trait]
+impl PodTerminator for FakeTerminator {
+    fn active_pods(&self) -> Vec<Arc<Pod>> {
+        self.pods.lock().unwrap().clone()
+    }
+    async fn kill_pod(&self, pod: &Pod, grace: i64, status: EvictionStatus) -> Result<(), String> {
+        self.killed
+            .lock()
+            .unwrap()
+            .push((pod.metadata.name.clone().unwrap(), grace, status));
+        Ok(())
+    }
+    fn pod_cleaned_up(&self, _: &Pod) -> bool {
+        true
+    }
+}
+
+struct FakeClock(Mutex<Instant>);
+
+impl FakeClock {
+    fn step(&self, d: Duration) {
+        *self.0.lock().unwrap() += d;
+    }
+}
+
+impl Clock for FakeClock {
+    fn now(&self) -> Instant {
+        *self.0.lock().unwrap()
+    }
+}
+
+struct Harness {
+    manager: Arc<ManagerImpl>,
+    summary: Arc<FakeSummary>,
+    gc: Arc<FakeGc>,
+    terminator: Arc<FakeTerminator>,
+    clock: Arc<FakeClock>,
+    recorder: Arc<FakeRecorder>,
+    time: std::cell::Cell<i64>,
+}
+
+impl Harness {
+    fn new(thresholds: Vec<Threshold>, transition: Duration, max_grace: i64) -> Self {
+        let summary = Arc::new(FakeSummary::default());
+        let gc = Arc::new(FakeGc {
+            summary: Some(summary.clone()),
+            ..FakeGc::default()
+        });
+        let terminator = Arc::new(FakeTerminator::default());
+        let clock = Arc::new(FakeClock(Mutex::new(Instant::now())));
+        let recorder = Arc::new(FakeRecorder::new());
+        let manager = ManagerImpl::new(
+            Config {
+                pressure_transition_period: transition,
+                max_pod_grace_period_seconds: max_grace,
+                thresholds,
+                kernel_memcg_notification: false,
+                separate_disk_gc: true,
+            },
+            Deps {
+                summary: summary.clone(),
+                disk_info: Arc::new(FakeDisk(false)),
+                terminator: terminator.clone(),
+                image_gc: Some(gc.clone()),
+                container_gc: gc.clone(),
+                recorder: recorder.clone(),
+                node_ref: kubelet_container::events::node_ref("node"),
+                clock: clock.clone(),
+            },
+        );
+        Harness {
+            manager,
+            summary,
+            gc,
+            terminator,
+            clock,
+            recorder,
+            time: std::cell::Cell::new(0),
+        }
+    }
+
+    /// A fresh summary (newer stats time) with node memory and the given pod stats.
+    fn memory(&self, available: u64, pods: Vec<PodStats>) {
+        self.time.set(self.time.get() + 10);
+        let mut s = summary_with_memory(available, mi(8000), t(self.time.get()));
+        s.pods = pods;
+        *self.summary.summary.lock().unwrap() = s;
+    }
+
+    fn killed(&self) -> Vec<(String, i64, EvictionStatus)> {
+        self.terminator.killed.lock().unwrap().clone()
+    }
+
+    fn admit(&self, p: &Pod) -> kubelet_admission::PodAdmitResult {
+        EvictionAdmitHandler(self.manager.clone()).admit(&PodAdmitAttributes {
+            pod: p,
+            other_pods: &[],
+        })
+    }
+}
+
+fn static_pod(name: &str) -> Arc<Pod> {
+    let mut p = (*pod(name, 0, &[], &[])).clone();
+    p.metadata.annotations = Some(
+        [(
+            "kubernetes.io/config.source".to_string(),
+            "file".to_string(),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    Arc::new(p)
+}
+
+/// Upstream TestMemoryPressure: a hard memory threshold; the BestEffort pod using the most
+/// is evicted with grace 1 and upstream's message; MemoryPressure holds for the transition
+/// period; admission refuses BestEffort pods meanwhile.
+#[tokio::test]
+async fn memory_pressure_evicts_best_effort_and_holds_condition() {
+    let h = Harness::new(
+        thresholds(&[("memory.available", "1Gi")], &[], &[], &[]),
+        Duration::from_secs(300),
+        5,
+    );
+    let best_effort = pod("best-effort-hog", 0, &[], &[]);
+    let guaranteed = pod(
+        "guaranteed",
+        0,
+        &[("memory", "1Gi"), ("cpu", "100m")],
+        &[("memory", "1Gi"), ("cpu", "100m")],
+    );
+    let burstable = pod("burstable", 0, &[("memory", "100Mi")], &[]);
+    *h.terminator.pods.lock().unwrap() =
+        vec![guaranteed.clone(), best_effort.clone(), burstable.clone()];
+    let stats = || {
+        vec![
+            pod_stats(&best_effort, mi(600), 0, 0, 0, 0),
+            pod_stats(&guaranteed, mi(500), 0, 0, 0, 0),
+            pod_stats(&burstable, mi(50), 0, 0, 0, 0),
+        ]
+    };
+
+    // No pressure.
+    h.memory(mi(2048), stats());
+    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(!h.manager.is_under_memory_pressure());
+    assert!(h.admit(&best_effort).admit);
+
+    // Under the threshold: evict the BestEffort pod.
+    h.clock.step(Duration::from_secs(10));
+    h.memory(mi(500), stats());
+    let evicted = h.manager.synchronize().await.unwrap().unwrap();
+    assert_eq!(evicted.metadata.name.as_deref(), Some("best-effort-hog"));
+    assert!(h.manager.is_under_memory_pressure());
+    let killed = h.killed();
+    assert_eq!(killed.len(), 1);
+    assert_eq!(
+        killed[0].1, 1,
+        "hard threshold: immediateEvictionGracePeriodSeconds"
+    );
+    assert_eq!(killed[0].2.reason, "Evicted");
+    assert_eq!(
+        killed[0].2.message,
+        "The node was low on resource: memory. Threshold quantity: 1Gi, available: 500Mi. \
+         Container best-effort-hog was using 600Mi, request is 0, has larger consumption of memory. "
+    );
+    assert!(
+        h.recorder
+            .lines()
+            .contains(&"Warning EvictionThresholdMet Attempting to reclaim memory".to_string())
+    );
+    assert!(
+        h.recorder
+            .lines()
+            .contains(&format!("Warning Evicted {}", killed[0].2.message))
+    );
+    // Memory signals have no node-level reclaim.
+    assert!(h.gc.calls.lock().unwrap().is_empty());
+
+    // Admission under memory pressure: BestEffort refused, others admitted, critical too.
+    let r = h.admit(&best_effort);
+    assert!(!r.admit);
+    assert_eq!(r.reason, "Evicted");
+    assert_eq!(r.message, "The node had condition: [MemoryPressure]. ");
+    assert!(h.admit(&guaranteed).admit);
+    assert!(h.admit(&burstable).admit);
+    assert!(h.admit(&static_pod("static-best-effort")).admit);
+    let mut tolerating = (*best_effort).clone();
+    tolerating.spec.as_mut().unwrap().tolerations =
+        Some(vec![k8s_openapi::api::core::v1::Toleration {
+            key: Some("node.kubernetes.io/memory-pressure".into()),
+            operator: Some("Exists".into()),
+            effect: Some("NoSchedule".into()),
+            ..Default::default()
+        }]);
+    assert!(h.admit(&tolerating).admit);
+
+    // Pressure relieved: the condition holds for the transition period, nothing evicted.
+    *h.terminator.pods.lock().unwrap() = vec![guaranteed.clone(), burstable.clone()];
+    h.clock.step(Duration::from_secs(10));
+    h.memory(mi(2048), stats());
+    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(h.manager.is_under_memory_pressure());
+    h.clock.step(Duration::from_secs(301));
+    h.memory(mi(2048), stats());
+    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(!h.manager.is_under_memory_pressure());
+    assert!(h.admit(&best_effort).admit);
+    assert_eq!(h.killed().len(), 1);
+}
+
+/// Upstream: a critical pod is never evicted; the next ranked one is.
+#[tokio::test]
+async fn critical_pods_are_not_evicted() {
+    let h = Harness::new(
+        thresholds(&[("memory.available", "1Gi")], &[], &[], &[]),
+        Duration::from_secs(0),
+        0,
+    );
+    let critical = static_pod("static-hog");
+    let mut system = (*pod("system-critical", 2_000_000_000, &[], &[])).clone();
+    system.metadata.name = Some("system-critical".into());
+    let system = Arc::new(system);
+    let other = pod("other", 0, &[], &[]);
+    *h.terminator.pods.lock().unwrap() = vec![critical.clone(), system.clone(), other.clone()];
+    h.memory(
+        mi(100),
+        vec![
+            pod_stats(&critical, mi(900), 0, 0, 0, 0),
+            pod_stats(&system, mi(800), 0, 0, 0, 0),
+            pod_stats(&other, mi(10), 0, 0, 0, 0),
+        ],
+    );
+    let evicted = h.manager.synchronize().await.unwrap().unwrap();
+    assert_eq!(evicted.metadata.name.as_deref(), Some("other"));
+    // Only critical pods: nothing evicted.
+    *h.terminator.pods.lock().unwrap() = vec![critical, system];
+    h.memory(mi(100), vec![]);
+    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert_eq!(h.killed().len(), 1);
+}
+
+/// Upstream TestMinReclaim: once met, a threshold stays met until available exceeds the
+/// threshold plus the minimum reclaim.
+#[tokio::test]
+async fn min_reclaim_keeps_evicting_until_reclaimed() {
+    let h = Harness::new(
+        thresholds(
+            &[("memory.available", "1Gi")],
+            &[],
+            &[],
+            &[("memory.available", "500Mi")],
+        ),
+        Duration::from_secs(0),
+        0,
+    );
+    let a = pod("a", 0, &[], &[]);
+    *h.terminator.pods.lock().unwrap() = vec![a.clone()];
+    let stats = || vec![pod_stats(&a, mi(100), 0, 0, 0, 0)];
+    h.memory(mi(500), stats());
+    assert!(h.manager.synchronize().await.unwrap().is_some());
+    // 1.2Gi: above 1Gi, but not above 1Gi + 500Mi.
+    h.memory(mi(1229), stats());
+    assert!(h.manager.synchronize().await.unwrap().is_some());
+    // 2Gi: resolved.
+    h.memory(mi(2048), stats());
+    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert_eq!(h.killed().len(), 2);
+}
+
+/// Soft thresholds wait for their grace period and evict with `evictionMaxPodGracePeriod`,
+/// capped by the pod's own grace period.
+#[tokio::test]
+async fn soft_threshold_waits_for_grace_period() {
+    let h = Harness::new(
+        thresholds(
+            &[],
+            &[("memory.available", "2Gi")],
+            &[("memory.available", "1m30s")],
+            &[],
+        ),
+        Duration::from_secs(300),
+        30,
+    );
+    let a = pod("a", 0, &[], &[]);
+    let mut short = (*pod("short", 0, &[], &[])).clone();
+    short
+        .spec
+        .as_mut()
+        .unwrap()
+        .termination_grace_period_seconds = Some(5);
+    let short = Arc::new(short);
+    *h.terminator.pods.lock().unwrap() = vec![a.clone()];
+    h.memory(mi(1500), vec![pod_stats(&a, mi(100), 0, 0, 0, 0)]);
+    assert!(h.manager.synchronize().await.unwrap().is_none());
+    // The condition is reported at once, eviction waits.
+    assert!(h.manager.is_under_memory_pressure());
+    h.clock.step(Duration::from_secs(60));
+    h.memory(mi(1500), vec![pod_stats(&a, mi(100), 0, 0, 0, 0)]);
+    assert!(h.manager.synchronize().await.unwrap().is_none());
+    h.clock.step(Duration::from_secs(31));
+    h.memory(mi(1500), vec![pod_stats(&a, mi(100), 0, 0, 0, 0)]);
+    assert!(h.manager.synchronize().await.unwrap().is_some());
+    assert_eq!(h.killed()[0].1, 30);
+    *h.terminator.pods.lock().unwrap() = vec![short.clone()];
+    h.clock.step(Duration::from_secs(10));
+    h.memory(mi(1500), vec![pod_stats(&short, mi(100), 0, 0, 0, 0)]);
+    assert!(h.manager.synchronize().await.unwrap().is_some());
+    assert_eq!(h.killed()[1].1, 5);
+}
+
+/// Stats not refreshed since the last round: no eviction (`thresholdsUpdatedStats`).
+#[tokio::test]
+async fn stale_stats_do_not_evict_twice() {
+    let h = Harness::new(
+        thresholds(&[("memory.available", "1Gi")], &[], &[], &[]),
+        Duration::from_secs(0),
+        0,
+    );
+    let a = pod("a", 0, &[], &[]);
+    *h.terminator.pods.lock().unwrap() = vec![a.clone()];
+    h.memory(mi(100), vec![pod_stats(&a, mi(100), 0, 0, 0, 0)]);
+    assert!(h.manager.synchronize().await.unwrap().is_some());
+    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert_eq!(h.killed().len(), 1);
+}
+
+fn disk_summary(h: &Harness, available: u64, pods: Vec<PodStats>) -> Summary {
+    h.time.set(h.time.get() + 10);
+    let fs = FsStats {
+        time: t(h.time.get()),
+        available_bytes: Some(available),
+        capacity_bytes: Some(mi(100_000)),
+        inodes_free: Some(1_000_000),
+        inodes: Some(2_000_000),
+        ..FsStats::default()
+    };
+    let mut s = summary_with_memory(mi(8000), mi(8000), t(h.time.get()));
+    s.node.fs = Some(fs.clone());
+    s.node.runtime = Some(kubelet_stats::types::RuntimeStats {
+        image_fs: Some(fs.clone()),
+        container_fs: Some(fs),
+    });
+    s.pods = pods;
+    s
+}
+
+/// Upstream TestDiskPressureNodeFs + TestNodeReclaimFuncs: node-level reclaim first (dead
+/// containers, then unused images); no eviction when it freed enough; all pods refused
+/// under disk pressure.
+#[tokio::test]
+async fn disk_pressure_reclaims_node_resources_first() {
+    let h = Harness::new(
+        thresholds(&[("nodefs.available", "1Gi")], &[], &[], &[]),
+        Duration::from_secs(300),
+        0,
+    );
+    let a = pod("a", 0, &[], &[]);
+    let b = pod("b", 0, &[], &[]);
+    *h.terminator.pods.lock().unwrap() = vec![a.clone(), b.clone()];
+    let stats = || {
+        vec![
+            pod_stats(&a, 0, mi(10), mi(1), mi(1), 0),
+            pod_stats(&b, 0, mi(500), mi(1), mi(1), 0),
+        ]
+    };
+    // Reclaim frees enough.
+    let low = disk_summary(&h, mi(500), stats());
+    *h.summary.summary.lock().unwrap() = low;
+    *h.summary.after_reclaim.lock().unwrap() = Some(disk_summary(&h, mi(5000), stats()));
+    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert_eq!(*h.gc.calls.lock().unwrap(), ["containers", "images"]);
+    assert!(h.manager.is_under_disk_pressure());
+    let r = h.admit(&pod(
+        "guaranteed",
+        0,
+        &[("memory", "1Gi"), ("cpu", "1")],
+        &[("memory", "1Gi"), ("cpu", "1")],
+    ));
+    assert!(!r.admit);
+    assert_eq!(r.message, "The node had condition: [DiskPressure]. ");
+    assert!(h.killed().is_empty());
+
+    // Reclaim does not free enough: the largest disk user is evicted.
+    h.clock.step(Duration::from_secs(10));
+    *h.summary.after_reclaim.lock().unwrap() = None;
+    let low = disk_summary(&h, mi(500), stats());
+    *h.summary.summary.lock().unwrap() = low;
+    let evicted = h.manager.synchronize().await.unwrap().unwrap();
+    assert_eq!(evicted.metadata.name.as_deref(), Some("b"));
+    let killed = h.killed();
+    assert!(
+        killed[0]
+            .2
+            .message
+            .starts_with("The node was low on resource: ephemeral-storage. Threshold quantity: 1Gi, available: 500Mi. "),
+        "{}",
+        killed[0].2.message
+    );
+}
+
+/// PID pressure: `pid.available` from the rlimit stats; the pod with the most processes
+/// (lowest priority first) is evicted.
+#[tokio::test]
+async fn pid_pressure_evicts_by_process_count() {
+    let h = Harness::new(
+        thresholds(&[("pid.available", "10%")], &[], &[], &[]),
+        Duration::from_secs(300),
+        0,
+    );
+    let few = pod("few", 0, &[], &[]);
+    let many = pod("many", 0, &[], &[]);
+    *h.terminator.pods.lock().unwrap() = vec![few.clone(), many.clone()];
+    let mut s = summary_with_memory(mi(8000), mi(8000), t(1));
+    s.node.rlimit = Some(RlimitStats {
+        time: t(1),
+        max_pid: Some(1000),
+        num_of_running_processes: Some(950),
+    });
+    s.pods = vec![
+        pod_stats(&few, 0, 0, 0, 0, 2),
+        pod_stats(&many, 0, 0, 0, 0, 400),
+    ];
+    *h.summary.summary.lock().unwrap() = s;
+    let evicted = h.manager.synchronize().await.unwrap().unwrap();
+    assert_eq!(evicted.metadata.name.as_deref(), Some("many"));
+    assert!(h.manager.is_under_pid_pressure());
+    assert_eq!(
+        h.manager.node_conditions(),
+        [NodeConditionType::PidPressure]
+    );
+    assert!(h.killed()[0].2.message.starts_with(
+        "The node was low on resource: pids. Threshold quantity: 100, available: 50. "
+    ));
+}
+
+/// No thresholds: nothing is read (upstream returns at once).
+#[tokio::test]
+async fn no_thresholds_no_work() {
+    let h = Harness::new(Vec::new(), Duration::from_secs(0), 0);
+    h.memory(1, vec![]);
+    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(!h.manager.is_under_memory_pressure());
+}
+
+/// The loop wakes on `trigger` (memcg notification path) instead of waiting the period.
+#[tokio::test(start_paused = true)]
+async fn run_synchronizes_periodically_and_on_trigger() {
+    let h = Harness::new(
+        thresholds(&[("memory.available", "1Gi")], &[], &[], &[]),
+        Duration::from_secs(300),
+        0,
+    );
+    h.memory(mi(4000), vec![]);
+    let m = h.manager.clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    let task = tokio::spawn(async move { m.run(Duration::from_secs(10)).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(!h.manager.is_under_memory_pressure());
+    h.memory(mi(100), vec![]);
+    h.manager.trigger();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(h.manager.is_under_memory_pressure());
+    stop.store(true, Ordering::Relaxed);
+    task.abort();
+}

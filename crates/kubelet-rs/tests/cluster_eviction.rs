@@ -1,0 +1,400 @@
+//! The eviction manager on a kubelet-rs node of the real control plane
+//! (`hack/cluster-up.sh`, `hack/kubelet-rs-node-up.sh`): a hard `memory.available`
+//! threshold, a Guaranteed pod and a BestEffort pod that then takes 1000 MiB of anonymous
+//! memory (busybox `dd` with a 1000 MiB block, blocked on a pipe nobody reads). The node
+//! reports `MemoryPressure`, the BestEffort pod is evicted with upstream's status (phase
+//! `Failed`, reason `Evicted`, "The node was low on resource: memory. Threshold quantity: …,
+//! available: …. Container hog was using …, request is 0, has larger consumption of
+//! memory. ", the `DisruptionTarget` condition `TerminationByKubelet`) and a
+//! `Warning Evicted` event, the Guaranteed pod keeps running, and `kubelet_evictions` counts
+//! the eviction under the signal that triggered it. Two cases: the allocatable signal the
+//! threshold also sets (deterministic: only the node's pods count) and the node-wide
+//! `memory.available` signal (threshold relative to what this machine has available when
+//! the test starts, computed as the kubelet computes it: machine memory − (root cgroup
+//! usage − inactive file)). At most 1000 MiB is ever allocated.
+//!
+//! API server pods, not static ones: static pods are critical (upstream `IsCriticalPod`)
+//! and never evicted, so a standalone node evicts nothing.
+//!
+//! Node `krs-t-eviction-rs` (198.18.255.79), namespace `t-eviction`. Built as ignored with
+//! `KRS_SKIP_CLUSTER_TESTS=1` or `KRS_SKIP_RUNTIME_TESTS=1`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use kubelet_e2e::cluster::{self, Cluster, NodeKubelet, NodeSpec};
+use serde_json::{Value, json};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const NODE: &str = "krs-t-eviction-rs";
+const NODE_IP: &str = "198.18.255.79";
+const NS: &str = "t-eviction";
+const TAINT_KEY: &str = "kubelet-rs.test/eviction";
+const BUSYBOX: &str = "docker.io/library/busybox:1.36";
+const MI: u64 = 1 << 20;
+
+fn ok_stdout(c: &Cluster, args: &[&str]) -> String {
+    c.kubectl_output(args).unwrap()
+}
+
+/// `kubectl create`; retried while the new namespace has no default service account yet.
+fn create(c: &Cluster, object: &Value) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut child = c
+            .kubectl()
+            .args(["-n", NS, "create", "-f", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(object.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            return;
+        }
+        assert!(
+            err.contains("serviceaccount") && Instant::now() < deadline,
+            "{err}"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+fn delete_namespace(c: &Cluster) {
+    let args = ["delete", "namespace", NS, "--ignore-not-found", "--wait"];
+    let _ = c.kubectl().args(args).arg("--timeout=120s").output();
+}
+
+struct Cleanup<'a>(&'a Cluster);
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        delete_namespace(self.0);
+    }
+}
+
+/// A value of a flat-keyed cgroup v1 stat file.
+fn stat_value(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok())?
+    })
+}
+
+/// `memory.available` as the kubelet observes it: MemTotal − root working set.
+fn memory_available() -> u64 {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let total_kib: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    let v1 = Path::new("/sys/fs/cgroup/memory/memory.usage_in_bytes");
+    let working_set = if v1.exists() {
+        let usage: u64 = std::fs::read_to_string(v1).unwrap().trim().parse().unwrap();
+        let stat = std::fs::read_to_string("/sys/fs/cgroup/memory/memory.stat").unwrap();
+        usage.saturating_sub(stat_value(&stat, "total_inactive_file").unwrap_or(0))
+    } else {
+        // cgroup v2: the root's usage as cAdvisor reads it (MemTotal − MemFree) minus
+        // inactive file pages.
+        let kib = |k: &str| -> u64 {
+            meminfo
+                .lines()
+                .find_map(|l| l.strip_prefix(k))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap()
+        };
+        let usage = (kib("MemTotal:") - kib("MemFree:")) * 1024;
+        usage.saturating_sub(kib("Inactive(file):") * 1024)
+    };
+    (total_kib * 1024).saturating_sub(working_set)
+}
+
+fn pod(name: &str, resources: Value, script: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "nodeName": NODE,
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 30,
+            "automountServiceAccountToken": false,
+            "tolerations": [
+                {"key": TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
+            ],
+            "containers": [{
+                "name": name,
+                "image": BUSYBOX,
+                "command": ["/bin/sh", "-c", script],
+                "resources": resources,
+            }],
+        },
+    })
+}
+
+fn get_json(c: &Cluster, args: &[&str]) -> Value {
+    serde_json::from_str(&ok_stdout(c, args)).unwrap()
+}
+
+fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)
+}
+
+fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// One test at a time in this process (one node).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `MemTotal` (cAdvisor's machine memory, the node's memory capacity).
+fn mem_total() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap()
+        * 1024
+}
+
+/// The `allocatableMemory.available` signal: the pods cgroup's available memory (its limit,
+/// capacity minus reserved, minus its working set). A hard threshold of capacity − 800 MiB
+/// puts the node under pressure once its pods use more than 800 MiB, whatever the rest of
+/// the machine does; `memory.available` keeps its 100Mi.
+#[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
+#[test]
+fn best_effort_memory_hog_is_evicted_guaranteed_pod_keeps_running() -> TestResult {
+    let _serial = serial();
+    let threshold_mi = mem_total() / MI - 800;
+    eviction_case(
+        Eviction {
+            signal: "allocatableMemory.available",
+            threshold_mi,
+        },
+        &[],
+    )
+}
+
+/// The node-wide `memory.available` signal itself (root cgroup: machine memory − working
+/// set): threshold = what is available when the test starts − 500 MiB, allocatable
+/// thresholds off (`enforceNodeAllocatable: [none]`). The margin is what the rest of the
+/// machine may add or free while the test runs: a build on the same machine can move the
+/// root working set (active page cache included) by a few hundred MiB.
+#[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
+#[test]
+fn memory_available_signal_evicts_the_best_effort_hog() -> TestResult {
+    let _serial = serial();
+    let available = memory_available();
+    let threshold_mi = (available / MI).saturating_sub(500);
+    assert!(
+        threshold_mi > 1024,
+        "this machine has too little memory available ({} MiB) for the test",
+        available / MI
+    );
+    eviction_case(
+        Eviction {
+            signal: "memory.available",
+            threshold_mi,
+        },
+        &["enforceNodeAllocatable: [none]"],
+    )
+}
+
+/// The hard threshold a case sets.
+struct Eviction {
+    signal: &'static str,
+    threshold_mi: u64,
+}
+
+/// A Guaranteed pod, then the 1000 MiB BestEffort hog: the hog is evicted as upstream
+/// evicts (status, condition, event, `kubelet_evictions{eviction_signal=<signal>}`), the
+/// node reports MemoryPressure, the Guaranteed pod keeps running.
+fn eviction_case(e: Eviction, extra: &[&str]) -> TestResult {
+    let (signal, threshold_mi) = (e.signal, e.threshold_mi);
+    let c = cluster::ensure()?;
+    eprintln!(
+        "memory.available {} MiB, evictionHard {signal} {threshold_mi}Mi",
+        memory_available() / MI
+    );
+    let mut spec = NodeSpec::new(
+        NodeKubelet::KubeletRs(PathBuf::from(env!("CARGO_BIN_EXE_kubelet-rs"))),
+        NODE,
+        NODE_IP,
+    );
+    spec.taints = vec![format!("{TAINT_KEY}=:NoSchedule")];
+    if signal == "memory.available" {
+        spec.memory_available = Some(format!("{threshold_mi}Mi"));
+    } else {
+        spec.eviction_hard = vec![(signal.to_string(), format!("{threshold_mi}Mi"))];
+    }
+    spec.extra_config = vec!["evictionPressureTransitionPeriod: 60s".into()];
+    spec.extra_config
+        .extend(extra.iter().map(|l| (*l).to_string()));
+    let node = c.start_node(spec)?;
+    delete_namespace(&c);
+    ok_stdout(&c, &["create", "namespace", NS]);
+    let cleanup = Cleanup(&c);
+
+    let node_json = || get_json(&c, &["get", "node", NODE, "-o", "json"]);
+    let memory_pressure = |n: &Value| {
+        condition(n, "MemoryPressure")
+            .map(|c| c["status"].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        memory_pressure(&node_json()),
+        "False",
+        "under pressure before the test started"
+    );
+
+    let limits = json!({"cpu": "100m", "memory": "64Mi"});
+    create(
+        &c,
+        &pod(
+            "guaranteed",
+            json!({"requests": limits, "limits": limits}),
+            "sleep 3600",
+        ),
+    );
+    let pod_json = |name: &str| get_json(&c, &["-n", NS, "get", "pod", name, "-o", "json"]);
+    wait_for("guaranteed running", Duration::from_secs(120), || {
+        (pod_json("guaranteed")["status"]["phase"] == "Running").then_some(())
+    });
+
+    // 1000 MiB of anonymous memory, held: dd's buffer, blocked writing to a pipe `sleep`
+    // never reads.
+    eprintln!(
+        "memory.available before the hog: {} MiB",
+        memory_available() / MI
+    );
+    create(
+        &c,
+        &pod(
+            "hog",
+            json!({}),
+            "dd if=/dev/zero bs=1000M count=1 2>/dev/null | sleep 3600",
+        ),
+    );
+    let hog = wait_for("hog evicted", Duration::from_secs(180), || {
+        let p = pod_json("hog");
+        (p["status"]["phase"] == "Failed").then_some(p)
+    });
+    let st = &hog["status"];
+    assert_eq!(st["reason"], "Evicted", "{st}");
+    let message = st["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(&format!(
+            "The node was low on resource: memory. Threshold quantity: {threshold_mi}Mi, available: "
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains(". Container hog was using ")
+            && message.ends_with(", request is 0, has larger consumption of memory. "),
+        "{message}"
+    );
+    let dt = condition(&hog, "DisruptionTarget").expect("DisruptionTarget condition");
+    assert_eq!(dt["status"], "True");
+    assert_eq!(dt["reason"], "TerminationByKubelet");
+    assert_eq!(dt["message"].as_str(), Some(message));
+
+    // The node reports MemoryPressure (held for the 60 s transition period).
+    wait_for("MemoryPressure", Duration::from_secs(60), || {
+        let n = node_json();
+        (memory_pressure(&n) == "True").then_some(())
+    });
+    let n = node_json();
+    let mp = condition(&n, "MemoryPressure").unwrap();
+    assert_eq!(mp["reason"], "KubeletHasInsufficientMemory");
+
+    // The Warning Evicted event, with the same message.
+    let events = wait_for("Evicted event", Duration::from_secs(60), || {
+        let e = ok_stdout(
+            &c,
+            &[
+                "-n",
+                NS,
+                "get",
+                "events",
+                "--field-selector",
+                "involvedObject.name=hog,reason=Evicted",
+                "-o",
+                "json",
+            ],
+        );
+        let v: Value = serde_json::from_str(&e).ok()?;
+        let items = v["items"].as_array()?.clone();
+        (!items.is_empty()).then_some(items)
+    });
+    assert_eq!(events[0]["type"], "Warning");
+    assert_eq!(events[0]["message"].as_str(), Some(message));
+
+    // The Guaranteed pod is untouched, also after the next round.
+    std::thread::sleep(Duration::from_secs(12));
+    eprintln!(
+        "memory.available after the eviction: {} MiB",
+        memory_available() / MI
+    );
+    let g = pod_json("guaranteed");
+    assert_eq!(g["status"]["phase"], "Running", "{}", g["status"]);
+    assert_eq!(
+        g["status"]["containerStatuses"][0]["restartCount"], 0,
+        "{}",
+        g["status"]
+    );
+
+    // kubelet_evictions counts the eviction.
+    let metrics = ok_stdout(
+        &c,
+        &[
+            "get",
+            "--raw",
+            &format!("/api/v1/nodes/{NODE}/proxy/metrics"),
+        ],
+    );
+    assert!(
+        metrics.contains(&format!(
+            "kubelet_evictions{{eviction_signal=\"{signal}\"}} 1"
+        )),
+        "{}",
+        metrics
+            .lines()
+            .filter(|l| l.contains("evict"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+
+    drop(cleanup);
+    node.stop()?;
+    Ok(())
+}
