@@ -426,7 +426,10 @@ fn real_cgroup_v1_notification_arrives() {
         .parse()
         .unwrap();
     assert!(peak > usage + (20 << 20), "peak {peak}");
-    assert!(high_rx.try_recv().is_err(), "the 200 MiB threshold was not crossed");
+    assert!(
+        high_rx.try_recv().is_err(),
+        "the 200 MiB threshold was not crossed"
+    );
     notifier.stop();
     high.stop();
     drop(notifier);
