@@ -300,6 +300,7 @@ impl ManagerImpl {
     pub async fn run(&self, monitoring_interval: Duration) {
         tracing::info!("Eviction manager: starting control loop");
         let notifiers = self.start_threshold_notifiers();
+        let _stop_notifiers = StopNotifiersOnDrop(self);
         let watch = async {
             futures::future::join_all(notifiers.iter().map(|n| {
                 n.start(|message| {
@@ -664,6 +665,17 @@ impl ManagerImpl {
             }
         }
         true
+    }
+}
+
+/// Drops the manager's threshold notifiers (stopping their kernel notifiers and threads)
+/// when `run` is dropped.
+struct StopNotifiersOnDrop<'a>(&'a ManagerImpl);
+
+impl Drop for StopNotifiersOnDrop<'_> {
+    fn drop(&mut self) {
+        let notifiers = std::mem::take(&mut self.0.lock().threshold_notifiers);
+        drop(notifiers);
     }
 }
 

@@ -614,7 +614,12 @@ async fn memcg_notifiers_are_armed_after_synchronize_and_trigger_a_round() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert_eq!(factory.armed().len(), 2);
     assert_eq!(factory.stopped(), 1);
+
+    // Stopping the loop stops the armed notifier too.
     task.abort();
+    let _ = task.await;
+    assert!(h.manager.threshold_notifier_paths().is_empty());
+    assert_eq!(factory.stopped(), 2);
 }
 
 /// Without `kernelMemcgNotification` no notifier is made.

@@ -205,6 +205,18 @@ impl MemoryThresholdNotifier {
     }
 }
 
+impl Drop for MemoryThresholdNotifier {
+    fn drop(&mut self) {
+        let slot = self
+            .notifier
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = slot.take() {
+            n.stop();
+        }
+    }
+}
+
 /// The memcg usage at which the working set reaches the eviction threshold:
 /// `capacity − threshold + inactive_file`, with `inactive_file = usage − working_set` and
 /// `capacity = available + working_set` (upstream's int64 arithmetic).
