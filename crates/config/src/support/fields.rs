@@ -867,6 +867,7 @@ pub static FIELDS: &[FieldSupport] = &[
         done_with_note(
             "on cgroup v1, a memcg threshold notifier (eventfd on `memory.usage_in_bytes` via `cgroup.event_control`) per memory threshold wakes the eviction manager as soon as usage crosses it; on cgroup v2 the notifier is disabled, as upstream's (`disabledThresholdNotifier`): logged at start, the manager observes memory every 10s",
             &[
+                "crates/kubelet-rs/tests/cluster_eviction.rs::memcg_notification_wakes_the_manager",
                 "crates/eviction/src/threshold_notifier_tests.rs::real_cgroup_v1_notification_arrives",
                 "crates/eviction/src/threshold_notifier_tests.rs::update_threshold",
                 "crates/eviction/src/manager_tests.rs::memcg_notifiers_are_armed_after_synchronize_and_trigger_a_round",
