@@ -94,7 +94,8 @@ pub fn check_startable(
     let machine = startup::machine_info(fs)?;
     let node_config = startup::container_manager_config(s, &machine)?;
     // `NewMainKubelet`'s `ParseThresholdConfig` of every eviction setting.
-    crate::kubelet::eviction_config(s)?;
+    // (The cgroup driver only names the pod cgroup root; the runtime reports it later.)
+    crate::kubelet::eviction_config(s, kubelet_cm::CgroupDriver::Cgroupfs)?;
     startup::check_resource_managers(s)?;
     startup::check_swap(s, fs, host)?;
     let mut warnings = Vec::new();

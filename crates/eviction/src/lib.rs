@@ -12,20 +12,23 @@
 //! |---------------|-------------------------------------------------------------------------|
 //! | [`helpers`]   | `eviction/helpers.go` (`makeSignalObservations`, `thresholdsMet`, ranking, `evictionMessage`), `helpers_linux.go` |
 //! | [`manager`]   | `eviction/eviction_manager.go` (`managerImpl`, `synchronize`, `Admit`, `evictPod`), `eviction/types.go` |
+//! | [`threshold_notifier`] | `eviction/memory_threshold_notifier.go`, `memory_threshold_notifier_others.go`, `threshold_notifier_linux.go` (cgroup v1 memcg threshold events; disabled on v2 as upstream's) |
 //!
 //! Thresholds are parsed by `kubelet_apimachinery::eviction::parse_threshold_config`
-//! (`ParseThresholdConfig`). Not built: the memcg threshold notifier
-//! (`kernelMemcgNotification`, accepted and warned: the manager polls every 10 s) and the
+//! (`ParseThresholdConfig`). Not built: the
 //! local storage limit evictions (`localStorageEviction`: emptyDir `sizeLimit`, pod and
 //! container `ephemeral-storage` limits).
 
 pub mod helpers;
 pub mod manager;
+pub mod threshold_notifier;
 
 #[cfg(test)]
 mod helpers_tests;
 #[cfg(test)]
 mod manager_tests;
+#[cfg(test)]
+mod threshold_notifier_tests;
 
 pub use helpers::{NodeConditionType, ResourceName};
 pub use manager::{

@@ -19,6 +19,9 @@ use crate::helpers::{
     signal_to_resource, sort_by_eviction_priority, thresholds_first_observed_at, thresholds_met,
     thresholds_met_grace_period, thresholds_updated_stats, update_container_fs_thresholds,
 };
+use crate::threshold_notifier::{
+    MemoryThresholdNotifier, NOTIFIER_REFRESH_INTERVAL, NotifierFactory,
+};
 
 /// The reason of an evicted pod's status, its event and an eviction admission rejection
 /// (upstream `Reason`).
@@ -50,8 +53,12 @@ pub struct Config {
     pub max_pod_grace_period_seconds: i64,
     /// The parsed `evictionHard`/`evictionSoft` thresholds (`ParseThresholdConfig`).
     pub thresholds: Vec<Threshold>,
-    /// `kernelMemcgNotification`.
+    /// `kernelMemcgNotification`: memory thresholds get a memcg threshold notifier
+    /// ([`crate::threshold_notifier`]) that triggers a round when crossed.
     pub kernel_memcg_notification: bool,
+    /// The pod cgroup root in the driver's form (`/kubepods`, `/kubepods.slice`), where the
+    /// allocatable memory notifier watches (upstream `PodCgroupRoot`).
+    pub pod_cgroup_root: String,
     /// The `KubeletSeparateDiskGC` feature gate.
     pub separate_disk_gc: bool,
 }
@@ -143,6 +150,8 @@ struct State {
     split_container_image_fs: Option<bool>,
     signal_to_rank_func: BTreeMap<Signal, RankFunc>,
     signal_to_node_reclaim_funcs: BTreeMap<Signal, Vec<NodeReclaimFunc>>,
+    threshold_notifiers: Vec<Arc<MemoryThresholdNotifier>>,
+    thresholds_last_updated: Option<Instant>,
 }
 
 /// Everything the manager talks to.
@@ -164,6 +173,8 @@ pub struct Deps {
     pub node_ref: k8s_openapi::api::core::v1::ObjectReference,
     /// Time.
     pub clock: Arc<dyn Clock>,
+    /// Makes the memcg threshold notifiers (with `kernel_memcg_notification`).
+    pub notifier_factory: Arc<dyn NotifierFactory>,
 }
 
 /// The eviction manager (upstream `managerImpl`).
@@ -281,9 +292,92 @@ impl ManagerImpl {
         self.wake.notify_one();
     }
 
-    /// Upstream `Start`'s loop: a round every `monitoring_interval`, and after an eviction
-    /// a wait for the pod to be cleaned up instead. Never returns; drop it to stop.
+    /// Upstream `Start`: with `kernel_memcg_notification`, a memory threshold notifier per
+    /// memory threshold (each triggers a round when crossed; one that cannot be created is
+    /// logged and left out), then the loop: a round every `monitoring_interval`, and after
+    /// an eviction a wait for the pod to be cleaned up instead. Never returns; drop it to
+    /// stop.
     pub async fn run(&self, monitoring_interval: Duration) {
+        tracing::info!("Eviction manager: starting control loop");
+        let notifiers = self.start_threshold_notifiers();
+        let _stop_notifiers = StopNotifiersOnDrop(self);
+        let watch = async {
+            futures::future::join_all(notifiers.iter().map(|n| {
+                n.start(|message| {
+                    tracing::info!("{message}");
+                    self.trigger();
+                })
+            }))
+            .await;
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            () = watch => {}
+            () = self.control_loop(monitoring_interval) => {}
+        }
+    }
+
+    /// The threshold notifiers `Start` creates (upstream `NewMemoryThresholdNotifier` for
+    /// `memory.available` and `allocatableMemory.available`).
+    fn start_threshold_notifiers(&self) -> Vec<Arc<MemoryThresholdNotifier>> {
+        if !self.config.kernel_memcg_notification {
+            return Vec::new();
+        }
+        let mut notifiers = Vec::new();
+        for threshold in &self.config.thresholds {
+            if !matches!(
+                threshold.signal,
+                Signal::MemoryAvailable | Signal::AllocatableMemoryAvailable
+            ) {
+                continue;
+            }
+            match MemoryThresholdNotifier::new(
+                *threshold,
+                &self.config.pod_cgroup_root,
+                self.deps.notifier_factory.clone(),
+            ) {
+                Ok(n) => notifiers.push(Arc::new(n)),
+                Err(e) => {
+                    tracing::info!(err = %e, "Eviction manager: failed to create memory threshold notifier");
+                }
+            }
+        }
+        self.lock().threshold_notifiers.clone_from(&notifiers);
+        notifiers
+    }
+
+    /// The notifiers' watched cgroups (for tests and diagnostics).
+    pub fn threshold_notifier_paths(&self) -> Vec<std::path::PathBuf> {
+        self.lock()
+            .threshold_notifiers
+            .iter()
+            .map(|n| n.cgroup_path().to_path_buf())
+            .collect()
+    }
+
+    /// Upstream `synchronize`'s notifier refresh: at most every
+    /// `notifierRefreshInterval`, every notifier re-armed from the summary.
+    fn update_threshold_notifiers(&self, summary: &Summary) {
+        let now = self.deps.clock.now();
+        let notifiers = {
+            let mut st = self.lock();
+            if st
+                .thresholds_last_updated
+                .is_some_and(|t| now.saturating_duration_since(t) <= NOTIFIER_REFRESH_INTERVAL)
+            {
+                return;
+            }
+            st.thresholds_last_updated = Some(now);
+            st.threshold_notifiers.clone()
+        };
+        for n in notifiers {
+            if let Err(e) = n.update_threshold(summary) {
+                tracing::info!(notifier = %n.description(), err = %e, "Eviction manager: failed to update notifier");
+            }
+        }
+    }
+
+    async fn control_loop(&self, monitoring_interval: Duration) {
         loop {
             match self.synchronize().await {
                 Ok(Some(pod)) => {
@@ -367,6 +461,7 @@ impl ManagerImpl {
                 return Ok(None);
             }
         };
+        self.update_threshold_notifiers(&summary);
         let observations = make_signal_observations(&summary);
         let stats = StatsFunc::new(&summary.pods);
         let now = self.deps.clock.now();
@@ -570,6 +665,17 @@ impl ManagerImpl {
             }
         }
         true
+    }
+}
+
+/// Drops the manager's threshold notifiers (stopping their kernel notifiers and threads)
+/// when `run` is dropped.
+struct StopNotifiersOnDrop<'a>(&'a ManagerImpl);
+
+impl Drop for StopNotifiersOnDrop<'_> {
+    fn drop(&mut self) {
+        let notifiers = std::mem::take(&mut self.0.lock().threshold_notifiers);
+        drop(notifiers);
     }
 }
 

@@ -15,6 +15,7 @@ use kubelet_stats::types::{FsStats, PodStats, RlimitStats, Summary};
 use crate::helpers::NodeConditionType;
 use crate::helpers_tests::{mi, pod, pod_stats, summary_with_memory, t, thresholds};
 use crate::manager::*;
+use crate::threshold_notifier_tests::{FakeNotifierFactory, memory_summary};
 
 #[derive(Default)]
 struct FakeSummary {
@@ -124,6 +125,20 @@ struct Harness {
 
 impl Harness {
     fn new(thresholds: Vec<Threshold>, transition: Duration, max_grace: i64) -> Self {
+        Self::build(thresholds, transition, max_grace, None)
+    }
+
+    /// With `kernelMemcgNotification` and the given notifier factory.
+    fn with_memcg(thresholds: Vec<Threshold>, factory: Arc<FakeNotifierFactory>) -> Self {
+        Self::build(thresholds, Duration::from_secs(300), 0, Some(factory))
+    }
+
+    fn build(
+        thresholds: Vec<Threshold>,
+        transition: Duration,
+        max_grace: i64,
+        memcg: Option<Arc<FakeNotifierFactory>>,
+    ) -> Self {
         let summary = Arc::new(FakeSummary::default());
         let gc = Arc::new(FakeGc {
             summary: Some(summary.clone()),
@@ -137,7 +152,8 @@ impl Harness {
                 pressure_transition_period: transition,
                 max_pod_grace_period_seconds: max_grace,
                 thresholds,
-                kernel_memcg_notification: false,
+                kernel_memcg_notification: memcg.is_some(),
+                pod_cgroup_root: "/kubepods".to_string(),
                 separate_disk_gc: true,
             },
             Deps {
@@ -149,6 +165,7 @@ impl Harness {
                 recorder: recorder.clone(),
                 node_ref: kubelet_container::events::node_ref("node"),
                 clock: clock.clone(),
+                notifier_factory: memcg.unwrap_or_default(),
             },
         );
         Harness {
@@ -545,5 +562,78 @@ async fn run_synchronizes_periodically_and_on_trigger() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert!(h.manager.is_under_memory_pressure());
     stop.store(true, Ordering::Relaxed);
+    task.abort();
+}
+
+/// `kernelMemcgNotification`: `Start` creates a notifier per memory threshold (the node one
+/// on the memory mount, the allocatable one under the pod cgroup root, none for other
+/// signals); each synchronize re-arms them at most every 10 s (`notifierRefreshInterval`),
+/// and a kernel event triggers a round before the monitoring period.
+#[tokio::test(start_paused = true)]
+async fn memcg_notifiers_are_armed_after_synchronize_and_trigger_a_round() {
+    let factory = Arc::new(FakeNotifierFactory::default());
+    let h = Harness::with_memcg(
+        thresholds(
+            &[("memory.available", "1Gi"), ("nodefs.available", "10%")],
+            &[],
+            &[],
+            &[],
+        ),
+        factory.clone(),
+    );
+    let mut s = memory_summary(mi(3000), mi(1000), mi(2000), false);
+    s.node.fs = None;
+    *h.summary.summary.lock().unwrap() = s;
+    let m = h.manager.clone();
+    let task = tokio::spawn(async move { m.run(Duration::from_secs(1000)).await });
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(
+        h.manager.threshold_notifier_paths(),
+        [std::path::PathBuf::from("/sys/fs/cgroup/memory")]
+    );
+    // capacity 4000Mi − 1Gi + inactive_file 1000Mi.
+    assert_eq!(
+        factory.armed(),
+        [(
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes".to_string(),
+            (mi(5000) - mi(1024)).cast_signed()
+        )]
+    );
+
+    // The kernel signals: a round runs now (the period is 1000 s) and sees the pressure;
+    // the refresh interval has not passed, so nothing is re-armed.
+    *h.summary.summary.lock().unwrap() = memory_summary(mi(100), mi(3900), mi(3900), false);
+    factory.fire_last();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(h.manager.is_under_memory_pressure());
+    assert_eq!(factory.armed().len(), 1);
+
+    // 11 s later the next triggered round re-arms, stopping the previous notifier.
+    h.clock.step(Duration::from_secs(11));
+    factory.fire_last();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(factory.armed().len(), 2);
+    assert_eq!(factory.stopped(), 1);
+
+    // Stopping the loop stops the armed notifier too.
+    task.abort();
+    let _ = task.await;
+    assert!(h.manager.threshold_notifier_paths().is_empty());
+    assert_eq!(factory.stopped(), 2);
+}
+
+/// Without `kernelMemcgNotification` no notifier is made.
+#[tokio::test(start_paused = true)]
+async fn no_memcg_notifiers_without_the_setting() {
+    let h = Harness::new(
+        thresholds(&[("memory.available", "1Gi")], &[], &[], &[]),
+        Duration::from_secs(300),
+        0,
+    );
+    h.memory(mi(4000), vec![]);
+    let m = h.manager.clone();
+    let task = tokio::spawn(async move { m.run(Duration::from_secs(10)).await });
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(h.manager.threshold_notifier_paths().is_empty());
     task.abort();
 }

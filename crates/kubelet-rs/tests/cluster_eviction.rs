@@ -230,6 +230,44 @@ fn memory_available_signal_evicts_the_best_effort_hog() -> TestResult {
     )
 }
 
+/// `kernelMemcgNotification: true` on this cgroup v1 host: the allocatable case again, and
+/// the kubelet's log shows the memcg threshold notifiers created and the kernel's event
+/// waking the manager ("eviction manager: hard allocatable memory eviction threshold
+/// crossed", upstream's message).
+#[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
+#[test]
+fn memcg_notification_wakes_the_manager() -> TestResult {
+    let _serial = serial();
+    let c = cluster::ensure()?;
+    let log = c.log(&format!("kubelet-{NODE}"));
+    let start = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+    let threshold_mi = mem_total() / MI - 800;
+    eviction_case(
+        Eviction {
+            signal: "allocatableMemory.available",
+            threshold_mi,
+        },
+        &["kernelMemcgNotification: true"],
+    )?;
+    let text = std::fs::read(&log)?;
+    let start = usize::try_from(start).unwrap_or(0);
+    let text = String::from_utf8_lossy(text.get(start..).unwrap_or(&text));
+    for want in [
+        "Eviction manager: created memoryThresholdNotifier",
+        "eviction manager: hard allocatable memory eviction threshold crossed",
+    ] {
+        assert!(
+            text.contains(want),
+            "{want:?} not in the kubelet log:\n{}",
+            text.lines()
+                .filter(|l| l.contains("viction"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+    Ok(())
+}
+
 /// The hard threshold a case sets.
 struct Eviction {
     signal: &'static str,

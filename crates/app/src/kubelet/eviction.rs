@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 use kubelet_apimachinery::eviction::{NODE_ALLOCATABLE_ENFORCEMENT_KEY, parse_threshold_config};
 use kubelet_container::SyncPodType;
 use kubelet_cri::ImageService;
+use kubelet_eviction::threshold_notifier::CgroupNotifierFactory;
 use kubelet_eviction::{Config, Deps, EvictionStatus, ManagerImpl};
 use kubelet_podworkers::{Completion, KillPodOptions, PodStatusFn, UpdatePodOptions};
 use kubelet_runtime::image_gc::ImageGcManager;
@@ -22,7 +23,14 @@ use super::{Kubelet, KubeletDeps, RunError};
 /// Upstream `ParseThresholdConfig(enforceNodeAllocatable, evictionHard, evictionSoft,
 /// evictionSoftGracePeriod, evictionMinimumReclaim)` and the rest of `eviction.Config`;
 /// `--experimental-allocatable-ignore-eviction` leaves out the allocatable thresholds.
-pub fn eviction_config(server: &kubelet_config::KubeletServer) -> Result<Config, RunError> {
+///
+/// `pod_cgroup_root` is upstream's `ContainerManager.GetPodCgroupRoot()`: the node
+/// allocatable root (`<cgroupRoot>/kubepods` with `cgroupsPerQOS`) in the cgroup driver's
+/// form, where the allocatable memory threshold notifier watches.
+pub fn eviction_config(
+    server: &kubelet_config::KubeletServer,
+    cgroup_driver: kubelet_cm::CgroupDriver,
+) -> Result<Config, RunError> {
     let c = &server.config;
     let enforce: Vec<String> = if server
         .flags
@@ -50,6 +58,11 @@ pub fn eviction_config(server: &kubelet_config::KubeletServer) -> Result<Config,
         max_pod_grace_period_seconds: i64::from(c.eviction_max_pod_grace_period),
         thresholds,
         kernel_memcg_notification: c.kernel_memcg_notification,
+        pod_cgroup_root: kubelet_cm::node_allocatable_root(
+            &c.cgroup_root,
+            c.cgroups_per_qos.unwrap_or(true),
+        )
+        .for_driver(cgroup_driver),
         separate_disk_gc: server
             .feature_gates
             .enabled(kubelet_features::gates::KUBELET_SEPARATE_DISK_GC),
@@ -209,10 +222,11 @@ pub struct Eviction {
 
 /// Upstream `eviction.NewManager` in `NewMainKubelet`.
 pub fn new_manager(deps: &KubeletDeps<'_>) -> Result<Eviction, RunError> {
-    let config = eviction_config(deps.server)?;
-    if config.kernel_memcg_notification {
-        tracing::warn!(
-            "kernelMemcgNotification: kubelet-rs has no memcg threshold notifier; the eviction manager observes memory every 10s"
+    let config = eviction_config(deps.server, deps.runtime.cgroup_driver)?;
+    let unified = deps.cgroup_version == kubelet_cm::CgroupVersion::V2;
+    if config.kernel_memcg_notification && unified {
+        tracing::info!(
+            "kernelMemcgNotification: memcg threshold notifications need cgroup v1; on cgroup v2 the eviction manager observes memory every 10s (as upstream's)"
         );
     }
     let late = Arc::new(LateBound::default());
@@ -232,6 +246,7 @@ pub fn new_manager(deps: &KubeletDeps<'_>) -> Result<Eviction, RunError> {
             recorder: deps.recorder.clone(),
             node_ref: kubelet_container::events::node_ref(&deps.node_name),
             clock: Arc::new(kubelet_eviction::RealClock),
+            notifier_factory: Arc::new(CgroupNotifierFactory { unified }),
         },
     );
     Ok(Eviction { manager, late })
@@ -339,7 +354,7 @@ mod tests {
              evictionSoftGracePeriod:\n  nodefs.available: 1m\nevictionMinimumReclaim:\n  memory.available: 50Mi\n\
              evictionMaxPodGracePeriod: 30\nevictionPressureTransitionPeriod: 45s\n",
         );
-        let c = eviction_config(&s).unwrap();
+        let c = eviction_config(&s, kubelet_cm::CgroupDriver::Cgroupfs).unwrap();
         let signals: Vec<(Signal, bool)> = c
             .thresholds
             .iter()
@@ -358,11 +373,42 @@ mod tests {
         assert_eq!(c.pressure_transition_period, Duration::from_secs(45));
     }
 
+    /// `PodCgroupRoot` (where the allocatable memory notifier watches): the node
+    /// allocatable cgroup in the driver's form, the cgroup root itself without
+    /// `cgroupsPerQOS`.
+    #[test]
+    fn pod_cgroup_root_follows_driver_and_cgroups_per_qos() {
+        use kubelet_cm::CgroupDriver;
+        let s = server("");
+        assert_eq!(
+            eviction_config(&s, CgroupDriver::Cgroupfs)
+                .unwrap()
+                .pod_cgroup_root,
+            "/kubepods"
+        );
+        assert_eq!(
+            eviction_config(&s, CgroupDriver::Systemd)
+                .unwrap()
+                .pod_cgroup_root,
+            "/kubepods.slice"
+        );
+        let s = server("cgroupsPerQOS: false\nenforceNodeAllocatable: []\ncgroupRoot: /custom\n");
+        assert_eq!(
+            eviction_config(&s, CgroupDriver::Cgroupfs)
+                .unwrap()
+                .pod_cgroup_root,
+            "/custom"
+        );
+    }
+
     /// A soft threshold without its grace period stops the start with upstream's error.
     #[test]
     fn soft_threshold_without_grace_period_is_refused() {
         let s = server("evictionSoft:\n  memory.available: 1Gi\n");
-        let err = eviction_config(&s).map(|_| ()).unwrap_err().to_string();
+        let err = eviction_config(&s, kubelet_cm::CgroupDriver::Cgroupfs)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains(
                 "grace period must be specified for the soft eviction threshold memory.available"

@@ -46,7 +46,7 @@ fn notes(s: &Support) -> String {
 
 fn text(s: &Support) -> String {
     match s {
-        Support::Implemented { .. } => String::new(),
+        Support::Implemented { note, .. } => escape(note),
         Support::Refused { reason, .. } => escape(reason),
         Support::NoEffect { upstream, .. } => format!("upstream {}", escape(upstream)),
         Support::Partial {

@@ -3,7 +3,10 @@
 
 use serde_json::Value;
 
-use super::{FieldSupport, Support, as_upstream, done, ignored, ignored_even_default, refused};
+use super::{
+    FieldSupport, Support, as_upstream, done, done_with_note, ignored, ignored_even_default,
+    refused,
+};
 
 // Proofs shared by several fields.
 // Node registration, status and lease (`crates/nodestatus`, issue #7).
@@ -861,8 +864,15 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "kernelMemcgNotification",
         Some("kernel-memcg-notification"),
-        ignored(
-            "wakes the eviction manager at once when memory crosses a memory.available threshold (memcg threshold notification); kubelet-rs's eviction manager has no memcg notifier and observes memory every 10s",
+        done_with_note(
+            "on cgroup v1, a memcg threshold notifier (eventfd on `memory.usage_in_bytes` via `cgroup.event_control`) per memory threshold wakes the eviction manager as soon as usage crosses it; on cgroup v2 the notifier is disabled, as upstream's (`disabledThresholdNotifier`): logged at start, the manager observes memory every 10s",
+            &[
+                "crates/kubelet-rs/tests/cluster_eviction.rs::memcg_notification_wakes_the_manager",
+                "crates/eviction/src/threshold_notifier_tests.rs::real_cgroup_v1_notification_arrives",
+                "crates/eviction/src/threshold_notifier_tests.rs::update_threshold",
+                "crates/eviction/src/manager_tests.rs::memcg_notifiers_are_armed_after_synchronize_and_trigger_a_round",
+                "crates/eviction/src/threshold_notifier_tests.rs::cgroup_v2_notifiers_are_disabled",
+            ],
         ),
     ),
     f(

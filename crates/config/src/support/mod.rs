@@ -38,7 +38,11 @@ pub enum Support {
     /// Behaves as upstream's standalone kubelet. `proof` names the tests
     /// (`path/from/workspace/root.rs::test_fn`) showing that changing it changes something
     /// observable.
-    Implemented { proof: &'static [&'static str] },
+    /// `note` (may be empty) says how, where upstream's behaviour itself depends on the host.
+    Implemented {
+        proof: &'static [&'static str],
+        note: &'static str,
+    },
     /// The start refuses the values `reason` names, with an error naming the field; other
     /// values behave as upstream. `proof` names the tests that show the refusal.
     Refused {
@@ -87,7 +91,7 @@ impl Support {
     /// The tests named as proof (empty for the kinds that need none).
     pub fn proof(&self) -> &'static [&'static str] {
         match self {
-            Support::Implemented { proof }
+            Support::Implemented { proof, .. }
             | Support::Refused { proof, .. }
             | Support::Partial { proof, .. } => proof,
             Support::NoEffect { .. } | Support::AsUpstream { .. } => &[],
@@ -113,7 +117,11 @@ pub struct FlagSupport {
 }
 
 const fn done(proof: &'static [&'static str]) -> Support {
-    Support::Implemented { proof }
+    Support::Implemented { proof, note: "" }
+}
+
+const fn done_with_note(note: &'static str, proof: &'static [&'static str]) -> Support {
+    Support::Implemented { proof, note }
 }
 
 const fn refused(reason: &'static str, proof: &'static [&'static str]) -> Support {
