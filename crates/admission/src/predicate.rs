@@ -359,16 +359,17 @@ fn fits_cpu_and_memory(node: &NodeInfo, pod: &Pod, other_pods: &[&Pod]) -> Vec<P
     if want.is_zero() {
         return Vec::new();
     }
-    let used = other_pods
-        .iter()
-        .map(|p| pod_requests(p))
-        .fold((0i64, 0i64, 0i64), |(c, m, e), r| {
-            (
-                c.saturating_add(r.milli_cpu),
-                m.saturating_add(r.memory),
-                e.saturating_add(r.ephemeral_storage),
-            )
-        });
+    let used =
+        other_pods
+            .iter()
+            .map(|p| pod_requests(p))
+            .fold((0i64, 0i64, 0i64), |(c, m, e), r| {
+                (
+                    c.saturating_add(r.milli_cpu),
+                    m.saturating_add(r.memory),
+                    e.saturating_add(r.ephemeral_storage),
+                )
+            });
     let mut out = Vec::new();
     let checks = [
         ("cpu", want.milli_cpu, used.0, node.allocatable_milli_cpu),

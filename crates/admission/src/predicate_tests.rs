@@ -474,7 +474,10 @@ fn storage_pod(bytes: i64) -> Pod {
 #[test]
 fn ephemeral_storage_requests_fit_against_allocatable() {
     let other = storage_pod(2);
-    assert_eq!(admit(node(110), &storage_pod(3), &[&other]), PodAdmitResult::admit());
+    assert_eq!(
+        admit(node(110), &storage_pod(3), &[&other]),
+        PodAdmitResult::admit()
+    );
     assert_eq!(
         admit(node(110), &storage_pod(4), &[&other]),
         PodAdmitResult::reject(
@@ -484,10 +487,17 @@ fn ephemeral_storage_requests_fit_against_allocatable() {
     );
     let mut without = node(110);
     without.allocatable_ephemeral_storage = 0;
-    assert_eq!(admit(without.clone(), &storage_pod(1), &[]).reason, "OutOfephemeral-storage");
+    assert_eq!(
+        admit(without.clone(), &storage_pod(1), &[]).reason,
+        "OutOfephemeral-storage"
+    );
     assert!(admit(without, &pod(json!({})), &[]).admit);
     // From a Node object: status.allocatable["ephemeral-storage"].
     let n: Node = serde_json::from_value(json!({"metadata": {"name": "n"},
-        "status": {"allocatable": {"ephemeral-storage": "1Gi"}}})).unwrap_or_default();
-    assert_eq!(NodeInfo::from_node(&n).allocatable_ephemeral_storage, 1 << 30);
+        "status": {"allocatable": {"ephemeral-storage": "1Gi"}}}))
+    .unwrap_or_default();
+    assert_eq!(
+        NodeInfo::from_node(&n).allocatable_ephemeral_storage,
+        1 << 30
+    );
 }

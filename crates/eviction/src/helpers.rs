@@ -989,11 +989,11 @@ pub fn pod_ephemeral_storage_limit(pod: &Pod) -> Option<Quantity> {
     for c in spec.init_containers.iter().flatten() {
         let l = lim(c);
         let peak = if c.restart_policy.as_deref() == Some("Always") {
-            sum = add(sum, l.clone());
+            sum = add(sum, l);
             sidecars = add(sidecars, l);
-            sidecars.clone()
+            sidecars
         } else {
-            add(l, sidecars.clone())
+            add(l, sidecars)
         };
         init_peak = max(init_peak, peak);
     }

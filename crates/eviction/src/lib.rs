@@ -14,10 +14,10 @@
 //! | [`manager`]   | `eviction/eviction_manager.go` (`managerImpl`, `synchronize`, `Admit`, `evictPod`), `eviction/types.go` |
 //!
 //! Thresholds are parsed by `kubelet_apimachinery::eviction::parse_threshold_config`
-//! (`ParseThresholdConfig`). Not built: the memcg threshold notifier
-//! (`kernelMemcgNotification`, accepted and warned: the manager polls every 10 s) and the
-//! local storage limit evictions (`localStorageEviction`: emptyDir `sizeLimit`, pod and
-//! container `ephemeral-storage` limits).
+//! (`ParseThresholdConfig`). With `localStorageCapacityIsolation` each round first evicts
+//! the pods past their local storage limits (`localStorageEviction`: emptyDir `sizeLimit`,
+//! pod and container `ephemeral-storage` limits). Not built: the memcg threshold notifier
+//! (`kernelMemcgNotification`, accepted and warned: the manager polls every 10 s).
 
 pub mod helpers;
 pub mod manager;

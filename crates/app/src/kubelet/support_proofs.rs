@@ -296,15 +296,21 @@ fn admission_allocatable_ephemeral_storage_follows_local_storage_settings() {
         let node_config = container_manager_config(&s, &machine).unwrap();
         super::admission::allocatable_ephemeral_storage(&s.config, &node_config, fs)
     };
-    let hard = "evictionHard:\n  nodefs.available: 10%\n";
+    let hard = "evictionHard:\n  nodefs.available: 10Gi\n";
     assert_eq!(storage(hard, Ok(100 << 30)), 90 * GIB);
     assert_eq!(
-        storage(&format!("{hard}kubeReserved:\n  ephemeral-storage: 5Gi\n"), Ok(100 << 30)),
+        storage(
+            &format!("{hard}kubeReserved:\n  ephemeral-storage: 5Gi\n"),
+            Ok(100 << 30)
+        ),
         85 * GIB
     );
     assert_eq!(storage(hard, Err("no fs".into())), 0);
     assert_eq!(
-        storage(&format!("{hard}localStorageCapacityIsolation: false\n"), Ok(100 << 30)),
+        storage(
+            &format!("{hard}localStorageCapacityIsolation: false\n"),
+            Ok(100 << 30)
+        ),
         0
     );
 }
