@@ -4,8 +4,15 @@
 //! `Failed`, reason `Evicted`, upstream's message `Usage of EmptyDir volume "scratch"
 //! exceeds the limit "10Mi". `, no `DisruptionTarget` condition, a `Warning Evicted`
 //! event, `kubelet_evictions{eviction_signal="emptydirfs.limit"}`), while a pod writing
-//! 5 MiB into an emptyDir of `sizeLimit: 100Mi` keeps running. `volumeStatsAggPeriod: 5s`
-//! so the volumes are measured soon (the default is 1 m).
+//! 5 MiB into an emptyDir of `sizeLimit: 100Mi` keeps running. Containers with an
+//! `ephemeral-storage` limit of 10Mi (admitted against the node's allocatable ephemeral
+//! storage) write 30 MiB into their own filesystem: alone in its pod, the pod-level check
+//! comes first (upstream's order) and the pod is evicted with `Pod ephemeral local storage
+//! usage exceeds the total limit of containers 10Mi. `; next to an idle container limited
+//! to 100Mi (the pod's limit is 110Mi), with `Container writer exceeded its local ephemeral
+//! storage limit "10Mi". ` (`kubelet_evictions{eviction_signal="ephemeralpodfs.limit"}`,
+//! `{eviction_signal="ephemeralcontainerfs.limit"}`).
+//! `volumeStatsAggPeriod: 5s` so the volumes are measured soon (the default is 1 m).
 //!
 //! API server pods, not static ones: static pods are critical (upstream `IsCriticalPod`)
 //! and never evicted.
@@ -105,6 +112,42 @@ fn pod(name: &str, size_limit: &str, mib: u32) -> Value {
     })
 }
 
+/// A pod whose container `writer` (limit `ephemeral-storage: 10Mi`) writes 30 MiB into
+/// its writable layer; with `idle`, a second container limited to 100Mi that writes
+/// nothing.
+fn writer_pod(name: &str, idle: bool) -> Value {
+    let mut containers = vec![json!({
+        "name": "writer",
+        "image": BUSYBOX,
+        "command": ["/bin/sh", "-c",
+            "dd if=/dev/zero of=/data bs=1M count=30 && sync && sleep 3600"],
+        "resources": {"limits": {"ephemeral-storage": "10Mi"}},
+    })];
+    if idle {
+        containers.push(json!({
+            "name": "idle",
+            "image": BUSYBOX,
+            "command": ["sleep", "3600"],
+            "resources": {"limits": {"ephemeral-storage": "100Mi"}},
+        }));
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "nodeName": NODE,
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 30,
+            "automountServiceAccountToken": false,
+            "tolerations": [
+                {"key": TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
+            ],
+            "containers": containers,
+        },
+    })
+}
+
 fn get_json(c: &Cluster, args: &[&str]) -> Value {
     serde_json::from_str(&ok_stdout(c, args)).unwrap()
 }
@@ -127,8 +170,9 @@ fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) 
     }
 }
 
-/// The pod over its emptyDir `sizeLimit` is evicted with upstream's status, event and
-/// metric; the pod under its limit keeps running.
+/// The pod over its emptyDir `sizeLimit` and the pod over its container's
+/// `ephemeral-storage` limit are evicted with upstream's status, event and metric; the pod
+/// under its limit keeps running.
 #[cfg_attr(krs_skip_cluster, ignore = "KRS_SKIP_CLUSTER_TESTS=1")]
 #[test]
 fn empty_dir_over_size_limit_is_evicted_other_pod_keeps_running() -> TestResult {
@@ -151,6 +195,8 @@ fn empty_dir_over_size_limit_is_evicted_other_pod_keeps_running() -> TestResult 
         (pod_json("within")["status"]["phase"] == "Running").then_some(())
     });
     create(&c, &pod("over", "10Mi", 30));
+    create(&c, &writer_pod("alone", false));
+    create(&c, &writer_pod("pair", true));
 
     let over = wait_for("over evicted", Duration::from_secs(120), || {
         let p = pod_json("over");
@@ -186,6 +232,25 @@ fn empty_dir_over_size_limit_is_evicted_other_pod_keeps_running() -> TestResult 
     assert_eq!(events[0]["type"], "Warning");
     assert_eq!(events[0]["message"].as_str(), Some(message));
 
+    for (name, message) in [
+        (
+            "alone",
+            "Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ",
+        ),
+        (
+            "pair",
+            "Container writer exceeded its local ephemeral storage limit \"10Mi\". ",
+        ),
+    ] {
+        let p = wait_for(&format!("{name} evicted"), Duration::from_secs(120), || {
+            let p = pod_json(name);
+            (p["status"]["phase"] == "Failed").then_some(p)
+        });
+        let st = &p["status"];
+        assert_eq!(st["reason"], "Evicted", "{name}: {st}");
+        assert_eq!(st["message"].as_str(), Some(message), "{name}: {st}");
+    }
+
     // The pod within its limit is untouched, also after further rounds (and volume
     // measures).
     std::thread::sleep(Duration::from_secs(15));
@@ -206,7 +271,10 @@ fn empty_dir_over_size_limit_is_evicted_other_pod_keeps_running() -> TestResult 
         ],
     );
     assert!(
-        metrics.contains("kubelet_evictions{eviction_signal=\"emptydirfs.limit\"} 1"),
+        metrics.contains("kubelet_evictions{eviction_signal=\"emptydirfs.limit\"} 1")
+            && metrics.contains("kubelet_evictions{eviction_signal=\"ephemeralpodfs.limit\"} 1")
+            && metrics
+                .contains("kubelet_evictions{eviction_signal=\"ephemeralcontainerfs.limit\"} 1"),
         "{}",
         metrics
             .lines()
