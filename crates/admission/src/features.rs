@@ -104,25 +104,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.{initContainers,containers}[*].resources.{requests,limits}.ephemeral-storage",
-        upstream: "admits the pod against allocatable ephemeral storage and evicts it when a container writes past its limit",
-        find: |s, out| {
-            for (p, c) in containers(s) {
-                let Some(r) = c.resources.as_ref() else {
-                    continue;
-                };
-                for (kind, list) in [("requests", &r.requests), ("limits", &r.limits)] {
-                    if list
-                        .as_ref()
-                        .is_some_and(|m| m.contains_key("ephemeral-storage"))
-                    {
-                        out.push(format!("{p}.resources.{kind}.ephemeral-storage"));
-                    }
-                }
-            }
-        },
-    },
-    UnsupportedPodFeature {
         field: "spec.{initContainers,containers}[*].resources.claims",
         upstream: "gives the container the dynamic resources (DRA) it claims",
         find: |s, out| {
@@ -151,15 +132,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
                 e.medium
                     .as_deref()
                     .is_some_and(|m| m.starts_with("HugePages"))
-            })
-        },
-    },
-    UnsupportedPodFeature {
-        field: "spec.volumes[*].emptyDir.sizeLimit (without medium: Memory)",
-        upstream: "evicts the pod when the volume grows past the limit",
-        find: |s, out| {
-            empty_dir_field(s, out, "sizeLimit", |e| {
-                e.size_limit.is_some() && e.medium.as_deref() != Some("Memory")
             })
         },
     },

@@ -43,11 +43,6 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             ],
         ),
         (
-            "spec.{initContainers,containers}[*].resources.{requests,limits}.ephemeral-storage",
-            json!({"containers": [c(json!({"resources": {"limits": {"ephemeral-storage": "1Gi", "cpu": "1"}}}))]}),
-            vec!["spec.containers[0].resources.limits.ephemeral-storage"],
-        ),
-        (
             "spec.{initContainers,containers}[*].resources.claims",
             json!({"containers": [c(json!({"resources": {"claims": [{"name": "gpu"}]}}))]}),
             vec!["spec.containers[0].resources.claims"],
@@ -63,13 +58,6 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
                 {"name": "m", "emptyDir": {"medium": "Memory"}},
                 {"name": "v", "emptyDir": {"medium": "HugePages-2Mi"}}]}),
             vec!["spec.volumes[1].emptyDir.medium"],
-        ),
-        (
-            "spec.volumes[*].emptyDir.sizeLimit (without medium: Memory)",
-            json!({"containers": [c(json!({}))], "volumes": [
-                {"name": "m", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
-                {"name": "v", "emptyDir": {"sizeLimit": "1Gi"}}]}),
-            vec!["spec.volumes[1].emptyDir.sizeLimit"],
         ),
         (
             "spec.volumes[*] of any type but emptyDir, hostPath, configMap, secret, downwardAPI and projected",
@@ -140,7 +128,8 @@ fn implemented_features_are_admitted() {
         "initContainers": [c(json!({"name": "init"})), c(json!({"name": "side", "restartPolicy": "Always"}))],
         "containers": [c(json!({
             "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
-            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
+            "resources": {"requests": {"cpu": "100m", "memory": "64Mi", "ephemeral-storage": "1Gi"},
+                          "limits": {"memory": "128Mi", "ephemeral-storage": "2Gi"}},
             "lifecycle": {"postStart": {"exec": {"command": ["true"]}}},
             "volumeMounts": [{"name": "h", "mountPath": "/h"}]
         }))],
@@ -153,7 +142,9 @@ fn implemented_features_are_admitted() {
             {"name": "e", "mountPath": "/e", "subPath": "a"},
             {"name": "m", "mountPath": "/m", "subPathExpr": "$(POD)"}]}))],
         "volumes": [{"name": "e", "emptyDir": {}},
-                    {"name": "m", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}]}));
+                    {"name": "m", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
+                    // On disk, the eviction manager enforces the limit (localStorageEviction).
+                    {"name": "d", "emptyDir": {"sizeLimit": "1Gi"}}]}));
     assert_eq!(admit(&with_empty_dir), PodAdmitResult::admit());
     let with_restart_rules = pod(json!({
         "restartPolicy": "Never",

@@ -1,8 +1,9 @@
 //! The general predicates a pod must pass on this node (upstream
 //! `pkg/kubelet/lifecycle/predicate.go` `predicateAdmitHandler`, and the checks of
 //! `scheduler.AdmissionCheck` it runs): the `kubernetes.io/os` label and `spec.os`, the
-//! number of pods (`maxPods`: reason `OutOfpods`), CPU and memory requests against
-//! allocatable (`OutOfcpu`, `OutOfmemory`), node affinity and `nodeSelector`, the
+//! number of pods (`maxPods`: reason `OutOfpods`), CPU, memory and ephemeral-storage
+//! requests against allocatable (`OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage`),
+//! node affinity and `nodeSelector`, the
 //! node name, and host ports; `supplementalGroupsPolicy: Strict` on a node whose runtime
 //! does not implement it (`status.features.supplementalGroupsPolicy`, reason
 //! `SupplementalGroupsPolicyNotSupported`).
@@ -18,7 +19,7 @@
 //! one until it exists. `NoExecute` taints are only checked for pods that are not static
 //! (reason `TaintToleration`, [`crate::taints`]), so a standalone kubelet, which has only
 //! static pods, never rejects for a taint.
-//! CPU and memory requests are checked against allocatable; hugepages and extended
+//! CPU, memory and ephemeral-storage requests are checked against allocatable; hugepages and extended
 //! resources are not yet (ARCHITECTURE.md, "Deliberate differences").
 
 use std::collections::BTreeMap;
@@ -100,6 +101,8 @@ pub struct NodeInfo {
     pub allocatable_milli_cpu: i64,
     /// Allocatable memory in bytes.
     pub allocatable_memory: i64,
+    /// Allocatable ephemeral storage in bytes (0 without `localStorageCapacityIsolation`).
+    pub allocatable_ephemeral_storage: i64,
     /// The node's taints (`spec.taints`; none for a standalone node).
     pub taints: Vec<Taint>,
     /// `status.features.supplementalGroupsPolicy` (false when absent): the runtime
@@ -138,6 +141,7 @@ impl NodeInfo {
             allocatable_pods: quantity("pods").map_or(0, |q| q.value()),
             allocatable_milli_cpu: quantity("cpu").map_or(0, |q| q.milli_value()),
             allocatable_memory: quantity("memory").map_or(0, |q| q.value()),
+            allocatable_ephemeral_storage: quantity("ephemeral-storage").map_or(0, |q| q.value()),
             taints: node
                 .spec
                 .as_ref()
@@ -173,6 +177,7 @@ impl NodeInfo {
             allocatable_pods: allocatable.pods,
             allocatable_milli_cpu: allocatable.milli_cpu,
             allocatable_memory: allocatable.memory,
+            allocatable_ephemeral_storage: allocatable.ephemeral_storage,
             taints: Vec::new(),
             supplemental_groups_policy: false,
         }
@@ -189,6 +194,10 @@ pub struct Allocatable {
     /// Bytes: capacity minus kube- and system-reserved and the `memory.available` hard
     /// eviction threshold.
     pub memory: i64,
+    /// Bytes: the root filesystem's capacity minus kube- and system-reserved and the
+    /// `nodefs.available` hard eviction threshold (0 without
+    /// `localStorageCapacityIsolation`).
+    pub ephemeral_storage: i64,
 }
 
 /// Go's `runtime.GOARCH` for this build.
@@ -343,23 +352,34 @@ impl PredicateAdmitHandler {
     }
 }
 
-/// The CPU and memory part of upstream `noderesources.Fits`: nothing is checked when
-/// the pod requests neither; the others' requests count as used.
+/// The CPU, memory and ephemeral-storage part of upstream `noderesources.Fits`: nothing
+/// is checked when the pod requests none; the others' requests count as used.
 fn fits_cpu_and_memory(node: &NodeInfo, pod: &Pod, other_pods: &[&Pod]) -> Vec<PredicateFailure> {
     let want = pod_requests(pod);
     if want.is_zero() {
         return Vec::new();
     }
-    let used = other_pods
-        .iter()
-        .map(|p| pod_requests(p))
-        .fold((0i64, 0i64), |(c, m), r| {
-            (c.saturating_add(r.milli_cpu), m.saturating_add(r.memory))
-        });
+    let used =
+        other_pods
+            .iter()
+            .map(|p| pod_requests(p))
+            .fold((0i64, 0i64, 0i64), |(c, m, e), r| {
+                (
+                    c.saturating_add(r.milli_cpu),
+                    m.saturating_add(r.memory),
+                    e.saturating_add(r.ephemeral_storage),
+                )
+            });
     let mut out = Vec::new();
     let checks = [
         ("cpu", want.milli_cpu, used.0, node.allocatable_milli_cpu),
         ("memory", want.memory, used.1, node.allocatable_memory),
+        (
+            "ephemeral-storage",
+            want.ephemeral_storage,
+            used.2,
+            node.allocatable_ephemeral_storage,
+        ),
     ];
     for (resource, requested, used, capacity) in checks {
         if requested > 0 && requested > capacity.saturating_sub(used) {

@@ -28,6 +28,7 @@ fn alloc(pods: i64) -> Allocatable {
         pods,
         milli_cpu: 10,
         memory: 20,
+        ephemeral_storage: 5,
     }
 }
 
@@ -457,4 +458,46 @@ fn the_node_feature_comes_from_the_node_status() {
     ));
     assert!(!node_with(json!({"features": {}})));
     assert!(!node_with(json!({})));
+}
+
+fn storage_pod(bytes: i64) -> Pod {
+    pod(
+        json!({"spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {
+        "ephemeral-storage": bytes.to_string()}}}]}}),
+    )
+}
+
+/// Upstream `TestGeneralPredicates`/`noderesources` `Fits` for local storage: the pod's
+/// ephemeral-storage request against allocatable minus the other pods' requests
+/// (`OutOfephemeral-storage`); a node without allocatable ephemeral storage
+/// (`localStorageCapacityIsolation: false`) rejects any request of it.
+#[test]
+fn ephemeral_storage_requests_fit_against_allocatable() {
+    let other = storage_pod(2);
+    assert_eq!(
+        admit(node(110), &storage_pod(3), &[&other]),
+        PodAdmitResult::admit()
+    );
+    assert_eq!(
+        admit(node(110), &storage_pod(4), &[&other]),
+        PodAdmitResult::reject(
+            "OutOfephemeral-storage",
+            "Node didn't have enough resource: ephemeral-storage, requested: 4, used: 2, capacity: 5"
+        )
+    );
+    let mut without = node(110);
+    without.allocatable_ephemeral_storage = 0;
+    assert_eq!(
+        admit(without.clone(), &storage_pod(1), &[]).reason,
+        "OutOfephemeral-storage"
+    );
+    assert!(admit(without, &pod(json!({})), &[]).admit);
+    // From a Node object: status.allocatable["ephemeral-storage"].
+    let n: Node = serde_json::from_value(json!({"metadata": {"name": "n"},
+        "status": {"allocatable": {"ephemeral-storage": "1Gi"}}}))
+    .unwrap_or_default();
+    assert_eq!(
+        NodeInfo::from_node(&n).allocatable_ephemeral_storage,
+        1 << 30
+    );
 }

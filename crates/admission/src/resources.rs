@@ -10,13 +10,15 @@ use k8s_openapi::api::core::v1::{Container, Pod};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 use kubelet_apimachinery::Quantity;
 
-/// CPU in millicores and memory in bytes.
+/// CPU in millicores, memory and ephemeral storage in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Requests {
     /// Millicores.
     pub milli_cpu: i64,
     /// Bytes.
     pub memory: i64,
+    /// Bytes of `ephemeral-storage` (not a pod-level resource: always the containers').
+    pub ephemeral_storage: i64,
 }
 
 impl Requests {
@@ -30,6 +32,7 @@ impl Requests {
         Self {
             milli_cpu: get("cpu", Quantity::milli_value),
             memory: get("memory", Quantity::value),
+            ephemeral_storage: get("ephemeral-storage", Quantity::value),
         }
     }
 
@@ -37,6 +40,7 @@ impl Requests {
         Self {
             milli_cpu: self.milli_cpu.saturating_add(o.milli_cpu),
             memory: self.memory.saturating_add(o.memory),
+            ephemeral_storage: self.ephemeral_storage.saturating_add(o.ephemeral_storage),
         }
     }
 
@@ -44,12 +48,13 @@ impl Requests {
         Self {
             milli_cpu: self.milli_cpu.max(o.milli_cpu),
             memory: self.memory.max(o.memory),
+            ephemeral_storage: self.ephemeral_storage.max(o.ephemeral_storage),
         }
     }
 
-    /// Neither CPU nor memory is requested.
+    /// Neither CPU, memory nor ephemeral storage is requested.
     pub fn is_zero(&self) -> bool {
-        self.milli_cpu == 0 && self.memory == 0
+        self.milli_cpu == 0 && self.memory == 0 && self.ephemeral_storage == 0
     }
 }
 
@@ -73,6 +78,7 @@ pub fn resource_request(pod: &Pod, resource: &str) -> i64 {
         "pods" => 1,
         "cpu" => with(r.milli_cpu, overhead.milli_cpu),
         "memory" => with(r.memory, overhead.memory),
+        "ephemeral-storage" => with(r.ephemeral_storage, overhead.ephemeral_storage),
         _ => 0,
     }
 }
@@ -151,7 +157,8 @@ mod tests {
             pod_requests(&p),
             Requests {
                 milli_cpu: 500,
-                memory: 3 << 20
+                memory: 3 << 20,
+                ephemeral_storage: 0,
             }
         );
     }
@@ -167,7 +174,8 @@ mod tests {
             pod_requests(&p),
             Requests {
                 milli_cpu: 400,
-                memory: 2 << 20
+                memory: 2 << 20,
+                ephemeral_storage: 0,
             }
         );
     }
@@ -181,7 +189,8 @@ mod tests {
             pod_requests(&p),
             Requests {
                 milli_cpu: 1010,
-                memory: (1 << 20) + 1024
+                memory: (1 << 20) + 1024,
+                ephemeral_storage: 0,
             }
         );
         assert!(pod_requests(&pod(json!({"containers": [{"name": "a", "image": "i"}]}))).is_zero());

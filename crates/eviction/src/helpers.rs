@@ -921,3 +921,108 @@ pub fn eviction_message(
     }
     message
 }
+
+/// Message of a pod evicted for a container past its `ephemeral-storage` limit (upstream
+/// `containerEphemeralStorageMessageFmt`).
+pub fn container_ephemeral_storage_message(container: &str, limit: &Quantity) -> String {
+    format!("Container {container} exceeded its local ephemeral storage limit \"{limit}\". ")
+}
+
+/// Message of a pod evicted for using more than its containers' `ephemeral-storage` limits
+/// together (upstream `podEphemeralStorageMessageFmt`).
+pub fn pod_ephemeral_storage_message(limit: &Quantity) -> String {
+    format!("Pod ephemeral local storage usage exceeds the total limit of containers {limit}. ")
+}
+
+/// Message of a pod evicted for an emptyDir volume past its `sizeLimit` (upstream
+/// `emptyDirMessageFmt`).
+pub fn empty_dir_message(volume: &str, limit: &Quantity) -> String {
+    format!("Usage of EmptyDir volume \"{volume}\" exceeds the limit \"{limit}\". ")
+}
+
+/// `kubelet_evictions` label of an emptyDir eviction (upstream `signalEmptyDirFsLimit`).
+pub const SIGNAL_EMPTY_DIR_FS_LIMIT: &str = "emptydirfs.limit";
+/// Label of a pod-level `ephemeral-storage` eviction (upstream `signalEphemeralPodFsLimit`).
+pub const SIGNAL_EPHEMERAL_POD_FS_LIMIT: &str = "ephemeralpodfs.limit";
+/// Label of a container `ephemeral-storage` eviction (upstream
+/// `signalEphemeralContainerFsLimit`).
+pub const SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT: &str = "ephemeralcontainerfs.limit";
+
+fn parse_limit(c: &Container, resource: &str) -> Option<Quantity> {
+    let q = c.resources.as_ref()?.limits.as_ref()?.get(resource)?;
+    Quantity::parse(&q.0).ok()
+}
+
+/// Upstream `resourcehelper.PodLimits(pod, {})[ephemeral-storage]`: the regular and
+/// restartable init containers' limits add up, a regular init container (with the
+/// sidecars started before it) only raises the peak, the overhead is added; `None` when
+/// no container sets the limit. (Pod-level `resources` do not support ephemeral-storage.)
+pub fn pod_ephemeral_storage_limit(pod: &Pod) -> Option<Quantity> {
+    const R: &str = "ephemeral-storage";
+    let spec = pod.spec.as_ref()?;
+    let mut found = false;
+    let mut lim = |c: &Container| match parse_limit(c, R) {
+        Some(q) => {
+            found = true;
+            Some(q)
+        }
+        None => None,
+    };
+    let add = |a: Option<Quantity>, b: Option<Quantity>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.add(&b)),
+        (a, b) => a.or(b),
+    };
+    let max = |a: Option<Quantity>, b: Option<Quantity>| match (a, b) {
+        (Some(a), Some(b)) => Some(if b.cmp_value(&a) == Ordering::Greater {
+            b
+        } else {
+            a
+        }),
+        (a, b) => a.or(b),
+    };
+    let mut sum: Option<Quantity> = None;
+    for c in &spec.containers {
+        sum = add(sum, lim(c));
+    }
+    let mut sidecars: Option<Quantity> = None;
+    let mut init_peak: Option<Quantity> = None;
+    for c in spec.init_containers.iter().flatten() {
+        let l = lim(c);
+        let peak = if c.restart_policy.as_deref() == Some("Always") {
+            sum = add(sum, l);
+            sidecars = add(sidecars, l);
+            sidecars
+        } else {
+            add(l, sidecars)
+        };
+        init_peak = max(init_peak, peak);
+    }
+    if !found {
+        return None;
+    }
+    let mut limit = max(sum, init_peak)?;
+    if let Some(o) = spec
+        .overhead
+        .as_ref()
+        .and_then(|o| o.get(R))
+        .and_then(|q| Quantity::parse(&q.0).ok())
+    {
+        limit = limit.add(&o);
+    }
+    Some(limit)
+}
+
+/// A container's `ephemeral-storage` limit when set and not zero (upstream
+/// `container.Resources.Limits.StorageEphemeral()`).
+pub fn container_ephemeral_storage_limit(c: &Container) -> Option<Quantity> {
+    parse_limit(c, "ephemeral-storage").filter(|q| q.value() != 0)
+}
+
+/// Upstream `diskUsage`: the filesystem's used bytes (0 when unknown), as a BinarySI
+/// quantity.
+pub fn disk_usage(fs: Option<&FsStats>) -> Quantity {
+    Quantity::from_int(
+        fs.and_then(|f| f.used_bytes).map_or(0, int),
+        Format::BinarySI,
+    )
+}

@@ -15,9 +15,9 @@
 //! | [`threshold_notifier`] | `eviction/memory_threshold_notifier.go`, `memory_threshold_notifier_others.go`, `threshold_notifier_linux.go` (cgroup v1 memcg threshold events; disabled on v2 as upstream's) |
 //!
 //! Thresholds are parsed by `kubelet_apimachinery::eviction::parse_threshold_config`
-//! (`ParseThresholdConfig`). Not built: the
-//! local storage limit evictions (`localStorageEviction`: emptyDir `sizeLimit`, pod and
-//! container `ephemeral-storage` limits).
+//! (`ParseThresholdConfig`). With `localStorageCapacityIsolation` each round first evicts
+//! the pods past their local storage limits (`localStorageEviction`: emptyDir `sizeLimit`,
+//! pod and container `ephemeral-storage` limits).
 
 pub mod helpers;
 pub mod manager;

@@ -8,16 +8,21 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::{Pod, Taint};
 use kubelet_admission::{PodAdmitAttributes, PodAdmitHandler, PodAdmitResult};
 use kubelet_apimachinery::eviction::{Signal, Threshold};
+use kubelet_apimachinery::{Format, Quantity};
 use kubelet_container::{EventRecorder, EventType, QosClass};
-use kubelet_stats::types::Summary;
+use kubelet_stats::types::{PodStats, Summary};
 
 use crate::helpers::{
-    NodeConditionType, NodeConditionsObservedAt, NodeReclaimFunc, RankFunc, SignalObservations,
-    StatsFunc, ThresholdsObservedAt, build_signal_to_node_reclaim_funcs, build_signal_to_rank_func,
-    eviction_message, format_conditions, make_signal_observations, merge_thresholds,
-    node_conditions, node_conditions_last_observed_at, node_conditions_observed_since,
-    signal_to_resource, sort_by_eviction_priority, thresholds_first_observed_at, thresholds_met,
-    thresholds_met_grace_period, thresholds_updated_stats, update_container_fs_thresholds,
+    NodeConditionType, NodeConditionsObservedAt, NodeReclaimFunc, RankFunc,
+    SIGNAL_EMPTY_DIR_FS_LIMIT, SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT, SIGNAL_EPHEMERAL_POD_FS_LIMIT,
+    SignalObservations, StatsFunc, ThresholdsObservedAt, build_signal_to_node_reclaim_funcs,
+    build_signal_to_rank_func, container_ephemeral_storage_limit,
+    container_ephemeral_storage_message, disk_usage, empty_dir_message, eviction_message,
+    format_conditions, make_signal_observations, merge_thresholds, node_conditions,
+    node_conditions_last_observed_at, node_conditions_observed_since, pod_ephemeral_storage_limit,
+    pod_ephemeral_storage_message, signal_to_resource, sort_by_eviction_priority,
+    thresholds_first_observed_at, thresholds_met, thresholds_met_grace_period,
+    thresholds_updated_stats, update_container_fs_thresholds,
 };
 use crate::threshold_notifier::{
     MemoryThresholdNotifier, NOTIFIER_REFRESH_INTERVAL, NotifierFactory,
@@ -61,6 +66,10 @@ pub struct Config {
     pub pod_cgroup_root: String,
     /// The `KubeletSeparateDiskGC` feature gate.
     pub separate_disk_gc: bool,
+    /// `localStorageCapacityIsolation` (upstream `NewManager`'s
+    /// `localStorageCapacityIsolation`): evict pods past their emptyDir `sizeLimit` or
+    /// `ephemeral-storage` limits (`localStorageEviction`).
+    pub local_storage_capacity_isolation: bool,
 }
 
 /// Where the manager reads stats (upstream `stats.SummaryProvider`).
@@ -100,8 +109,9 @@ pub struct EvictionStatus {
     pub reason: String,
     /// The eviction message.
     pub message: String,
-    /// The `DisruptionTarget` condition's message (`TerminationByKubelet`).
-    pub condition_message: String,
+    /// The `DisruptionTarget` condition's message (`TerminationByKubelet`); `None` for
+    /// the local storage evictions, which upstream makes without the condition.
+    pub condition_message: Option<String>,
 }
 
 /// The pods the manager may evict, and how (upstream `ActivePodsFunc`, `KillPodFunc`
@@ -380,9 +390,10 @@ impl ManagerImpl {
     async fn control_loop(&self, monitoring_interval: Duration) {
         loop {
             match self.synchronize().await {
-                Ok(Some(pod)) => {
-                    tracing::info!(pods = %pod_name(&pod), "Eviction manager: pods evicted, waiting for pod to be cleaned up");
-                    self.wait_for_pods_cleanup(&pod).await;
+                Ok(pods) if !pods.is_empty() => {
+                    let names: Vec<String> = pods.iter().map(|p| pod_name(p)).collect();
+                    tracing::info!(pods = ?names, "Eviction manager: pods evicted, waiting for pod to be cleaned up");
+                    self.wait_for_pods_cleanup(&pods).await;
                 }
                 other => {
                     if let Err(e) = other {
@@ -397,25 +408,27 @@ impl ManagerImpl {
         }
     }
 
-    async fn wait_for_pods_cleanup(&self, pod: &Pod) {
+    /// Upstream `waitForPodsCleanup`.
+    async fn wait_for_pods_cleanup(&self, pods: &[Arc<Pod>]) {
+        let names: Vec<String> = pods.iter().map(|p| pod_name(p)).collect();
         let deadline = tokio::time::Instant::now() + POD_CLEANUP_TIMEOUT;
         loop {
             tokio::time::sleep(POD_CLEANUP_POLL_FREQ).await;
-            if self.deps.terminator.pod_cleaned_up(pod) {
-                tracing::info!(pods = %pod_name(pod), "Eviction manager: pods successfully cleaned up");
+            if pods.iter().all(|p| self.deps.terminator.pod_cleaned_up(p)) {
+                tracing::info!(pods = ?names, "Eviction manager: pods successfully cleaned up");
                 return;
             }
             if tokio::time::Instant::now() >= deadline {
-                tracing::info!(pods = %pod_name(pod), "Eviction manager: timed out waiting for pods to be cleaned up");
+                tracing::info!(pods = ?names, "Eviction manager: timed out waiting for pods to be cleaned up");
                 return;
             }
         }
     }
 
-    /// Upstream `synchronize`: one round. Returns the evicted pod, if any.
-    pub async fn synchronize(&self) -> Result<Option<Arc<Pod>>, String> {
-        if self.config.thresholds.is_empty() {
-            return Ok(None);
+    /// Upstream `synchronize`: one round. Returns the evicted pods.
+    pub async fn synchronize(&self) -> Result<Vec<Arc<Pod>>, String> {
+        if self.config.thresholds.is_empty() && !self.config.local_storage_capacity_isolation {
+            return Ok(Vec::new());
         }
         tracing::trace!("Eviction manager: synchronize housekeeping");
         let needs_fs = self.lock().dedicated_image_fs.is_none();
@@ -458,7 +471,7 @@ impl ManagerImpl {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!(err = %e, "Eviction manager: failed to get summary stats");
-                return Ok(None);
+                return Ok(Vec::new());
             }
         };
         self.update_threshold_notifiers(&summary);
@@ -503,14 +516,22 @@ impl ManagerImpl {
             (thresholds, observations)
         };
 
+        // Evict pods past their local storage limits; if any was, skip the rest.
+        if self.config.local_storage_capacity_isolation {
+            let evicted = self.local_storage_eviction(&active_pods, &stats).await;
+            if !evicted.is_empty() {
+                return Ok(evicted);
+            }
+        }
+
         if thresholds.is_empty() {
             tracing::trace!("Eviction manager: no resources are starved");
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let mut thresholds = thresholds;
         sort_by_eviction_priority(&mut thresholds);
         let Some(threshold_to_reclaim) = thresholds.first().copied() else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
         let resource = signal_to_resource(threshold_to_reclaim.signal);
         tracing::info!(
@@ -531,7 +552,7 @@ impl ManagerImpl {
                 resource_name = resource.as_str(),
                 "Eviction manager: able to reduce resource pressure without evicting pods."
             );
-            return Ok(None);
+            return Ok(Vec::new());
         }
         tracing::info!(
             resource_name = resource.as_str(),
@@ -544,13 +565,13 @@ impl ManagerImpl {
             .cloned()
         else {
             tracing::error!(threshold = %threshold_to_reclaim.signal, "Eviction manager: no ranking function for signal");
-            return Ok(None);
+            return Ok(Vec::new());
         };
         if active_pods.is_empty() {
             tracing::error!(
                 "Eviction manager: eviction thresholds have been met, but no pods are active to evict"
             );
-            return Ok(None);
+            return Ok(Vec::new());
         }
         rank.rank(&mut active_pods, &stats);
         let ranked: Vec<String> = active_pods.iter().map(|p| pod_name(p)).collect();
@@ -585,17 +606,148 @@ impl ManagerImpl {
                 }
             };
             let message = eviction_message(resource, pod, &stats, &thresholds, &observations);
-            if self.evict_pod(pod, grace, &message).await {
+            if self.evict_pod(pod, grace, &message, true).await {
                 if let Some(m) = kubelet_metrics::kubelet() {
                     m.evictions
                         .with_label_values(&[threshold_to_reclaim.signal.as_str()])
                         .inc();
                 }
-                return Ok(Some(pod.clone()));
+                return Ok(vec![pod.clone()]);
             }
         }
         tracing::info!("Eviction manager: unable to evict any pods from the node");
-        Ok(None)
+        Ok(Vec::new())
+    }
+
+    /// Upstream `localStorageEviction`: each active pod with stats is checked against its
+    /// emptyDir `sizeLimit`s, then its pod-level `ephemeral-storage` limit, then its
+    /// containers' limits; the pods evicted (grace period
+    /// `immediateEvictionGracePeriodSeconds`, no `DisruptionTarget` condition).
+    async fn local_storage_eviction(&self, pods: &[Arc<Pod>], stats: &StatsFunc) -> Vec<Arc<Pod>> {
+        let mut evicted = Vec::new();
+        for pod in pods {
+            let Some(pod_stats) = stats.get(pod) else {
+                continue;
+            };
+            if self.empty_dir_limit_eviction(pod_stats, pod).await
+                || self
+                    .pod_ephemeral_storage_limit_eviction(pod_stats, pod)
+                    .await
+                || self
+                    .container_ephemeral_storage_limit_eviction(pod_stats, pod)
+                    .await
+            {
+                evicted.push(pod.clone());
+            }
+        }
+        evicted
+    }
+
+    async fn evict_for_local_storage(&self, pod: &Pod, message: &str, signal: &str) -> bool {
+        if self
+            .evict_pod(pod, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, message, false)
+            .await
+        {
+            if let Some(m) = kubelet_metrics::kubelet() {
+                m.evictions.with_label_values(&[signal]).inc();
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Upstream `emptyDirLimitEviction`: the first emptyDir volume (in spec order) with a
+    /// positive `sizeLimit` whose usage (the pod's volume stats) is above it.
+    async fn empty_dir_limit_eviction(&self, pod_stats: &PodStats, pod: &Pod) -> bool {
+        let used: BTreeMap<&str, u64> = pod_stats
+            .volume_stats
+            .iter()
+            .filter_map(|v| v.fs.used_bytes.map(|u| (v.name.as_str(), u)))
+            .collect();
+        let volumes = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.volumes.as_deref())
+            .unwrap_or_default();
+        for v in volumes {
+            let Some(size) = v
+                .empty_dir
+                .as_ref()
+                .and_then(|e| e.size_limit.as_ref())
+                .and_then(|q| Quantity::parse(&q.0).ok())
+            else {
+                continue;
+            };
+            let Some(&used) = used.get(v.name.as_str()) else {
+                continue;
+            };
+            let used =
+                Quantity::from_int(i64::try_from(used).unwrap_or(i64::MAX), Format::BinarySI);
+            if size.sign() == 1 && used.cmp_value(&size) == std::cmp::Ordering::Greater {
+                return self
+                    .evict_for_local_storage(
+                        pod,
+                        &empty_dir_message(&v.name, &size),
+                        SIGNAL_EMPTY_DIR_FS_LIMIT,
+                    )
+                    .await;
+            }
+        }
+        false
+    }
+
+    /// Upstream `podEphemeralStorageLimitEviction`: the pod's `ephemeral-storage` usage
+    /// (containers, emptyDirs, logs) above its containers' limits together.
+    async fn pod_ephemeral_storage_limit_eviction(&self, pod_stats: &PodStats, pod: &Pod) -> bool {
+        let Some(limit) = pod_ephemeral_storage_limit(pod) else {
+            return false;
+        };
+        let usage = disk_usage(pod_stats.ephemeral_storage.as_ref());
+        if usage.cmp_value(&limit) == std::cmp::Ordering::Greater {
+            return self
+                .evict_for_local_storage(
+                    pod,
+                    &pod_ephemeral_storage_message(&limit),
+                    SIGNAL_EPHEMERAL_POD_FS_LIMIT,
+                )
+                .await;
+        }
+        false
+    }
+
+    /// Upstream `containerEphemeralStorageLimitEviction`: the first container (in stats
+    /// order) whose logs, plus its writable layer unless images have their own
+    /// filesystem, are above its `ephemeral-storage` limit.
+    async fn container_ephemeral_storage_limit_eviction(
+        &self,
+        pod_stats: &PodStats,
+        pod: &Pod,
+    ) -> bool {
+        let limits: BTreeMap<&str, Quantity> = pod
+            .spec
+            .iter()
+            .flat_map(|s| s.containers.iter())
+            .filter_map(|c| container_ephemeral_storage_limit(c).map(|l| (c.name.as_str(), l)))
+            .collect();
+        let dedicated_image_fs = self.lock().dedicated_image_fs.unwrap_or(false);
+        for c in &pod_stats.containers {
+            let mut used = disk_usage(c.logs.as_ref());
+            if !dedicated_image_fs {
+                used = used.add(&disk_usage(c.rootfs.as_ref()));
+            }
+            if let Some(limit) = limits.get(c.name.as_str())
+                && limit.cmp_value(&used) == std::cmp::Ordering::Less
+            {
+                return self
+                    .evict_for_local_storage(
+                        pod,
+                        &container_ephemeral_storage_message(&c.name, limit),
+                        SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT,
+                    )
+                    .await;
+            }
+        }
+        false
     }
 
     /// Upstream `reclaimNodeLevelResources`: runs the signal's reclaim steps, then
@@ -638,8 +790,9 @@ impl ManagerImpl {
     }
 
     /// Upstream `evictPod`: never a critical pod; a `Warning` `Evicted` event, then the
-    /// kill. True when the pod was asked to stop (even if the kill failed).
-    async fn evict_pod(&self, pod: &Pod, grace: i64, message: &str) -> bool {
+    /// kill (with the `DisruptionTarget` condition when `condition`: the pressure
+    /// evictions). True when the pod was asked to stop (even if the kill failed).
+    async fn evict_pod(&self, pod: &Pod, grace: i64, message: &str, condition: bool) -> bool {
         if is_critical_pod(pod) {
             tracing::error!(pod = %pod_name(pod), "Eviction manager: cannot evict a critical pod");
             return false;
@@ -654,7 +807,7 @@ impl ManagerImpl {
         let status = EvictionStatus {
             reason: REASON.to_string(),
             message: message.to_string(),
-            condition_message: message.to_string(),
+            condition_message: condition.then(|| message.to_string()),
         };
         match self.deps.terminator.kill_pod(pod, grace, status).await {
             Err(e) => {

@@ -125,12 +125,12 @@ struct Harness {
 
 impl Harness {
     fn new(thresholds: Vec<Threshold>, transition: Duration, max_grace: i64) -> Self {
-        Self::build(thresholds, transition, max_grace, None)
+        Self::build(thresholds, transition, max_grace, None, true)
     }
 
     /// With `kernelMemcgNotification` and the given notifier factory.
     fn with_memcg(thresholds: Vec<Threshold>, factory: Arc<FakeNotifierFactory>) -> Self {
-        Self::build(thresholds, Duration::from_secs(300), 0, Some(factory))
+        Self::build(thresholds, Duration::from_secs(300), 0, Some(factory), true)
     }
 
     fn build(
@@ -138,6 +138,7 @@ impl Harness {
         transition: Duration,
         max_grace: i64,
         memcg: Option<Arc<FakeNotifierFactory>>,
+        local_storage_capacity_isolation: bool,
     ) -> Self {
         let summary = Arc::new(FakeSummary::default());
         let gc = Arc::new(FakeGc {
@@ -155,6 +156,7 @@ impl Harness {
                 kernel_memcg_notification: memcg.is_some(),
                 pod_cgroup_root: "/kubepods".to_string(),
                 separate_disk_gc: true,
+                local_storage_capacity_isolation,
             },
             Deps {
                 summary: summary.clone(),
@@ -242,14 +244,14 @@ async fn memory_pressure_evicts_best_effort_and_holds_condition() {
 
     // No pressure.
     h.memory(mi(2048), stats());
-    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
     assert!(!h.manager.is_under_memory_pressure());
     assert!(h.admit(&best_effort).admit);
 
     // Under the threshold: evict the BestEffort pod.
     h.clock.step(Duration::from_secs(10));
     h.memory(mi(500), stats());
-    let evicted = h.manager.synchronize().await.unwrap().unwrap();
+    let evicted = h.manager.synchronize().await.unwrap().remove(0);
     assert_eq!(evicted.metadata.name.as_deref(), Some("best-effort-hog"));
     assert!(h.manager.is_under_memory_pressure());
     let killed = h.killed();
@@ -299,11 +301,11 @@ async fn memory_pressure_evicts_best_effort_and_holds_condition() {
     *h.terminator.pods.lock().unwrap() = vec![guaranteed.clone(), burstable.clone()];
     h.clock.step(Duration::from_secs(10));
     h.memory(mi(2048), stats());
-    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
     assert!(h.manager.is_under_memory_pressure());
     h.clock.step(Duration::from_secs(301));
     h.memory(mi(2048), stats());
-    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
     assert!(!h.manager.is_under_memory_pressure());
     assert!(h.admit(&best_effort).admit);
     assert_eq!(h.killed().len(), 1);
@@ -331,12 +333,12 @@ async fn critical_pods_are_not_evicted() {
             pod_stats(&other, mi(10), 0, 0, 0, 0),
         ],
     );
-    let evicted = h.manager.synchronize().await.unwrap().unwrap();
+    let evicted = h.manager.synchronize().await.unwrap().remove(0);
     assert_eq!(evicted.metadata.name.as_deref(), Some("other"));
     // Only critical pods: nothing evicted.
     *h.terminator.pods.lock().unwrap() = vec![critical, system];
     h.memory(mi(100), vec![]);
-    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
     assert_eq!(h.killed().len(), 1);
 }
 
@@ -358,13 +360,13 @@ async fn min_reclaim_keeps_evicting_until_reclaimed() {
     *h.terminator.pods.lock().unwrap() = vec![a.clone()];
     let stats = || vec![pod_stats(&a, mi(100), 0, 0, 0, 0)];
     h.memory(mi(500), stats());
-    assert!(h.manager.synchronize().await.unwrap().is_some());
+    assert!(!h.manager.synchronize().await.unwrap().is_empty());
     // 1.2Gi: above 1Gi, but not above 1Gi + 500Mi.
     h.memory(mi(1229), stats());
-    assert!(h.manager.synchronize().await.unwrap().is_some());
+    assert!(!h.manager.synchronize().await.unwrap().is_empty());
     // 2Gi: resolved.
     h.memory(mi(2048), stats());
-    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
     assert_eq!(h.killed().len(), 2);
 }
 
@@ -392,20 +394,20 @@ async fn soft_threshold_waits_for_grace_period() {
     let short = Arc::new(short);
     *h.terminator.pods.lock().unwrap() = vec![a.clone()];
     h.memory(mi(1500), vec![pod_stats(&a, mi(100), 0, 0, 0, 0)]);
-    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
     // The condition is reported at once, eviction waits.
     assert!(h.manager.is_under_memory_pressure());
     h.clock.step(Duration::from_secs(60));
     h.memory(mi(1500), vec![pod_stats(&a, mi(100), 0, 0, 0, 0)]);
-    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
     h.clock.step(Duration::from_secs(31));
     h.memory(mi(1500), vec![pod_stats(&a, mi(100), 0, 0, 0, 0)]);
-    assert!(h.manager.synchronize().await.unwrap().is_some());
+    assert!(!h.manager.synchronize().await.unwrap().is_empty());
     assert_eq!(h.killed()[0].1, 30);
     *h.terminator.pods.lock().unwrap() = vec![short.clone()];
     h.clock.step(Duration::from_secs(10));
     h.memory(mi(1500), vec![pod_stats(&short, mi(100), 0, 0, 0, 0)]);
-    assert!(h.manager.synchronize().await.unwrap().is_some());
+    assert!(!h.manager.synchronize().await.unwrap().is_empty());
     assert_eq!(h.killed()[1].1, 5);
 }
 
@@ -420,8 +422,8 @@ async fn stale_stats_do_not_evict_twice() {
     let a = pod("a", 0, &[], &[]);
     *h.terminator.pods.lock().unwrap() = vec![a.clone()];
     h.memory(mi(100), vec![pod_stats(&a, mi(100), 0, 0, 0, 0)]);
-    assert!(h.manager.synchronize().await.unwrap().is_some());
-    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(!h.manager.synchronize().await.unwrap().is_empty());
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
     assert_eq!(h.killed().len(), 1);
 }
 
@@ -468,7 +470,7 @@ async fn disk_pressure_reclaims_node_resources_first() {
     let low = disk_summary(&h, mi(500), stats());
     *h.summary.summary.lock().unwrap() = low;
     *h.summary.after_reclaim.lock().unwrap() = Some(disk_summary(&h, mi(5000), stats()));
-    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
     assert_eq!(*h.gc.calls.lock().unwrap(), ["containers", "images"]);
     assert!(h.manager.is_under_disk_pressure());
     let r = h.admit(&pod(
@@ -486,7 +488,7 @@ async fn disk_pressure_reclaims_node_resources_first() {
     *h.summary.after_reclaim.lock().unwrap() = None;
     let low = disk_summary(&h, mi(500), stats());
     *h.summary.summary.lock().unwrap() = low;
-    let evicted = h.manager.synchronize().await.unwrap().unwrap();
+    let evicted = h.manager.synchronize().await.unwrap().remove(0);
     assert_eq!(evicted.metadata.name.as_deref(), Some("b"));
     let killed = h.killed();
     assert!(
@@ -522,7 +524,7 @@ async fn pid_pressure_evicts_by_process_count() {
         pod_stats(&many, 0, 0, 0, 0, 400),
     ];
     *h.summary.summary.lock().unwrap() = s;
-    let evicted = h.manager.synchronize().await.unwrap().unwrap();
+    let evicted = h.manager.synchronize().await.unwrap().remove(0);
     assert_eq!(evicted.metadata.name.as_deref(), Some("many"));
     assert!(h.manager.is_under_pid_pressure());
     assert_eq!(
@@ -539,7 +541,7 @@ async fn pid_pressure_evicts_by_process_count() {
 async fn no_thresholds_no_work() {
     let h = Harness::new(Vec::new(), Duration::from_secs(0), 0);
     h.memory(1, vec![]);
-    assert!(h.manager.synchronize().await.unwrap().is_none());
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
     assert!(!h.manager.is_under_memory_pressure());
 }
 
@@ -636,4 +638,229 @@ async fn no_memcg_notifiers_without_the_setting() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert!(h.manager.threshold_notifier_paths().is_empty());
     task.abort();
+}
+
+/// A pod from JSON (name, namespace `default`, uid `uid-<name>`).
+fn pod_json(name: &str, spec: serde_json::Value) -> Arc<Pod> {
+    Arc::new(
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")},
+            "spec": spec,
+        }))
+        .unwrap(),
+    )
+}
+
+fn empty_dir_pod(name: &str, size_limit: &str) -> Arc<Pod> {
+    pod_json(
+        name,
+        serde_json::json!({
+            "containers": [{"name": name, "image": "busybox"}],
+            "volumes": [
+                {"name": "plain", "emptyDir": {}},
+                {"name": "scratch", "emptyDir": {"sizeLimit": size_limit}},
+            ],
+        }),
+    )
+}
+
+fn fs(used: u64) -> FsStats {
+    FsStats {
+        time: crate::helpers_tests::t(0),
+        used_bytes: Some(used),
+        ..FsStats::default()
+    }
+}
+
+/// Stats of a pod: its first container's rootfs and logs, the named volumes' usage, the
+/// pod's ephemeral-storage usage.
+fn storage_stats(
+    p: &Pod,
+    rootfs: u64,
+    logs: u64,
+    volumes: &[(&str, u64)],
+    pod_total: Option<u64>,
+) -> PodStats {
+    let mut s = pod_stats(p, 0, rootfs, logs, 0, 0);
+    if let Some(c) = p.spec.as_ref().and_then(|s| s.containers.first()) {
+        s.containers[0].name.clone_from(&c.name);
+    }
+    s.volume_stats = volumes
+        .iter()
+        .map(|(n, u)| kubelet_stats::types::VolumeStats {
+            name: (*n).to_string(),
+            fs: fs(*u),
+        })
+        .collect();
+    s.ephemeral_storage = pod_total.map(fs);
+    s
+}
+
+/// Upstream `TestStorageLimitEvictions` (emptyDir case): with no threshold configured, a
+/// pod whose emptyDir grows past its `sizeLimit` is evicted at once (grace 1) with
+/// upstream's message and no `DisruptionTarget` condition; a pod under its limit and a
+/// volume without limit are left alone.
+#[tokio::test]
+async fn local_storage_eviction_empty_dir_size_limit() {
+    let h = Harness::new(Vec::new(), Duration::ZERO, 0);
+    let over = empty_dir_pod("over", "10Mi");
+    let under = empty_dir_pod("under", "100Mi");
+    *h.terminator.pods.lock().unwrap() = vec![under.clone(), over.clone()];
+    h.memory(
+        mi(4000),
+        vec![
+            storage_stats(
+                &under,
+                0,
+                0,
+                &[("plain", mi(500)), ("scratch", mi(30))],
+                None,
+            ),
+            storage_stats(&over, 0, 0, &[("plain", mi(1)), ("scratch", mi(30))], None),
+        ],
+    );
+    let evicted = h.manager.synchronize().await.unwrap();
+    let names: Vec<_> = evicted
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, ["over"]);
+    let killed = h.killed();
+    assert_eq!(killed.len(), 1);
+    assert_eq!(killed[0].0, "over");
+    assert_eq!(killed[0].1, 1, "immediateEvictionGracePeriodSeconds");
+    assert_eq!(
+        killed[0].2,
+        EvictionStatus {
+            reason: "Evicted".into(),
+            message: "Usage of EmptyDir volume \"scratch\" exceeds the limit \"10Mi\". ".into(),
+            condition_message: None,
+        }
+    );
+    assert!(
+        h.recorder
+            .lines()
+            .contains(&format!("Warning Evicted {}", killed[0].2.message))
+    );
+    // Node status is untouched: no pressure.
+    assert!(h.manager.node_conditions().is_empty());
+}
+
+/// Upstream `podEphemeralStorageLimitEviction`: the pod's ephemeral-storage usage above
+/// the sum of its containers' limits (the sum is shown in canonical form).
+#[tokio::test]
+async fn local_storage_eviction_pod_ephemeral_storage_limit() {
+    let h = Harness::new(Vec::new(), Duration::ZERO, 0);
+    let p = pod_json(
+        "two",
+        serde_json::json!({"containers": [
+            {"name": "a", "image": "busybox", "resources": {"limits": {"ephemeral-storage": "1Gi"}}},
+            {"name": "b", "image": "busybox", "resources": {"limits": {"ephemeral-storage": "512Mi"}}},
+        ]}),
+    );
+    *h.terminator.pods.lock().unwrap() = vec![p.clone()];
+    // 1.4Gi in all: under the pod's 1536Mi.
+    h.memory(
+        mi(4000),
+        vec![storage_stats(&p, mi(10), 0, &[], Some(mi(1434)))],
+    );
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
+    h.memory(
+        mi(4000),
+        vec![storage_stats(&p, mi(10), 0, &[], Some(mi(1600)))],
+    );
+    assert_eq!(h.manager.synchronize().await.unwrap().len(), 1);
+    assert_eq!(
+        h.killed()[0].2.message,
+        "Pod ephemeral local storage usage exceeds the total limit of containers 1536Mi. "
+    );
+}
+
+/// Upstream `containerEphemeralStorageLimitEviction`: a container's writable layer plus
+/// logs above its own limit.
+#[tokio::test]
+async fn local_storage_eviction_container_ephemeral_storage_limit() {
+    let h = Harness::new(Vec::new(), Duration::ZERO, 0);
+    let p = pod_json(
+        "writer",
+        serde_json::json!({"containers": [
+            {"name": "w", "image": "busybox", "resources": {"limits": {"ephemeral-storage": "100Mi"}}},
+        ]}),
+    );
+    *h.terminator.pods.lock().unwrap() = vec![p.clone()];
+    h.memory(mi(4000), vec![storage_stats(&p, mi(80), mi(20), &[], None)]);
+    assert!(
+        h.manager.synchronize().await.unwrap().is_empty(),
+        "100Mi is not above 100Mi"
+    );
+    h.memory(mi(4000), vec![storage_stats(&p, mi(80), mi(30), &[], None)]);
+    assert_eq!(h.manager.synchronize().await.unwrap().len(), 1);
+    assert_eq!(
+        h.killed()[0].2.message,
+        "Container w exceeded its local ephemeral storage limit \"100Mi\". "
+    );
+}
+
+/// `localStorageCapacityIsolation: false`: upstream ignores the local storage limits (and
+/// with no threshold the round does nothing).
+#[tokio::test]
+async fn local_storage_eviction_off_without_capacity_isolation() {
+    let h = Harness::build(Vec::new(), Duration::ZERO, 0, None, false);
+    let over = empty_dir_pod("over", "10Mi");
+    *h.terminator.pods.lock().unwrap() = vec![over.clone()];
+    h.memory(
+        mi(4000),
+        vec![storage_stats(&over, 0, 0, &[("scratch", mi(30))], None)],
+    );
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
+    let h = Harness::build(
+        thresholds(&[("memory.available", "1Gi")], &[], &[], &[]),
+        Duration::ZERO,
+        0,
+        None,
+        false,
+    );
+    *h.terminator.pods.lock().unwrap() = vec![over.clone()];
+    h.memory(
+        mi(4000),
+        vec![storage_stats(&over, 0, 0, &[("scratch", mi(30))], None)],
+    );
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
+    assert!(h.killed().is_empty());
+}
+
+/// A local storage eviction ends the round (upstream: "skip the rest of eviction
+/// action"): under memory pressure too, only the pod past its emptyDir limit goes; a
+/// critical (static) pod past its limit is never evicted.
+#[tokio::test]
+async fn local_storage_eviction_precedes_pressure_and_spares_critical_pods() {
+    let h = Harness::new(
+        thresholds(&[("memory.available", "1Gi")], &[], &[], &[]),
+        Duration::ZERO,
+        0,
+    );
+    let over = empty_dir_pod("over", "10Mi");
+    let hog = pod("hog", 0, &[], &[]);
+    let mut critical = (*static_pod("static")).clone();
+    critical.spec = over.spec.clone();
+    let critical = Arc::new(critical);
+    *h.terminator.pods.lock().unwrap() = vec![critical.clone(), hog.clone(), over.clone()];
+    h.memory(
+        mi(500),
+        vec![
+            storage_stats(&critical, 0, 0, &[("scratch", mi(30))], None),
+            pod_stats(&hog, mi(3000), 0, 0, 0, 0),
+            storage_stats(&over, 0, 0, &[("scratch", mi(30))], None),
+        ],
+    );
+    let evicted = h.manager.synchronize().await.unwrap();
+    assert_eq!(evicted.len(), 1);
+    assert_eq!(evicted[0].metadata.name.as_deref(), Some("over"));
+    assert_eq!(h.killed().len(), 1);
+    // The next round handles the pressure.
+    h.memory(mi(500), vec![pod_stats(&hog, mi(3000), 0, 0, 0, 0)]);
+    *h.terminator.pods.lock().unwrap() = vec![critical.clone(), hog.clone()];
+    let evicted = h.manager.synchronize().await.unwrap();
+    assert_eq!(evicted[0].metadata.name.as_deref(), Some("hog"));
+    assert!(h.killed()[1].2.condition_message.is_some());
 }

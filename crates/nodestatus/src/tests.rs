@@ -1305,3 +1305,20 @@ async fn eviction_manager_pressure_reaches_the_conditions() {
         "{events:?}"
     );
 }
+
+/// `localStorageCapacityIsolation: false`: upstream's `GetCapacity(false)` reports no
+/// ephemeral-storage, so neither capacity nor allocatable has it (and Ready does not
+/// require it).
+#[test]
+fn without_local_storage_capacity_isolation_no_ephemeral_storage_is_reported() {
+    let mut c = cfg();
+    c.local_storage_capacity_isolation = false;
+    let mut node = Node::default();
+    run_setter(&c, &inputs(start_time()), &host(), &mut node, |n, ctx| {
+        setters::machine_info(n, ctx).unwrap();
+    });
+    let st = json_of(&node)["status"].clone();
+    assert!(st["capacity"].get("ephemeral-storage").is_none(), "{st}");
+    assert!(st["allocatable"].get("ephemeral-storage").is_none(), "{st}");
+    assert!(st["capacity"].get("memory").is_some(), "{st}");
+}

@@ -65,10 +65,57 @@ pub fn initial_node(deps: &KubeletDeps<'_>) -> NodeInfo {
     }
 }
 
-/// The node's allocatable pods, CPU and memory (upstream node status setters:
-/// capacity minus `GetNodeAllocatableReservation`, never below zero).
+/// The node's allocatable pods, CPU, memory and ephemeral storage (upstream node status
+/// setters: capacity minus `GetNodeAllocatableReservation`, never below zero).
 fn allocatable(deps: &KubeletDeps<'_>) -> Allocatable {
-    node_allocatable(&deps.server.config, &deps.machine, &deps.node_config)
+    let root = std::path::Path::new(&deps.server.flags.root_directory);
+    let root_fs_capacity = kubelet_cm::capacity::fs_capacity(root).map_err(|e| e.to_string());
+    Allocatable {
+        ephemeral_storage: allocatable_ephemeral_storage(
+            &deps.server.config,
+            &deps.node_config,
+            root_fs_capacity,
+        ),
+        ..node_allocatable(&deps.server.config, &deps.machine, &deps.node_config)
+    }
+}
+
+/// Allocatable `ephemeral-storage`: with `localStorageCapacityIsolation`, the root
+/// directory's filesystem capacity (cAdvisor `RootFsInfo`) minus kube- and
+/// system-reserved ephemeral-storage and the hard `nodefs.available` threshold, never
+/// below zero; without it (or when the filesystem cannot be read), none, so a pod
+/// requesting ephemeral storage is rejected `OutOfephemeral-storage`, as upstream.
+pub(crate) fn allocatable_ephemeral_storage(
+    c: &kubelet_config::KubeletConfiguration,
+    node_config: &kubelet_cm::NodeConfig,
+    root_fs_capacity: Result<u64, String>,
+) -> i64 {
+    if !c.local_storage_capacity_isolation.unwrap_or(true) {
+        return 0;
+    }
+    let bytes = match root_fs_capacity {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!(err = %e, "Failed to get the root filesystem's capacity: no allocatable ephemeral-storage");
+            return 0;
+        }
+    };
+    let res = kubelet_cm::capacity::RESOURCE_EPHEMERAL_STORAGE;
+    let capacity: std::collections::BTreeMap<String, Quantity> = [(
+        res.to_string(),
+        kubelet_cm::capacity::ephemeral_storage_capacity(bytes),
+    )]
+    .into_iter()
+    .collect();
+    let reserved = node_config
+        .node_allocatable_reservation(&capacity)
+        .get(res)
+        .map_or(0, Quantity::value);
+    capacity
+        .get(res)
+        .map_or(0, Quantity::value)
+        .saturating_sub(reserved)
+        .max(0)
 }
 
 /// [`allocatable`] from its inputs: the configuration, the machine and the parsed
@@ -94,6 +141,7 @@ pub(crate) fn node_allocatable(
         pods: pod_capacity(c.max_pods, c.pods_per_core, machine.num_cores()),
         milli_cpu,
         memory: memory_unreserved.saturating_sub(eviction).max(0),
+        ephemeral_storage: 0,
     }
 }
 

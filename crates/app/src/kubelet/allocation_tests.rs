@@ -47,6 +47,7 @@ fn allocatable() -> Allocatable {
         pods: 110,
         milli_cpu: 2000,
         memory: 1 << 30,
+        ephemeral_storage: 0,
     }
 }
 

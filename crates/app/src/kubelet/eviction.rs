@@ -66,6 +66,7 @@ pub fn eviction_config(
         separate_disk_gc: server
             .feature_gates
             .enabled(kubelet_features::gates::KUBELET_SEPARATE_DISK_GC),
+        local_storage_capacity_isolation: c.local_storage_capacity_isolation.unwrap_or(true),
     })
 }
 
@@ -287,7 +288,8 @@ impl Kubelet {
 
     /// Upstream `killPodNow` with the eviction manager's status function: the pod worker
     /// kills the pod with the grace period override and records phase `Failed`, reason
-    /// and message, and a `DisruptionTarget` condition (`TerminationByKubelet`); waits up
+    /// and message, and (pressure evictions) a `DisruptionTarget` condition
+    /// (`TerminationByKubelet`); waits up
     /// to 1.5× the grace period (at least 10 s).
     pub async fn kill_pod_now(
         &self,
@@ -300,13 +302,16 @@ impl Kubelet {
             s.phase = Some(phase::FAILED.to_string());
             s.reason = Some(status.reason.clone());
             s.message = Some(status.message.clone());
+            let Some(condition_message) = status.condition_message.clone() else {
+                return;
+            };
             let conditions = s.conditions.get_or_insert_with(Vec::new);
             conditions.retain(|c| c.type_ != condition::DISRUPTION_TARGET);
             conditions.push(PodCondition {
                 type_: condition::DISRUPTION_TARGET.to_string(),
                 status: "True".to_string(),
                 reason: Some(kubelet_eviction::manager::TERMINATION_BY_KUBELET.to_string()),
-                message: Some(status.condition_message.clone()),
+                message: Some(condition_message),
                 observed_generation: generation,
                 ..PodCondition::default()
             });

@@ -284,6 +284,37 @@ fn admission_allocatable_follows_reserved_and_eviction_settings() {
     );
 }
 
+/// Admission's allocatable `ephemeral-storage` (standalone node, `initialNode`): the root
+/// filesystem's capacity − kube/system-reserved − the hard `nodefs.available` threshold;
+/// none with `localStorageCapacityIsolation: false` or an unreadable filesystem.
+#[test]
+fn admission_allocatable_ephemeral_storage_follows_local_storage_settings() {
+    const GIB: i64 = 1 << 30;
+    let storage = |yaml: &str, fs: Result<u64, String>| {
+        let s = server(&[], yaml);
+        let machine = machine();
+        let node_config = container_manager_config(&s, &machine).unwrap();
+        super::admission::allocatable_ephemeral_storage(&s.config, &node_config, fs)
+    };
+    let hard = "evictionHard:\n  nodefs.available: 10Gi\n";
+    assert_eq!(storage(hard, Ok(100 << 30)), 90 * GIB);
+    assert_eq!(
+        storage(
+            &format!("{hard}kubeReserved:\n  ephemeral-storage: 5Gi\n"),
+            Ok(100 << 30)
+        ),
+        85 * GIB
+    );
+    assert_eq!(storage(hard, Err("no fs".into())), 0);
+    assert_eq!(
+        storage(
+            &format!("{hard}localStorageCapacityIsolation: false\n"),
+            Ok(100 << 30)
+        ),
+        0
+    );
+}
+
 #[test]
 fn enable_system_log_query_reaches_the_secure_server() {
     let node_ips = [std::net::IpAddr::from([127, 0, 0, 1])];

@@ -1024,9 +1024,16 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "localStorageCapacityIsolation",
         Some("local-storage-capacity-isolation"),
-        ignored_even_default(
-            "enforces ephemeral-storage requests and limits (pods over their limit are evicted) and reports ephemeral-storage capacity",
-        ),
+        done(&[
+            "crates/eviction/src/manager_tests.rs::local_storage_eviction_empty_dir_size_limit",
+            "crates/eviction/src/manager_tests.rs::local_storage_eviction_pod_ephemeral_storage_limit",
+            "crates/eviction/src/manager_tests.rs::local_storage_eviction_container_ephemeral_storage_limit",
+            "crates/eviction/src/manager_tests.rs::local_storage_eviction_off_without_capacity_isolation",
+            "crates/nodestatus/src/tests.rs::without_local_storage_capacity_isolation_no_ephemeral_storage_is_reported",
+            "crates/app/src/kubelet/support_proofs.rs::admission_allocatable_ephemeral_storage_follows_local_storage_settings",
+            "crates/admission/src/predicate_tests.rs::ephemeral_storage_requests_fit_against_allocatable",
+            "crates/kubelet-rs/tests/cluster_local_storage.rs::empty_dir_over_size_limit_is_evicted_other_pod_keeps_running",
+        ]),
     ),
     f(
         "containerRuntimeEndpoint",

@@ -269,7 +269,6 @@ fn defaults_upstream_acts_on_are_warned_once_each() {
     for field in [
         "registryPullQPS",
         "makeIPTablesUtilChains",
-        "localStorageCapacityIsolation",
         "enableProfilingHandler",
     ] {
         assert!(
@@ -285,6 +284,7 @@ fn defaults_upstream_acts_on_are_warned_once_each() {
         "imageGCHighThresholdPercent",
         "imageGCLowThresholdPercent",
         "kubeletCgroups",
+        "localStorageCapacityIsolation",
         "maxPods",
         "port",
     ] {
