@@ -77,6 +77,35 @@ pub struct Config {
 pub trait SummaryProvider: Send + Sync {
     /// `Get(ctx, updateStats)`.
     async fn get(&self, update_stats: bool) -> Result<Summary, String>;
+    /// The summary without `pods` (node, system containers, filesystems, rlimit): what the
+    /// signals are made of. By default the full summary.
+    async fn get_without_pods(&self) -> Result<Summary, String> {
+        self.get(true).await
+    }
+}
+
+/// Whether `pod` has a limit [`ManagerImpl::local_storage_eviction`] checks: an emptyDir
+/// with a `sizeLimit`, or a container with an `ephemeral-storage` limit.
+fn has_local_storage_limits(pod: &Pod) -> bool {
+    let Some(spec) = pod.spec.as_ref() else {
+        return false;
+    };
+    let empty_dir_limit = spec
+        .volumes
+        .iter()
+        .flatten()
+        .any(|v| v.empty_dir.as_ref().is_some_and(|e| e.size_limit.is_some()));
+    let container_limit = spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .any(|c| {
+            c.resources
+                .as_ref()
+                .and_then(|r| r.limits.as_ref())
+                .is_some_and(|l| l.contains_key("ephemeral-storage"))
+        });
+    empty_dir_limit || container_limit
 }
 
 /// Upstream `DiskInfoProvider`.
@@ -467,7 +496,16 @@ impl ManagerImpl {
                 build_signal_to_node_reclaim_funcs(has_image_fs, split);
         }
         let mut active_pods = self.deps.terminator.active_pods();
-        let summary = match self.deps.summary.get(true).await {
+        // Beyond upstream (which reads every pod's stats each round): the pods' stats only
+        // when a pod has a local storage limit to check; ranking fetches them below.
+        let with_pods = self.config.local_storage_capacity_isolation
+            && active_pods.iter().any(|p| has_local_storage_limits(p));
+        let summary = if with_pods {
+            self.deps.summary.get(true).await
+        } else {
+            self.deps.summary.get_without_pods().await
+        };
+        let summary = match summary {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!(err = %e, "Eviction manager: failed to get summary stats");
@@ -573,6 +611,17 @@ impl ManagerImpl {
             );
             return Ok(Vec::new());
         }
+        let stats = if with_pods {
+            stats
+        } else {
+            match self.deps.summary.get(true).await {
+                Ok(s) => StatsFunc::new(&s.pods),
+                Err(e) => {
+                    tracing::error!(err = %e, "Eviction manager: failed to get summary stats");
+                    return Ok(Vec::new());
+                }
+            }
+        };
         rank.rank(&mut active_pods, &stats);
         let ranked: Vec<String> = active_pods.iter().map(|p| pod_name(p)).collect();
         tracing::info!(pods = ?ranked, "Eviction manager: pods ranked for eviction");

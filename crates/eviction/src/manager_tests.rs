@@ -22,12 +22,22 @@ struct FakeSummary {
     summary: Mutex<Summary>,
     /// Applied after a node-level reclaim ran (what the reclaim freed).
     after_reclaim: Mutex<Option<Summary>>,
+    /// `get` (full) and `get_without_pods` calls, in order.
+    calls: Mutex<Vec<&'static str>>,
 }
 
 #[async_trait::async_trait]
 impl SummaryProvider for FakeSummary {
     async fn get(&self, _: bool) -> Result<Summary, String> {
+        self.calls.lock().unwrap().push("full");
         Ok(self.summary.lock().unwrap().clone())
+    }
+
+    async fn get_without_pods(&self) -> Result<Summary, String> {
+        self.calls.lock().unwrap().push("without pods");
+        let mut s = self.summary.lock().unwrap().clone();
+        s.pods.clear();
+        Ok(s)
     }
 }
 
@@ -863,4 +873,40 @@ async fn local_storage_eviction_precedes_pressure_and_spares_critical_pods() {
     let evicted = h.manager.synchronize().await.unwrap();
     assert_eq!(evicted[0].metadata.name.as_deref(), Some("hog"));
     assert!(h.killed()[1].2.condition_message.is_some());
+}
+
+/// Beyond upstream: a round reads the pods' stats only when it must rank pods (a threshold
+/// is met) or check a local storage limit; otherwise the summary without pods is enough.
+#[tokio::test]
+async fn pod_stats_are_read_only_to_rank_or_to_check_local_storage_limits() {
+    let h = Harness::new(
+        thresholds(&[("memory.available", "1Gi")], &[], &[], &[]),
+        Duration::ZERO,
+        0,
+    );
+    let best_effort = pod_json("be", serde_json::json!({"containers": [{"name": "c"}]}));
+    *h.terminator.pods.lock().unwrap() = vec![best_effort.clone()];
+    h.memory(mi(4000), vec![pod_stats(&best_effort, mi(100), 0, 0, 0, 0)]);
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
+    assert_eq!(*h.summary.calls.lock().unwrap(), ["without pods"]);
+
+    // Under pressure: the signals from the summary without pods, then the full one to rank.
+    h.summary.calls.lock().unwrap().clear();
+    h.memory(mi(500), vec![pod_stats(&best_effort, mi(3000), 0, 0, 0, 0)]);
+    let evicted = h.manager.synchronize().await.unwrap();
+    assert_eq!(evicted.len(), 1);
+    let calls = h.summary.calls.lock().unwrap().clone();
+    assert_eq!(calls.first(), Some(&"without pods"));
+    assert!(calls.contains(&"full"), "{calls:?}");
+
+    // A pod with an emptyDir sizeLimit: its stats are needed every round.
+    let limited = empty_dir_pod("limited", "10Mi");
+    *h.terminator.pods.lock().unwrap() = vec![limited.clone()];
+    h.summary.calls.lock().unwrap().clear();
+    h.memory(
+        mi(4000),
+        vec![storage_stats(&limited, 0, 0, &[("scratch", mi(1))], None)],
+    );
+    assert!(h.manager.synchronize().await.unwrap().is_empty());
+    assert_eq!(*h.summary.calls.lock().unwrap(), ["full"]);
 }

@@ -216,6 +216,7 @@ struct CadvisorStatic {
 }
 
 /// The runtime's view of the pods, terminated sandboxes and containers removed.
+#[derive(Default)]
 struct RuntimeView {
     sandboxes: HashMap<String, PodSandbox>,
     containers: HashMap<String, Container>,
@@ -348,6 +349,16 @@ impl SummaryProvider {
         let view = self.runtime_view().await;
         let r = self.host.clone();
         blocking(move || r.summary(image_fs, view)).await?
+    }
+
+    /// The summary without pods: node, system containers, filesystems and rlimit, with no
+    /// CRI listing and no pod cgroup read. The eviction manager's signals need only these;
+    /// it asks for the full [`SummaryProvider::get`] when it must rank pods or check their
+    /// local storage limits.
+    pub async fn get_without_pods(&self) -> Result<Summary, StatsError> {
+        let image_fs = self.images.image_fs_info().await;
+        let r = self.host.clone();
+        blocking(move || r.summary(image_fs, Ok(RuntimeView::default()))).await?
     }
 
     /// `ImageFsStats`: the image filesystem and the container filesystem (the image one

@@ -796,3 +796,34 @@ fn own_cgroup_as_get_container() {
         "cpu and memory not unified"
     );
 }
+
+/// The eviction manager's summary without pods: the node, the system containers and the
+/// filesystems as the full summary has them, no pod, and no CRI listing (a runtime that
+/// cannot list does not fail it).
+#[tokio::test]
+async fn summary_without_pods_has_the_node_and_asks_the_runtime_for_no_listing() {
+    let e = env().await;
+    let full = e.provider.get().await.unwrap();
+    assert!(!full.pods.is_empty());
+    e.runtime.inject_error(
+        "ListContainers",
+        kubelet_cri::CriError::status("fake", "ListContainers", tonic_code(), "down"),
+    );
+    let s = e.provider.get_without_pods().await.unwrap();
+    assert!(s.pods.is_empty());
+    assert_eq!(s.node.node_name, full.node.node_name);
+    assert_eq!(
+        s.node.memory.as_ref().unwrap().working_set_bytes,
+        full.node.memory.as_ref().unwrap().working_set_bytes
+    );
+    assert_eq!(s.node.fs, full.node.fs);
+    assert_eq!(s.node.rlimit, full.node.rlimit);
+    let names = |s: &crate::types::Summary| -> Vec<String> {
+        s.node
+            .system_containers
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    assert_eq!(names(&s), names(&full));
+}

@@ -131,6 +131,14 @@ impl kubelet_eviction::SummaryProvider for LateBound {
             .ok_or_else(|| "summary provider not started".to_string())?;
         provider.get().await.map_err(|e| e.to_string())
     }
+
+    async fn get_without_pods(&self) -> Result<Summary, String> {
+        let provider = self
+            .summary
+            .get()
+            .ok_or_else(|| "summary provider not started".to_string())?;
+        provider.get_without_pods().await.map_err(|e| e.to_string())
+    }
 }
 
 /// `HasDedicatedImageFs` (the image filesystem's device differs from the root
