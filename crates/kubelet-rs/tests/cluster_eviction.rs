@@ -21,12 +21,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use kubelet_e2e::cluster::{self, Cluster, NodeKubelet, NodeSpec};
+mod common;
+
+use common::cluster_ns::{
+    Cleanup, condition, create, delete_namespace, get_json, ok_stdout, wait_for,
+};
+use kubelet_e2e::cluster::{self, NodeKubelet, NodeSpec};
 use serde_json::{Value, json};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -37,54 +40,6 @@ const NS: &str = "t-eviction";
 const TAINT_KEY: &str = "kubelet-rs.test/eviction";
 const BUSYBOX: &str = "docker.io/library/busybox:1.36";
 const MI: u64 = 1 << 20;
-
-fn ok_stdout(c: &Cluster, args: &[&str]) -> String {
-    c.kubectl_output(args).unwrap()
-}
-
-/// `kubectl create`; retried while the new namespace has no default service account yet.
-fn create(c: &Cluster, object: &Value) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let mut child = c
-            .kubectl()
-            .args(["-n", NS, "create", "-f", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(object.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        if out.status.success() {
-            return;
-        }
-        assert!(
-            err.contains("serviceaccount") && Instant::now() < deadline,
-            "{err}"
-        );
-        std::thread::sleep(Duration::from_secs(1));
-    }
-}
-
-fn delete_namespace(c: &Cluster) {
-    let args = ["delete", "namespace", NS, "--ignore-not-found", "--wait"];
-    let _ = c.kubectl().args(args).arg("--timeout=120s").output();
-}
-
-struct Cleanup<'a>(&'a Cluster);
-
-impl Drop for Cleanup<'_> {
-    fn drop(&mut self) {
-        delete_namespace(self.0);
-    }
-}
 
 /// A value of a flat-keyed cgroup v1 stat file.
 fn stat_value(text: &str, key: &str) -> Option<u64> {
@@ -144,28 +99,6 @@ fn pod(name: &str, resources: Value, script: &str) -> Value {
             }],
         },
     })
-}
-
-fn get_json(c: &Cluster, args: &[&str]) -> Value {
-    serde_json::from_str(&ok_stdout(c, args)).unwrap()
-}
-
-fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
-    object["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == kind)
-}
-
-fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_secs(1));
-    }
 }
 
 /// One test at a time in this process (one node).
@@ -299,9 +232,9 @@ fn eviction_case(e: Eviction, extra: &[&str]) -> TestResult {
     spec.extra_config
         .extend(extra.iter().map(|l| (*l).to_string()));
     let node = c.start_node(spec)?;
-    delete_namespace(&c);
+    delete_namespace(&c, NS);
     ok_stdout(&c, &["create", "namespace", NS]);
-    let cleanup = Cleanup(&c);
+    let cleanup = Cleanup { c: &c, ns: NS };
 
     let node_json = || get_json(&c, &["get", "node", NODE, "-o", "json"]);
     let memory_pressure = |n: &Value| {
@@ -318,6 +251,7 @@ fn eviction_case(e: Eviction, extra: &[&str]) -> TestResult {
     let limits = json!({"cpu": "100m", "memory": "64Mi"});
     create(
         &c,
+        NS,
         &pod(
             "guaranteed",
             json!({"requests": limits, "limits": limits}),
@@ -337,6 +271,7 @@ fn eviction_case(e: Eviction, extra: &[&str]) -> TestResult {
     );
     create(
         &c,
+        NS,
         &pod(
             "hog",
             json!({}),

@@ -22,12 +22,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use kubelet_e2e::cluster::{self, Cluster, NodeKubelet, NodeSpec};
+mod common;
+
+use common::cluster_ns::{
+    Cleanup, condition, create, delete_namespace, get_json, ok_stdout, wait_for,
+};
+use kubelet_e2e::cluster::{self, NodeKubelet, NodeSpec};
 use serde_json::{Value, json};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -37,54 +40,6 @@ const NODE_IP: &str = "198.18.255.80";
 const NS: &str = "t-localstorage";
 const TAINT_KEY: &str = "kubelet-rs.test/localstorage";
 const BUSYBOX: &str = "docker.io/library/busybox:1.36";
-
-fn ok_stdout(c: &Cluster, args: &[&str]) -> String {
-    c.kubectl_output(args).unwrap()
-}
-
-/// `kubectl create`; retried while the new namespace has no default service account yet.
-fn create(c: &Cluster, object: &Value) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let mut child = c
-            .kubectl()
-            .args(["-n", NS, "create", "-f", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(object.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        if out.status.success() {
-            return;
-        }
-        assert!(
-            err.contains("serviceaccount") && Instant::now() < deadline,
-            "{err}"
-        );
-        std::thread::sleep(Duration::from_secs(1));
-    }
-}
-
-fn delete_namespace(c: &Cluster) {
-    let args = ["delete", "namespace", NS, "--ignore-not-found", "--wait"];
-    let _ = c.kubectl().args(args).arg("--timeout=120s").output();
-}
-
-struct Cleanup<'a>(&'a Cluster);
-
-impl Drop for Cleanup<'_> {
-    fn drop(&mut self) {
-        delete_namespace(self.0);
-    }
-}
 
 /// A pod writing `mib` MiB into its emptyDir `scratch` of `sizeLimit`, then sleeping.
 fn pod(name: &str, size_limit: &str, mib: u32) -> Value {
@@ -148,28 +103,6 @@ fn writer_pod(name: &str, idle: bool) -> Value {
     })
 }
 
-fn get_json(c: &Cluster, args: &[&str]) -> Value {
-    serde_json::from_str(&ok_stdout(c, args)).unwrap()
-}
-
-fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
-    object["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == kind)
-}
-
-fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_secs(1));
-    }
-}
-
 /// The pod over its emptyDir `sizeLimit` and the pod over its container's
 /// `ephemeral-storage` limit are evicted with upstream's status, event and metric; the pod
 /// under its limit keeps running.
@@ -185,18 +118,18 @@ fn empty_dir_over_size_limit_is_evicted_other_pod_keeps_running() -> TestResult 
     spec.taints = vec![format!("{TAINT_KEY}=:NoSchedule")];
     spec.extra_config = vec!["volumeStatsAggPeriod: 5s".into()];
     let node = c.start_node(spec)?;
-    delete_namespace(&c);
+    delete_namespace(&c, NS);
     ok_stdout(&c, &["create", "namespace", NS]);
-    let cleanup = Cleanup(&c);
+    let cleanup = Cleanup { c: &c, ns: NS };
     let pod_json = |name: &str| get_json(&c, &["-n", NS, "get", "pod", name, "-o", "json"]);
 
-    create(&c, &pod("within", "100Mi", 5));
+    create(&c, NS, &pod("within", "100Mi", 5));
     wait_for("within running", Duration::from_secs(120), || {
         (pod_json("within")["status"]["phase"] == "Running").then_some(())
     });
-    create(&c, &pod("over", "10Mi", 30));
-    create(&c, &writer_pod("alone", false));
-    create(&c, &writer_pod("pair", true));
+    create(&c, NS, &pod("over", "10Mi", 30));
+    create(&c, NS, &writer_pod("alone", false));
+    create(&c, NS, &writer_pod("pair", true));
 
     let over = wait_for("over evicted", Duration::from_secs(120), || {
         let p = pod_json("over");

@@ -2,6 +2,7 @@
 //! CRI server on a temporary unix socket.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod cluster_ns;
 pub mod node;
 pub mod tls;
 
