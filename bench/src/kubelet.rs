@@ -114,6 +114,9 @@ pub struct KubeletOutcome {
     pub scrape: Option<ScrapeOutcome>,
     /// The prober cost window, when asked for.
     pub probe_cost: Option<ProbeCostOutcome>,
+    /// Where the start-up time went, from the kubelet's `-v=2` log ([`crate::steps`]); filled
+    /// in once the kubelet has stopped.
+    pub steps: Vec<crate::steps::StepMedian>,
 }
 
 /// Files of one run: `config.json`, `kubelet.log`, `manifests/`, `logs/`, `root/`, `plugins/`.
@@ -187,7 +190,11 @@ pub async fn run_kubelet_variant(
         eprintln!("[bench] kept {}", kept.display());
     };
     match (result, stopped, cleaned) {
-        (Ok(o), Ok(()), Ok(_)) => {
+        (Ok(mut o), Ok(()), Ok(_)) => {
+            // The log is complete once the kubelet has stopped; unreadable: no steps.
+            o.steps = std::fs::read_to_string(&log)
+                .map(|text| crate::steps::from_log(&text, crate::manifest::NAMESPACE))
+                .unwrap_or_default();
             if cfg.keep {
                 keep(dir);
             }
@@ -275,6 +282,7 @@ async fn measure(
         healthy_after,
         scrape,
         probe_cost,
+        steps: Vec::new(),
     })
 }
 

@@ -7,7 +7,7 @@
 //! * [`floor`]: RunPodSandbox + CreateContainer + StartContainer straight over CRI;
 //! * [`kubelet`]: a kubelet in standalone mode given N static pod manifests at once.
 //!
-//! Pure pieces ([`stats`], [`report`], [`manifest`], [`tracker`], [`cli`]) are unit-tested; the
+//! Pure pieces ([`stats`], [`steps`], [`report`], [`manifest`], [`tracker`], [`cli`]) are unit-tested; the
 //! rest talks to the real runtime and is exercised by running the benchmark.
 
 pub mod cli;
@@ -24,6 +24,7 @@ pub mod process;
 pub mod report;
 pub mod scrape;
 pub mod stats;
+pub mod steps;
 pub mod suite;
 pub mod tracker;
 

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::stats::{LatencySummary, median};
+use crate::steps::StepMedian;
 
 /// What was measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -73,6 +74,10 @@ pub struct RunRecord {
     pub loadavg_before: String,
     /// What else used the runtime just before the run (`None`: nothing).
     pub busy_before: Option<String>,
+    /// Kubelets: where the start-up time went (medians over the pods of each step's offset
+    /// from `seen`, from the kubelet's `-v=2` log, [`crate::steps`]); empty for the floor.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepMedian>,
     /// Why the run failed.
     pub error: Option<String>,
 }
@@ -106,6 +111,9 @@ pub struct Aggregate {
     pub p50_ratio: Option<f64>,
     /// p99 / floor p99.
     pub p99_ratio: Option<f64>,
+    /// Per step, the median over the successful runs of the step's median offset from
+    /// `seen` (kubelets only), in the runs' step order.
+    pub steps: Vec<StepMedian>,
     /// First error, if any run failed.
     pub first_error: Option<String>,
 }
@@ -161,8 +169,36 @@ fn aggregate_one(pods: usize, variant: Variant, runs: &[&RunRecord]) -> Aggregat
         makespan_ratio: None,
         p50_ratio: None,
         p99_ratio: None,
+        steps: step_medians(runs),
         first_error: runs.iter().find_map(|r| r.error.clone()),
     }
+}
+
+/// Per step (in the first run's order, then new ones as they appear): the median over the
+/// successful runs of the runs' medians; `pods` counts the pods of every run.
+fn step_medians(runs: &[&RunRecord]) -> Vec<StepMedian> {
+    let ok: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.error.is_none()).collect();
+    let mut order: Vec<&str> = Vec::new();
+    for s in ok.iter().flat_map(|r| &r.steps) {
+        if !order.contains(&s.step.as_str()) {
+            order.push(&s.step);
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|step| {
+            let of_step: Vec<&StepMedian> = ok
+                .iter()
+                .flat_map(|r| &r.steps)
+                .filter(|s| s.step == step)
+                .collect();
+            Some(StepMedian {
+                step: step.to_owned(),
+                pods: of_step.iter().map(|s| s.pods).sum(),
+                p50_s: median(&of_step.iter().map(|s| s.p50_s).collect::<Vec<_>>())?,
+            })
+        })
+        .collect()
 }
 
 fn ratio(x: Option<f64>, floor: Option<f64>) -> Option<f64> {
@@ -231,6 +267,27 @@ pub fn render_markdown(aggs: &[Aggregate], goal_ratio: f64) -> String {
             let _ = writeln!(s, "- {v}");
         }
     }
+    let timed: Vec<&Aggregate> = aggs.iter().filter(|a| !a.steps.is_empty()).collect();
+    if !timed.is_empty() {
+        s.push_str(
+            "\nWhere the time goes (median offset from the kubelet seeing the pod, s; from each kubelet's `-v=2` log, see `bench/README.md`):\n\n",
+        );
+        for a in timed {
+            let steps: Vec<String> = a
+                .steps
+                .iter()
+                .filter(|st| st.step != "seen")
+                .map(|st| format!("{} {:.3}", st.step, st.p50_s))
+                .collect();
+            let _ = writeln!(
+                s,
+                "- N={} {}: {}",
+                a.pods,
+                a.variant.label(),
+                steps.join(", ")
+            );
+        }
+    }
     let errors: Vec<&Aggregate> = aggs.iter().filter(|a| a.ok_runs < a.runs).collect();
     if !errors.is_empty() {
         s.push('\n');
@@ -273,6 +330,7 @@ mod tests {
             teardown_gone_s: None,
             loadavg_before: String::new(),
             busy_before: None,
+            steps: Vec::new(),
             error: None,
         }
     }
@@ -327,6 +385,58 @@ mod tests {
             md.contains("N=100 kubelet-rs: 1 of 1 runs failed: no container RUNNING"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn where_the_time_goes() {
+        let step = |name: &str, p50_s| StepMedian {
+            step: name.into(),
+            pods: 30,
+            p50_s,
+        };
+        let timed = |repeat, ready| RunRecord {
+            steps: vec![
+                step("seen", 0.0),
+                step("admitted", 0.001),
+                step("ready", ready),
+            ],
+            ..run(Variant::KubeletRs, 30, repeat, 2.0, 1.0)
+        };
+        let records = vec![
+            run(Variant::Floor, 30, 0, 2.0, 1.0),
+            timed(0, 0.5),
+            timed(1, 0.7),
+            timed(2, 0.6),
+            RunRecord {
+                steps: vec![step("seen", 0.0), step("syncStarted", 0.2)],
+                ..run(Variant::Upstream, 30, 0, 2.0, 1.0)
+            },
+            RunRecord {
+                steps: vec![step("ready", 9.0)],
+                ..failed(Variant::KubeletRs, 30, 3)
+            },
+        ];
+        let a = aggregate(&records);
+        assert!(a[0].steps.is_empty());
+        assert_eq!(
+            a[1].steps,
+            [
+                step("seen", 0.0),
+                step("admitted", 0.001),
+                step("ready", 0.6)
+            ]
+            .map(|s| StepMedian { pods: 90, ..s })
+        );
+        let md = render_markdown(&a, 1.2);
+        assert!(
+            md.contains("- N=30 kubelet-rs: admitted 0.001, ready 0.600\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- N=30 upstream kubelet: syncStarted 0.200\n"),
+            "{md}"
+        );
+        assert!(!md.contains("CRI floor: "), "{md}");
     }
 
     #[test]

@@ -111,6 +111,7 @@ fn empty_record(variant: Variant, pods: usize, repeat: usize) -> RunRecord {
         teardown_gone_s: None,
         loadavg_before: loadavg(),
         busy_before: None,
+        steps: Vec::new(),
         error: None,
     }
 }
@@ -211,6 +212,7 @@ async fn kubelet_run(
             rec.startup = Some(o.startup);
             rec.teardown_stopped_s = Some(o.teardown_stopped.as_secs_f64());
             rec.teardown_gone_s = o.teardown_gone.map(|d| d.as_secs_f64());
+            rec.steps = o.steps;
         }
         Err(e) => rec.error = Some(e.to_string()),
     }

@@ -13,7 +13,7 @@
 //! | `admitted` | `HandlePodAdditions` after the admit handlers (`crates/app/src/kubelet/sync_loop.rs`) |
 //! | `workerStarted` | the pod worker's first sync of the pod (`crates/podworkers/src/worker_loop.rs` `start_pod_sync`) |
 //! | `sandboxCreated`, `networkReady` | the runtime's `SyncPod` after `RunPodSandbox` and the new sandbox's status (`crates/runtime/src/sync.rs`) |
-//! | `imagePulled` (per image) | the image manager: pulled, or already present (`crates/runtime/src/image.rs`) |
+//! | `imagePullStarted`, `imagePulled` (per container, naming its image) | the image manager: a pull requested; the image pulled, or already present (`crates/runtime/src/image.rs`) |
 //! | `containerCreated`, `containerStarted` (per container) | `startContainer` (`crates/runtime/src/start.rs`) |
 //! | `ready` | the status manager, the first status with `Ready=True` (`crates/status/src/manager.rs`) |
 //!
@@ -52,7 +52,10 @@ pub enum Step {
     /// The new sandbox's status was read: its IPs (a host-network pod: the node's) are known
     /// and containers can start (upstream's `PodReadyToStartContainers`).
     NetworkReady,
-    /// An image a container needs is on the node, pulled or already present (per image).
+    /// The image manager asked the runtime to pull a container's image (per container; not
+    /// when the image is already present and the pull policy lets it be used).
+    ImagePullStarted,
+    /// A container's image is on the node, pulled or already present (per container).
     ImagePulled,
     /// `CreateContainer` returned (per container).
     ContainerCreated,
@@ -64,12 +67,13 @@ pub enum Step {
 
 impl Step {
     /// Every step, in their usual order.
-    pub const ALL: [Step; 9] = [
+    pub const ALL: [Step; 10] = [
         Step::Seen,
         Step::Admitted,
         Step::WorkerStarted,
         Step::SandboxCreated,
         Step::NetworkReady,
+        Step::ImagePullStarted,
         Step::ImagePulled,
         Step::ContainerCreated,
         Step::ContainerStarted,
@@ -84,6 +88,7 @@ impl Step {
             Step::WorkerStarted => "workerStarted",
             Step::SandboxCreated => "sandboxCreated",
             Step::NetworkReady => "networkReady",
+            Step::ImagePullStarted => "imagePullStarted",
             Step::ImagePulled => "imagePulled",
             Step::ContainerCreated => "containerCreated",
             Step::ContainerStarted => "containerStarted",
@@ -99,6 +104,7 @@ impl Step {
             Step::WorkerStarted => "worker_started",
             Step::SandboxCreated => "sandbox_created",
             Step::NetworkReady => "network_ready",
+            Step::ImagePullStarted => "image_pull_started",
             Step::ImagePulled => "image_pulled",
             Step::ContainerCreated => "container_created",
             Step::ContainerStarted => "container_started",
@@ -106,13 +112,15 @@ impl Step {
         }
     }
 
-    /// The JSON key naming what a per-image or per-container step is about.
-    fn subject_key(self) -> Option<&'static str> {
-        match self {
-            Step::ImagePulled => Some("image"),
-            Step::ContainerCreated | Step::ContainerStarted => Some("container"),
-            _ => None,
-        }
+    /// A per-container step: recorded once per container, the container's name its subject.
+    pub fn per_container(self) -> bool {
+        matches!(
+            self,
+            Step::ImagePullStarted
+                | Step::ImagePulled
+                | Step::ContainerCreated
+                | Step::ContainerStarted
+        )
     }
 }
 
@@ -121,9 +129,10 @@ impl Step {
 pub struct StepTime {
     /// The step.
     pub step: Step,
-    /// The image ([`Step::ImagePulled`]) or container ([`Step::ContainerCreated`],
-    /// [`Step::ContainerStarted`]) it is about.
+    /// The container a per-container step ([`Step::per_container`]) is about.
     pub subject: Option<String>,
+    /// [`Step::ImagePullStarted`], [`Step::ImagePulled`]: the container's image.
+    pub image: Option<String>,
     /// [`Step::ImagePulled`] only: the image was already on the node, nothing was pulled.
     pub already_present: bool,
     /// The wall-clock time.
@@ -147,8 +156,10 @@ impl Timeline {
         self.steps.iter().find(|s| s.step == step)
     }
 
-    /// The log line's form: `seen=0s admitted=412µs … containerStarted(c)=1.02s ready=2.1s`,
-    /// each step with its offset from `seen` as Go prints a `time.Duration`.
+    /// The log line's form: `seen=0s admitted=412µs … imagePulled(c)=900ms
+    /// containerStarted(c)=1.02s ready=2.1s`, each step with its offset from `seen` as Go
+    /// prints a `time.Duration`, per-container steps naming the container (the JSON names the
+    /// image too).
     pub fn summary(&self) -> String {
         self.steps
             .iter()
@@ -166,8 +177,9 @@ impl Timeline {
     }
 
     /// The body of `/debug/pods/{namespace}/{name}/timeline`:
-    /// `{"namespace", "name", "uid", "steps": [{"step", "image"|"container", "alreadyPresent",
-    /// "time", "sinceSeenSeconds"}]}`.
+    /// `{"namespace", "name", "uid", "steps": [{"step", "container", "image", "alreadyPresent",
+    /// "time", "sinceSeenSeconds"}]}` (`container` for per-container steps, `image` for the
+    /// image steps, `alreadyPresent` for `imagePulled`).
     pub fn to_json(&self, namespace: &str, name: &str) -> Value {
         let steps: Vec<Value> = self
             .steps
@@ -175,8 +187,11 @@ impl Timeline {
             .map(|s| {
                 let mut o = Map::new();
                 o.insert("step".into(), s.step.name().into());
-                if let (Some(key), Some(subject)) = (s.step.subject_key(), &s.subject) {
-                    o.insert(key.into(), subject.as_str().into());
+                if let Some(container) = &s.subject {
+                    o.insert("container".into(), container.as_str().into());
+                }
+                if let Some(image) = &s.image {
+                    o.insert("image".into(), image.as_str().into());
                 }
                 if s.step == Step::ImagePulled {
                     o.insert("alreadyPresent".into(), s.already_present.into());
@@ -206,6 +221,7 @@ pub type StepObserver = Arc<dyn Fn(Step, Duration) + Send + Sync>;
 struct Recorded {
     step: Step,
     subject: Option<String>,
+    image: Option<String>,
     already_present: bool,
     time: Timestamp,
     monotonic: Duration,
@@ -278,7 +294,7 @@ impl PodTimelines {
         }
         let seq = inner.next_seq;
         inner.next_seq += 1;
-        let record = self.now(Step::Seen, None, false);
+        let record = self.now(Step::Seen, None, None, false);
         inner.pods.insert(
             uid.to_string(),
             Entry {
@@ -291,19 +307,42 @@ impl PodTimelines {
     /// Records `step` of the pod unless it has been recorded; `true` when recorded now.
     /// Nothing for a pod without a timeline.
     pub fn record(&self, uid: &str, step: Step) -> bool {
-        self.record_inner(uid, step, None, false)
+        self.record_inner(uid, step, None, None, false)
     }
 
     /// Records a per-container step ([`Step::ContainerCreated`], [`Step::ContainerStarted`])
     /// for `container`, once per container.
     pub fn record_container(&self, uid: &str, step: Step, container: &str) -> bool {
-        self.record_inner(uid, step, Some(container), false)
+        self.record_inner(uid, step, Some(container), None, false)
     }
 
-    /// Records [`Step::ImagePulled`] for `image`, once per image; `already_present` when no
-    /// pull was needed.
-    pub fn record_image(&self, uid: &str, image: &str, already_present: bool) -> bool {
-        self.record_inner(uid, Step::ImagePulled, Some(image), already_present)
+    /// Records [`Step::ImagePullStarted`] for `container`'s `image`, once per container.
+    pub fn record_image_pull_started(&self, uid: &str, container: &str, image: &str) -> bool {
+        self.record_inner(
+            uid,
+            Step::ImagePullStarted,
+            Some(container),
+            Some(image),
+            false,
+        )
+    }
+
+    /// Records [`Step::ImagePulled`] for `container`'s `image`, once per container;
+    /// `already_present` when no pull was needed.
+    pub fn record_image(
+        &self,
+        uid: &str,
+        container: &str,
+        image: &str,
+        already_present: bool,
+    ) -> bool {
+        self.record_inner(
+            uid,
+            Step::ImagePulled,
+            Some(container),
+            Some(image),
+            already_present,
+        )
     }
 
     /// Records [`Step::Ready`]; the first time, logs the pod's timeline at V(2). `pod` names
@@ -318,10 +357,17 @@ impl PodTimelines {
         true
     }
 
-    fn now(&self, step: Step, subject: Option<&str>, already_present: bool) -> Recorded {
+    fn now(
+        &self,
+        step: Step,
+        subject: Option<&str>,
+        image: Option<&str>,
+        already_present: bool,
+    ) -> Recorded {
         Recorded {
             step,
             subject: subject.map(str::to_string),
+            image: image.map(str::to_string),
             already_present,
             time: self.clock.now(),
             monotonic: self.clock.monotonic(),
@@ -333,6 +379,7 @@ impl PodTimelines {
         uid: &str,
         step: Step,
         subject: Option<&str>,
+        image: Option<&str>,
         already_present: bool,
     ) -> bool {
         if step == Step::Seen {
@@ -352,7 +399,7 @@ impl PodTimelines {
             }
             let first_of_step = !entry.records.iter().any(|r| r.step == step);
             // Read under the lock, so the order of the records is the order of the readings.
-            let record = self.now(step, subject, already_present);
+            let record = self.now(step, subject, image, already_present);
             let seen = entry
                 .records
                 .first()
@@ -385,6 +432,7 @@ impl PodTimelines {
                 .map(|r| StepTime {
                     step: r.step,
                     subject: r.subject.clone(),
+                    image: r.image.clone(),
                     already_present: r.already_present,
                     time: r.time,
                     since_seen: r.monotonic.saturating_sub(seen),
@@ -468,12 +516,13 @@ mod tests {
         clock.step(5 * MS);
         assert!(t.record("u1", Step::NetworkReady));
         clock.step(MS);
-        assert!(t.record_image("u1", "busybox:1.36", true));
+        assert!(t.record_image("u1", "init", "busybox:1.36", true));
         clock.step(MS);
         assert!(t.record_container("u1", Step::ContainerCreated, "init"));
         assert!(t.record_container("u1", Step::ContainerStarted, "init"));
+        assert!(t.record_image_pull_started("u1", "main", "nginx:1"));
         clock.step(10 * MS);
-        assert!(t.record_image("u1", "nginx:1", false));
+        assert!(t.record_image("u1", "main", "nginx:1", false));
         assert!(t.record_container("u1", Step::ContainerCreated, "main"));
         clock.step(MS);
         assert!(t.record_container("u1", Step::ContainerStarted, "main"));
@@ -481,7 +530,8 @@ mod tests {
         // Repeats (a restart, a second sync) keep the first time.
         assert!(!t.record("u1", Step::Admitted));
         assert!(!t.record_container("u1", Step::ContainerStarted, "main"));
-        assert!(!t.record_image("u1", "nginx:1", true));
+        assert!(!t.record_image("u1", "main", "nginx:1", true));
+        assert!(!t.record_image_pull_started("u1", "main", "nginx:1"));
         assert!(t.record_ready("u1", "default/web"));
         assert!(!t.record_ready("u1", "default/web"));
 
@@ -505,10 +555,11 @@ mod tests {
                 ("workerStarted", None, 5),
                 ("sandboxCreated", None, 105),
                 ("networkReady", None, 110),
-                ("imagePulled", Some("busybox:1.36"), 111),
+                ("imagePulled", Some("init"), 111),
                 ("containerCreated", Some("init"), 112),
                 ("containerStarted", Some("init"), 112),
-                ("imagePulled", Some("nginx:1"), 122),
+                ("imagePullStarted", Some("main"), 112),
+                ("imagePulled", Some("main"), 122),
                 ("containerCreated", Some("main"), 122),
                 ("containerStarted", Some("main"), 123),
                 ("ready", None, 124),
@@ -517,9 +568,9 @@ mod tests {
         assert_eq!(
             tl.summary(),
             "seen=0s admitted=2ms workerStarted=5ms sandboxCreated=105ms networkReady=110ms \
-             imagePulled(busybox:1.36)=111ms containerCreated(init)=112ms \
-             containerStarted(init)=112ms imagePulled(nginx:1)=122ms containerCreated(main)=122ms \
-             containerStarted(main)=123ms ready=124ms"
+             imagePulled(init)=111ms containerCreated(init)=112ms \
+             containerStarted(init)=112ms imagePullStarted(main)=112ms imagePulled(main)=122ms \
+             containerCreated(main)=122ms containerStarted(main)=123ms ready=124ms"
         );
         // The histogram: once per pod and step (the first image, the first container).
         let observed: Vec<(&str, u128)> = observed
@@ -538,6 +589,7 @@ mod tests {
                 ("image_pulled", 111),
                 ("container_created", 112),
                 ("container_started", 112),
+                ("image_pull_started", 112),
                 ("ready", 124),
             ]
         );
@@ -598,14 +650,15 @@ mod tests {
     fn json_names_steps_subjects_and_times() {
         let (t, clock, _) = timelines(10);
         t.seen("u1");
+        t.record_image_pull_started("u1", "c", "busybox");
         clock.step(Duration::from_millis(250));
-        t.record_image("u1", "busybox", false);
+        t.record_image("u1", "c", "busybox", false);
         t.record_container("u1", Step::ContainerStarted, "c");
         let v = t.get("u1").unwrap().to_json("default", "web");
         let mut odd = t.get("u1").unwrap();
-        odd.steps[1].since_seen = Duration::new(1, 657_303_590);
+        odd.steps[2].since_seen = Duration::new(1, 657_303_590);
         assert_eq!(
-            odd.to_json("ns", "p")["steps"][1]["sinceSeenSeconds"].to_string(),
+            odd.to_json("ns", "p")["steps"][2]["sinceSeenSeconds"].to_string(),
             "1.65730359"
         );
         assert_eq!(
@@ -616,7 +669,10 @@ mod tests {
                 "uid": "u1",
                 "steps": [
                     {"step": "seen", "time": "2024-01-01T00:00:00Z", "sinceSeenSeconds": 0.0},
-                    {"step": "imagePulled", "image": "busybox", "alreadyPresent": false,
+                    {"step": "imagePullStarted", "container": "c", "image": "busybox",
+                     "time": "2024-01-01T00:00:00Z", "sinceSeenSeconds": 0.0},
+                    {"step": "imagePulled", "container": "c", "image": "busybox",
+                     "alreadyPresent": false,
                      "time": "2024-01-01T00:00:00.25Z", "sinceSeenSeconds": 0.25},
                     {"step": "containerStarted", "container": "c",
                      "time": "2024-01-01T00:00:00.25Z", "sinceSeenSeconds": 0.25},
@@ -651,6 +707,6 @@ mod tests {
         let names: std::collections::HashSet<_> = Step::ALL.iter().map(|s| s.name()).collect();
         let labels: std::collections::HashSet<_> =
             Step::ALL.iter().map(|s| s.metric_label()).collect();
-        assert_eq!((names.len(), labels.len()), (9, 9));
+        assert_eq!((names.len(), labels.len()), (10, 10));
     }
 }

@@ -96,7 +96,8 @@ async fn a_static_pods_startup_timeline_has_every_step_in_order() {
         .collect();
     let image = node.busybox.as_str();
     // Every step once, in the order the kubelet takes them: the init container runs to
-    // completion before the main container is created; the shared image is one step.
+    // completion before the main container is created; each container's image is its own
+    // step (present on the node: no `imagePullStarted`).
     assert_eq!(
         order,
         [
@@ -105,9 +106,10 @@ async fn a_static_pods_startup_timeline_has_every_step_in_order() {
             ("workerStarted", None),
             ("sandboxCreated", None),
             ("networkReady", None),
-            ("imagePulled", Some(image)),
+            ("imagePulled", Some("setup")),
             ("containerCreated", Some("setup")),
             ("containerStarted", Some("setup")),
+            ("imagePulled", Some("main")),
             ("containerCreated", Some("main")),
             ("containerStarted", Some("main")),
             ("ready", None),
@@ -119,7 +121,10 @@ async fn a_static_pods_startup_timeline_has_every_step_in_order() {
         got.windows(2).all(|w| w[0].2 <= w[1].2),
         "offsets from seen never decrease: {body:#}"
     );
-    assert_eq!(body["steps"][5]["alreadyPresent"], true, "{body:#}");
+    for i in [5, 8] {
+        assert_eq!(body["steps"][i]["alreadyPresent"], true, "{body:#}");
+        assert_eq!(body["steps"][i]["image"], image, "{body:#}");
+    }
 
     // A pod the kubelet does not have.
     let (status, _) =
@@ -142,9 +147,10 @@ async fn a_static_pods_startup_timeline_has_every_step_in_order() {
         " workerStarted=",
         " sandboxCreated=",
         " networkReady=",
-        &format!(" imagePulled({image})="),
+        " imagePulled(setup)=",
         " containerCreated(setup)=",
         " containerStarted(setup)=",
+        " imagePulled(main)=",
         " containerCreated(main)=",
         " containerStarted(main)=",
         " ready=",
@@ -169,6 +175,8 @@ async fn a_static_pods_startup_timeline_has_every_step_in_order() {
     ] {
         assert_eq!(value(f, &[step]), Some(1.0), "{step}\n{text}");
     }
+    // Nothing was pulled.
+    assert_eq!(value(f, &["image_pull_started"]), None, "{text}");
 
     // The pod leaves the kubelet: so does its timeline.
     node.remove_manifest("timed.yaml");

@@ -207,6 +207,7 @@ impl ImageManager {
                     event(EventType::Normal, reasons::PULLED_IMAGE, &msg);
                     kubelet_container::timeline::global().record_image(
                         pod.metadata.uid.as_deref().unwrap_or_default(),
+                        &container.name,
                         requested,
                         true,
                     );
@@ -246,6 +247,12 @@ impl ImageManager {
         let tracker = kubelet_container::pod_startup_latency_tracker::global();
         let pod_uid = pod.metadata.uid.as_deref().unwrap_or_default();
         tracker.record_image_started_pulling(pod_uid);
+        // Requested: a serialized or limited puller may still wait for a slot.
+        kubelet_container::timeline::global().record_image_pull_started(
+            pod_uid,
+            &container.name,
+            requested,
+        );
         let pulled = self.pull(&spec, pull_secrets, sandbox_config).await;
         tracker.record_image_finished_pulling(pod_uid);
         match pulled {
@@ -263,7 +270,12 @@ impl ImageManager {
                     ),
                 );
                 self.backoff.gc();
-                kubelet_container::timeline::global().record_image(pod_uid, requested, false);
+                kubelet_container::timeline::global().record_image(
+                    pod_uid,
+                    &container.name,
+                    requested,
+                    false,
+                );
                 Ok(pulled.image_ref)
             }
             Err(e) => {
@@ -510,6 +522,62 @@ mod tests {
             image_pull_policy: policy.map(String::from),
             ..Default::default()
         }
+    }
+
+    /// The startup timeline's image steps: per container, `imagePullStarted` only when the
+    /// image is pulled, `imagePulled` naming the image and whether it was already present.
+    #[tokio::test]
+    async fn image_steps_of_the_startup_timeline() {
+        use kubelet_container::timeline::{Step, global};
+        let (fake, _, m) = setup();
+        fake.set_fake_images(&["busybox:1.36"]);
+        let uid = "uid-image-timeline";
+        let mut p = pod();
+        p.metadata.uid = Some(uid.into());
+        global().seen(uid);
+        let named = |name: &str, image: &str, policy| Container {
+            name: name.into(),
+            ..container(image, policy)
+        };
+        for c in [
+            named("present", "busybox:1.36", None),
+            named("pulled", "nginx:1", None),
+        ] {
+            m.ensure_image_exists(&p, &c, &[], None, "").await.unwrap();
+        }
+        let t = global().get(uid).unwrap();
+        global().remove(uid);
+        let steps: Vec<_> = t
+            .steps
+            .iter()
+            .map(|s| {
+                (
+                    s.step,
+                    s.subject.as_deref(),
+                    s.image.as_deref(),
+                    s.already_present,
+                )
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                (Step::Seen, None, None, false),
+                (
+                    Step::ImagePulled,
+                    Some("present"),
+                    Some("busybox:1.36"),
+                    true
+                ),
+                (
+                    Step::ImagePullStarted,
+                    Some("pulled"),
+                    Some("nginx:1"),
+                    false
+                ),
+                (Step::ImagePulled, Some("pulled"), Some("nginx:1"), false),
+            ]
+        );
     }
 
     #[tokio::test]

@@ -269,7 +269,8 @@ async fn syncs_a_new_pod_to_running_and_then_does_nothing() {
 }
 
 /// `SyncPod` records the runtime's steps of the pod startup timeline
-/// (`kubelet_container::timeline`), each once, in order: one image step per image.
+/// (`kubelet_container::timeline`), each once, in order: one image step per container (the
+/// image already present: no `imagePullStarted`).
 #[tokio::test]
 async fn sync_pod_records_the_startup_timeline() {
     let env = Env::new();
@@ -300,9 +301,10 @@ async fn sync_pod_records_the_startup_timeline() {
             "seen",
             "sandboxCreated",
             "networkReady",
-            "imagePulled(busybox:1.36)",
+            "imagePulled(app)",
             "containerCreated(app)",
             "containerStarted(app)",
+            "imagePulled(side)",
             "containerCreated(side)",
             "containerStarted(side)",
         ]
