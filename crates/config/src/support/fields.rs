@@ -46,6 +46,7 @@ const RESERVED_CGROUPS_COMPRESSIBLE: &str =
 const RESERVED_CGROUPS_MISSING: &str = "crates/cm/src/node_allocatable_tests.rs::missing_reserved_cgroup_fails_with_upstream_message_and_warning_event";
 const RESERVED_CGROUPS_SYSTEMD: &str =
     "crates/cm/src/node_allocatable_tests.rs::systemd_driver_resolves_slice_names";
+const RESERVED_CGROUPS_EVENTS: &str = "crates/app/tests/node_allocatable.rs::reserved_cgroup_and_kubepods_pids_are_enforced_with_events";
 const RESERVED_CGROUPS_REAL: &str = "crates/kubelet-rs/tests/reserved_cgroups_real.rs::system_and_kube_reserved_are_enforced_on_existing_cgroups";
 const RESERVED_CGROUPS_REAL_MISSING: &str = "crates/kubelet-rs/tests/reserved_cgroups_real.rs::missing_reserved_cgroup_stops_the_kubelet_with_upstreams_message";
 
@@ -90,6 +91,7 @@ const RESERVED: Support = done(&[
     "crates/app/src/kubelet/support_proofs.rs::admission_allocatable_ephemeral_storage_follows_local_storage_settings",
     PODS_PIDS_LIMIT,
     RESERVED_CGROUPS_V1,
+    RESERVED_CGROUPS_EVENTS,
     RESERVED_CGROUPS_REAL,
 ]);
 
@@ -860,6 +862,7 @@ pub static FIELDS: &[FieldSupport] = &[
             PODS_PIDS_LIMIT,
             RESERVED_CGROUPS_V1,
             RESERVED_CGROUPS_COMPRESSIBLE,
+            RESERVED_CGROUPS_EVENTS,
             RESERVED_CGROUPS_REAL,
         ]),
     ),
