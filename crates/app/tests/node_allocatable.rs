@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use support::TestKubelet;
 
@@ -39,7 +39,7 @@ kubeReserved:
         writes
             .iter()
             .rev()
-            .find(|(w, _)| *w == PathBuf::from(p))
+            .find(|(w, _)| w == Path::new(p))
             .map(|(_, v)| v.clone())
     };
     assert_eq!(
