@@ -25,7 +25,7 @@ pub use hostfs::{FakeHostFs, HostDir, HostFs, RealHostFs};
 pub use kernel_tunables::{KernelTunableBehavior, setup_kernel_tunables};
 pub use machine::{MachineInfo, read_machine_info};
 pub use node_allocatable::{
-    EnforcementEvent, ReservedCgroups, enforce_reserved_cgroups, pid_capacity,
+    EnforcementEvent, KubepodsLimits, ReservedCgroups, enforce_reserved_cgroups, pid_capacity,
 };
 pub use node_config::{NodeConfig, NodeConfigInput};
 pub use oom::apply_oom_score_adj;

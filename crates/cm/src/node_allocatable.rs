@@ -39,7 +39,46 @@ pub fn pid_capacity(fs: &dyn HostFs) -> Option<i64> {
         .min()
 }
 
+/// What `kubepods` is limited to (upstream `enforceNodeAllocatableCgroups`' config for
+/// the node allocatable cgroup): `(millicores, bytes)` and the pids limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KubepodsLimits {
+    /// `(millicores, bytes)`.
+    pub cpu_memory: (i64, i64),
+    /// pids.max (`None` when the pid capacity is unknown).
+    pub pids: Option<i64>,
+}
+
 impl NodeConfig {
+    /// `kubepods`' limits: node allocatable when `pods` is enforced
+    /// (`getNodeAllocatableInternalAbsolute`), the machine's capacity otherwise
+    /// (`internalCapacity`: upstream limits it "no matter what", since the default CPU
+    /// shares of a new cgroup are low).
+    pub fn kubepods_limits(
+        &self,
+        machine: &crate::machine::MachineInfo,
+        pid_capacity: Option<i64>,
+    ) -> KubepodsLimits {
+        let enforce_pods = self
+            .enforce_node_allocatable
+            .iter()
+            .any(|k| k == NODE_ALLOCATABLE_ENFORCEMENT_KEY);
+        if enforce_pods {
+            return KubepodsLimits {
+                cpu_memory: self.pods_cgroup_limits(machine),
+                pids: self.pods_pids_limit(pid_capacity),
+            };
+        }
+        let cpu = i64::try_from(machine.num_cores())
+            .unwrap_or(i64::MAX)
+            .saturating_mul(1000);
+        let memory = i64::try_from(machine.memory_capacity).unwrap_or(i64::MAX);
+        KubepodsLimits {
+            cpu_memory: (cpu, memory),
+            pids: pid_capacity,
+        }
+    }
+
     /// `kubepods`' pids limit when `pods` is enforced: the pid capacity less the system-
     /// and kube-reserved `pid`, never below zero (upstream
     /// `getNodeAllocatableInternalAbsolute` for `pid`); `None` without a capacity.

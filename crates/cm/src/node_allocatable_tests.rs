@@ -353,3 +353,27 @@ fn pid_capacity_is_the_smaller_kernel_limit_and_reservations_come_off_it() {
     let nc = node_config(&[], &[], &["pods"]);
     assert_eq!(nc.pods_pids_limit(Some(15000)), Some(15000));
 }
+
+/// `kubepods` is limited either way: to node allocatable with `pods` enforced, to the
+/// machine's capacity without (upstream `enforceNodeAllocatableCgroups`).
+#[test]
+fn kubepods_limits_are_allocatable_with_pods_and_capacity_without() {
+    let reserved = [("cpu", "1"), ("memory", "1Gi"), ("pid", "1000")];
+    let with = node_config(&reserved, &[], &["pods"]);
+    assert_eq!(
+        with.kubepods_limits(&machine(), Some(32768)),
+        KubepodsLimits {
+            cpu_memory: (3000, 7 << 30),
+            pids: Some(31768),
+        }
+    );
+    let without = node_config(&reserved, &[], &[]);
+    assert_eq!(
+        without.kubepods_limits(&machine(), Some(32768)),
+        KubepodsLimits {
+            cpu_memory: (4000, 8 << 30),
+            pids: Some(32768),
+        }
+    );
+    assert_eq!(without.kubepods_limits(&machine(), None).pids, None);
+}

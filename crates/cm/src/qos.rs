@@ -71,10 +71,10 @@ pub struct QosSetup<'a> {
     pub version: CgroupVersion,
     /// The names to create.
     pub cgroups: &'a QosCgroups,
-    /// `(millicores, bytes)` limits for `kubepods` when `pods` is enforced.
+    /// `(millicores, bytes)` limits for `kubepods` (see `NodeConfig::kubepods_limits`).
     pub pods_limits: Option<(i64, i64)>,
-    /// `kubepods`' `pids.max` when `pods` is enforced: the pid capacity less the `pid`
-    /// reservations (upstream `getNodeAllocatableInternalAbsolute`'s `pid`; `None` when the
+    /// `kubepods`' `pids.max`: the pid capacity, less the `pid` reservations when `pods`
+    /// is enforced (upstream `getNodeAllocatableInternalAbsolute`'s `pid`; `None` when the
     /// capacity is unknown).
     pub pids_limit: Option<i64>,
 }

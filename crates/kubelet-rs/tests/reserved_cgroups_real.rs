@@ -142,8 +142,17 @@ async fn system_and_kube_reserved_are_enforced_on_existing_cgroups() {
     );
     assert_eq!(read("cpu", KUBE, shares, &node), want("256", "10"));
     assert_eq!(read("pids", KUBE, "pids.max", &node), "500");
-    // kubepods: pids capacity less both pid reservations.
+    // kubepods: node allocatable, 2 CPUs less 750m → 1250m, and the pid capacity less
+    // both pid reservations.
     let kubepods = format!("{CGROUP_ROOT}/kubepods");
+    let cpus = i64::try_from(std::thread::available_parallelism().unwrap().get()).unwrap();
+    let milli = cpus * 1000 - 750;
+    if !unified() {
+        assert_eq!(
+            read("cpu", &kubepods, "cpu.shares", &node),
+            (milli * 1024 / 1000).to_string()
+        );
+    }
     assert_eq!(
         read("pids", &kubepods, "pids.max", &node),
         (pid_capacity() - 1500).to_string()

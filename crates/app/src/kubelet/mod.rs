@@ -193,7 +193,8 @@ struct ContainerManagerStarted {
 }
 
 /// Container manager `Start` (`setupNode`): kernel tunables, then the QoS cgroup
-/// hierarchy with `pods` enforcement (the pid reservations in `kubepods`' pids limit), then
+/// hierarchy with `kubepods` limited (cpu shares, memory, pids: to node allocatable with
+/// `pods` enforced, to the machine's capacity otherwise), then
 /// the reserved cgroups' enforcement (`system-reserved`, `kube-reserved` and their
 /// `-compressible` forms, upstream `enforceNodeAllocatableCgroups`). A reserved cgroup that
 /// cannot be enforced stops the kubelet, as upstream's `Failed to start ContainerManager`.
@@ -210,25 +211,19 @@ fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<ContainerManagerSta
     let version = deps.cgroup_version;
     let root = kubelet_cm::node_allocatable_root(&c.cgroup_root, true);
     let cgroups = QosCgroups::new(&root, deps.runtime.cgroup_driver);
-    let enforce_pods = deps
-        .node_config
-        .enforce_node_allocatable
-        .iter()
-        .any(|e| e == kubelet_cm::node_allocatable::NODE_ALLOCATABLE_ENFORCEMENT_KEY);
-    let limits = enforce_pods.then(|| deps.node_config.pods_cgroup_limits(&deps.machine));
-    let pids_limit = if enforce_pods {
-        deps.node_config
-            .pods_pids_limit(kubelet_cm::pid_capacity(deps.host_fs.as_ref()))
-    } else {
-        None
-    };
+    // `kubepods` is limited "no matter what": to node allocatable with `pods` enforced,
+    // to the machine's capacity otherwise.
+    let limits = deps.node_config.kubepods_limits(
+        &deps.machine,
+        kubelet_cm::pid_capacity(deps.host_fs.as_ref()),
+    );
     kubelet_cm::setup_qos_cgroups(
         deps.host_fs.as_ref(),
         QosSetup {
             version,
             cgroups: &cgroups,
-            pods_limits: limits,
-            pids_limit,
+            pods_limits: Some(limits.cpu_memory),
+            pids_limit: limits.pids,
         },
     )?;
     tracing::info!(pods = %cgroups.pods, "Created QoS cgroup hierarchy");

@@ -859,6 +859,7 @@ pub static FIELDS: &[FieldSupport] = &[
         Some("enforce-node-allocatable"),
         done(&[
             QOS_CGROUP_LIMITS,
+            "crates/cm/src/node_allocatable_tests.rs::kubepods_limits_are_allocatable_with_pods_and_capacity_without",
             PODS_PIDS_LIMIT,
             RESERVED_CGROUPS_V1,
             RESERVED_CGROUPS_COMPRESSIBLE,
