@@ -96,7 +96,7 @@ const RESERVED: Support = done(&[
 ]);
 
 /// `systemReservedCgroup` and `kubeReservedCgroup`.
-const RESERVED_CGROUP_NOTE: &str = "enforced only when enforceNodeAllocatable lists `system-reserved`/`kube-reserved` (or the `-compressible` forms); the cgroup must already exist in every hierarchy, or the start fails; with the systemd driver the limits are written to the slice's files (no D-Bus unit properties)";
+const RESERVED_CGROUP_NOTE: &str = "enforced only when enforceNodeAllocatable lists `system-reserved`/`kube-reserved` (or the `-compressible` forms); the cgroup must already exist in every hierarchy, or the start fails; with the systemd driver the limits are written to the slice's files (no D-Bus unit properties); with the MemoryQoS gate upstream also sets the cgroup's memory.min, which kubelet-rs (no MemoryQoS) does not";
 
 /// Every field of `KubeletConfiguration`, by JSON path.
 pub static FIELDS: &[FieldSupport] = &[
