@@ -12,6 +12,7 @@
 //! | memory limit | `memory/…/memory.limit_in_bytes` | `memory.max` |
 //! | pids limit | `pids/…/pids.max` | `pids.max` |
 //! | huge pages | `hugetlb/…/hugetlb.<size>.limit_in_bytes` (+ `.rsvd.`) | `hugetlb.<size>.max` (+ `.rsvd.`) |
+//! | cpuset CPUs | `cpuset/…/cpuset.cpus` | `cpuset.cpus` |
 //!
 //! A value left `None` (or 0, as libcontainer reads it) is not written. With the systemd
 //! driver the same files are written under the slice directories (upstream also sets the
@@ -27,6 +28,15 @@ use crate::hostfs::HostFs;
 
 const CGROUP_MOUNT: &str = "/sys/fs/cgroup";
 const HUGEPAGES_DIR: &str = "/sys/kernel/mm/hugepages";
+
+/// The v1 hierarchies upstream's `Validate` checks (its allow list; `hugetlb` only counts
+/// when mounted, as every other one).
+const V1_VALIDATED_CONTROLLERS: [&str; 7] = [
+    "cpu", "cpuacct", "cpuset", "hugetlb", "memory", "pids", "systemd",
+];
+
+/// `getSupportedUnifiedControllers` before the intersection with the root's.
+const V2_VALIDATED_CONTROLLERS: [&str; 5] = ["cpu", "cpuset", "hugetlb", "memory", "pids"];
 
 /// The resource values of a cgroup (upstream `ResourceConfig`); `None` leaves a value as
 /// it is.
@@ -44,6 +54,8 @@ pub struct ResourceConfig {
     pub huge_page_limit: BTreeMap<i64, i64>,
     /// Maximum number of pids (-1: `max`).
     pub pids_limit: Option<i64>,
+    /// CPUs of the cpuset (`cpuset.cpus`), e.g. `0-3`.
+    pub cpuset_cpus: Option<String>,
 }
 
 /// Which values [`CgroupManager::get_cgroup_config`] reads.
@@ -79,6 +91,20 @@ pub fn huge_page_unit_size(mut bytes: i64) -> String {
     format!("{bytes}{}", UNITS[i])
 }
 
+/// An OS error as Go prints a `syscall.Errno` (`no such file or directory`).
+fn go_errno_text(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => {
+            let desc = nix::errno::Errno::from_raw(n).desc();
+            let mut chars = desc.chars();
+            chars.next().map_or_else(String::new, |c| {
+                c.to_lowercase().chain(chars).collect::<String>()
+            })
+        }
+        None => e.to_string(),
+    }
+}
+
 fn cgroup_err(path: &Path, reason: impl std::fmt::Display) -> CmError {
     CmError::Cgroup {
         path: path.display().to_string(),
@@ -112,6 +138,73 @@ impl CgroupManager {
     /// The cgroup hierarchy of the host.
     pub fn version(&self) -> CgroupVersion {
         self.version
+    }
+
+    /// The cgroup driver the names are rendered for.
+    pub fn driver(&self) -> CgroupDriver {
+        self.driver
+    }
+
+    /// A name in the driver's notation, parsed (upstream `CgroupManager.CgroupName`).
+    pub fn cgroup_name(&self, name: &str) -> CgroupName {
+        CgroupName::from_driver(name, self.driver)
+    }
+
+    /// Upstream `Validate`: the cgroup exists in every hierarchy the kubelet checks.
+    ///
+    /// v1: its directory in each mounted controller of `cpu`, `cpuacct`, `cpuset`,
+    /// `memory`, `systemd` (the `name=systemd` hierarchy), `pids` and, when mounted,
+    /// `hugetlb`; v2: its `cgroup.controllers` lists every controller of `cpu`, `cpuset`,
+    /// `memory`, `hugetlb`, `pids` the root has.
+    pub fn validate(&self, name: &CgroupName) -> Result<(), CmError> {
+        match self.version {
+            CgroupVersion::V1 => {
+                let missing: Vec<String> = V1_VALIDATED_CONTROLLERS
+                    .iter()
+                    .filter_map(|ctrl| self.v1_dir(ctrl, name))
+                    .filter(|dir| !self.fs.exists(dir))
+                    .map(|dir| dir.display().to_string())
+                    .collect();
+                if missing.is_empty() {
+                    return Ok(());
+                }
+                Err(CmError::InvalidCgroup(format!(
+                    "cgroup {} has some missing paths: {}",
+                    name.go_quoted(),
+                    missing.join(", ")
+                )))
+            }
+            CgroupVersion::V2 => {
+                let controllers = |dir: &Path| {
+                    let file = dir.join("cgroup.controllers");
+                    self.fs.read_to_string(&file).map_err(|e| (file, e))
+                };
+                let root = controllers(Path::new(CGROUP_MOUNT)).unwrap_or_default();
+                let enabled = controllers(&self.v2_dir(name)).map_err(|(file, e)| {
+                    CmError::InvalidCgroup(format!(
+                        "could not read controllers for cgroup {}: open {}: {}",
+                        name.go_quoted(),
+                        file.display(),
+                        go_errno_text(&e)
+                    ))
+                })?;
+                let mut missing: Vec<&str> = V2_VALIDATED_CONTROLLERS
+                    .iter()
+                    .copied()
+                    .filter(|c| root.split_whitespace().any(|r| r == *c))
+                    .filter(|c| !enabled.split_whitespace().any(|e| e == *c))
+                    .collect();
+                missing.sort_unstable();
+                if missing.is_empty() {
+                    return Ok(());
+                }
+                Err(CmError::InvalidCgroup(format!(
+                    "cgroup {} has some missing controllers: {}",
+                    name.go_quoted(),
+                    missing.join(", ")
+                )))
+            }
+        }
     }
 
     /// The cgroup's path relative to a hierarchy root, in the driver's notation.
@@ -215,8 +308,14 @@ impl CgroupManager {
         }
     }
 
-    /// libcontainer `fs.Manager.Set`, subsystems in its order: memory, cpu, pids, hugetlb.
+    /// libcontainer `fs.Manager.Set`, subsystems in its order: cpuset, memory, cpu, pids,
+    /// hugetlb.
     fn set_v1(&self, name: &CgroupName, r: &ResourceConfig) -> Result<(), CmError> {
+        if let (Some(dir), Some(cpus)) = (self.v1_dir("cpuset", name), r.cpuset_cpus.as_ref())
+            && !cpus.is_empty()
+        {
+            self.write(dir.join("cpuset.cpus"), cpus)?;
+        }
         if let (Some(dir), Some(mem)) = (self.v1_dir("memory", name), r.memory)
             && mem != 0
         {
@@ -267,7 +366,7 @@ impl CgroupManager {
         Ok(())
     }
 
-    /// libcontainer `fs2.Manager.Set`, in its order: pids, memory, cpu, hugetlb.
+    /// libcontainer `fs2.Manager.Set`, in its order: pids, memory, cpu, cpuset, hugetlb.
     fn set_v2(&self, name: &CgroupName, r: &ResourceConfig) -> Result<(), CmError> {
         let dir = self.v2_dir(name);
         let num_to_str = |v: i64| match v {
@@ -297,6 +396,9 @@ impl CgroupManager {
             };
             let period = if period == 0 { 100_000 } else { period };
             self.write(dir.join("cpu.max"), &format!("{quota} {period}"))?;
+        }
+        if let Some(cpus) = r.cpuset_cpus.as_ref().filter(|c| !c.is_empty()) {
+            self.write(dir.join("cpuset.cpus"), cpus)?;
         }
         let limits = self.hugetlb_limits(r);
         self.write_hugetlb(&dir, &limits, ".max")
@@ -435,6 +537,7 @@ mod tests {
             cpu_period: Some(100_000),
             huge_page_limit: BTreeMap::from([(2 << 20, 4 << 20)]),
             pids_limit: Some(-1),
+            cpuset_cpus: None,
         };
         m.update(&name(), &r).unwrap();
         let d = "/sys/fs/cgroup";

@@ -73,6 +73,34 @@ impl CgroupName {
         )
     }
 
+    /// Parses a systemd slice path into components (upstream `ParseSystemdToCgroupName`):
+    /// only the last slice counts, split at `-`, `_` unescaped to `-`
+    /// (`/system.slice` → `["system"]`, `/a.slice/a-b_c.slice` → `["a", "b-c"]`).
+    pub fn from_systemd(name: &str) -> Self {
+        let base = name
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let base = base.strip_suffix(".slice").unwrap_or(base);
+        CgroupName(base.split('-').map(|p| p.replace('_', "-")).collect())
+    }
+
+    /// A name in the driver's notation, parsed (upstream `CgroupManager.CgroupName`).
+    pub fn from_driver(name: &str, driver: CgroupDriver) -> Self {
+        match driver {
+            CgroupDriver::Cgroupfs => CgroupName::from_cgroupfs(name),
+            CgroupDriver::Systemd => CgroupName::from_systemd(name),
+        }
+    }
+
+    /// Go's `%q` of a `CgroupName` (a `[]string`): `["a" "b"]`, as upstream's messages
+    /// print it.
+    pub fn go_quoted(&self) -> String {
+        let parts: Vec<String> = self.0.iter().map(|c| format!("{c:?}")).collect();
+        format!("[{}]", parts.join(" "))
+    }
+
     /// A child name.
     pub fn child(&self, component: &str) -> Self {
         let mut v = self.0.clone();
@@ -157,6 +185,20 @@ mod tests {
         let r = node_allocatable_root("/custom", false);
         assert_eq!(r.to_cgroupfs(), "/custom");
         assert_eq!(node_allocatable_root("", false).to_cgroupfs(), "/");
+    }
+
+    #[test]
+    fn systemd_and_driver_names_parse_as_upstream() {
+        let n = CgroupName::from_systemd("/system.slice");
+        assert_eq!(n.0, vec!["system"]);
+        assert_eq!(n.to_systemd(), "/system.slice");
+        let n = CgroupName::from_systemd("/kube.slice/kube-reserved_x.slice");
+        assert_eq!(n.0, vec!["kube", "reserved-x"]);
+        assert_eq!(n.to_systemd(), "/kube.slice/kube-reserved_x.slice");
+        assert_eq!(n.go_quoted(), r#"["kube" "reserved-x"]"#);
+        let n = CgroupName::from_driver("/krs-test.slice", CgroupDriver::Cgroupfs);
+        assert_eq!(n.0, vec!["krs-test.slice"]);
+        assert_eq!(n.to_cgroupfs(), "/krs-test.slice");
     }
 
     #[test]

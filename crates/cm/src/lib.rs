@@ -10,6 +10,7 @@ pub mod cgroups;
 pub mod hostfs;
 pub mod kernel_tunables;
 pub mod machine;
+pub mod node_allocatable;
 pub mod node_config;
 pub mod oom;
 pub mod pod_container_manager;
@@ -23,6 +24,9 @@ pub use cgroups::{CgroupDriver, CgroupName, CgroupVersion, node_allocatable_root
 pub use hostfs::{FakeHostFs, HostDir, HostFs, RealHostFs};
 pub use kernel_tunables::{KernelTunableBehavior, setup_kernel_tunables};
 pub use machine::{MachineInfo, read_machine_info};
+pub use node_allocatable::{
+    EnforcementEvent, KubepodsLimits, ReservedCgroups, enforce_reserved_cgroups, pid_capacity,
+};
 pub use node_config::{NodeConfig, NodeConfigInput};
 pub use oom::apply_oom_score_adj;
 pub use pod_container_manager::{
@@ -70,6 +74,14 @@ pub enum CmError {
     /// (upstream `setupKernelTunables`' aggregate error).
     #[error("{0}")]
     KernelTunables(String),
+    /// A cgroup the kubelet was told to use is missing or lacks controllers (upstream
+    /// `Validate`'s message).
+    #[error("{0}")]
+    InvalidCgroup(String),
+    /// Enforcing node allocatable on a reserved cgroup failed (upstream's message, e.g.
+    /// `Failed to enforce System Reserved Cgroup Limits on "/system.slice": …`).
+    #[error("{0}")]
+    NodeAllocatable(String),
     /// A cgroup could not be created or written.
     #[error("failed to set up cgroup {path}: {reason}")]
     Cgroup {

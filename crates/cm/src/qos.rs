@@ -71,8 +71,21 @@ pub struct QosSetup<'a> {
     pub version: CgroupVersion,
     /// The names to create.
     pub cgroups: &'a QosCgroups,
-    /// `(millicores, bytes)` limits for `kubepods` when `pods` is enforced.
+    /// `(millicores, bytes)` limits for `kubepods` (see `NodeConfig::kubepods_limits`).
     pub pods_limits: Option<(i64, i64)>,
+    /// `kubepods`' `pids.max`: the pid capacity, less the `pid` reservations when `pods`
+    /// is enforced (upstream `getNodeAllocatableInternalAbsolute`'s `pid`; `None` when the
+    /// capacity is unknown).
+    pub pids_limit: Option<i64>,
+}
+
+/// libcontainer's pids value: 0 is not written, a negative one is `max`.
+fn pids_value(limit: Option<i64>) -> Option<String> {
+    match limit? {
+        0 => None,
+        v if v < 0 => Some("max".into()),
+        v => Some(v.to_string()),
+    }
 }
 
 fn mkdir(fs: &dyn HostFs, path: &Path) -> Result<(), CmError> {
@@ -132,6 +145,12 @@ fn setup_v1(fs: &dyn HostFs, setup: QosSetup<'_>) -> Result<(), CmError> {
             &bytes.to_string(),
         )?;
     }
+    let pids = base.join("pids");
+    if let Some(v) = pids_value(setup.pids_limit)
+        && fs.exists(&pids)
+    {
+        write(fs, pids.join(rel(&c.pods)).join("pids.max"), &v)?;
+    }
     write(
         fs,
         cpu.join(rel(&c.besteffort)).join("cpu.shares"),
@@ -186,6 +205,9 @@ fn setup_v2(fs: &dyn HostFs, setup: QosSetup<'_>) -> Result<(), CmError> {
             base.join(rel(&c.pods)).join("cgroup.subtree_control"),
             &enable,
         )?;
+    }
+    if let Some(v) = pids_value(setup.pids_limit) {
+        write(fs, base.join(rel(&c.pods)).join("pids.max"), &v)?;
     }
     if let Some((milli, bytes)) = setup.pods_limits {
         let weight = shares_to_weight(milli_cpu_to_shares(milli));
@@ -507,6 +529,7 @@ mod tests {
                 version: CgroupVersion::V1,
                 cgroups: &names,
                 pods_limits: Some((1500, 1 << 30)),
+                pids_limit: Some(1000),
             },
         )
         .unwrap();
@@ -537,6 +560,31 @@ mod tests {
             get("/sys/fs/cgroup/cpuset/kubepods/cpuset.cpus").as_deref(),
             Some("0-1")
         );
+        // No pids hierarchy mounted: no pids.max.
+        assert!(!writes.iter().any(|(w, _)| w.ends_with("pids.max")));
+    }
+
+    /// `pid` reservations: `kubepods`' pids.max is the pid capacity less them (v1 pids
+    /// hierarchy), and `max` for a negative value as libcontainer writes it.
+    #[test]
+    fn v1_pods_pids_limit_goes_to_the_kubepods_pids_hierarchy() {
+        let fs = FakeHostFs::default();
+        fs.set_fs_type("/sys/fs/cgroup/cpu", 0);
+        fs.set_fs_type("/sys/fs/cgroup/pids", 0);
+        let names = QosCgroups::new(&node_allocatable_root("/", true), CgroupDriver::Systemd);
+        let setup = |pids_limit| QosSetup {
+            version: CgroupVersion::V1,
+            cgroups: &names,
+            pods_limits: Some((1000, 1 << 30)),
+            pids_limit,
+        };
+        setup_qos_cgroups(&fs, setup(Some(31_768))).unwrap();
+        let pids_max = PathBuf::from("/sys/fs/cgroup/pids/kubepods.slice/pids.max");
+        assert!(fs.writes().contains(&(pids_max.clone(), "31768".into())));
+        let fs = FakeHostFs::default();
+        fs.set_fs_type("/sys/fs/cgroup/pids", 0);
+        setup_qos_cgroups(&fs, setup(None)).unwrap();
+        assert!(!fs.writes().iter().any(|(w, _)| *w == pids_max));
     }
 
     #[test]
@@ -550,6 +598,7 @@ mod tests {
                 version: CgroupVersion::V2,
                 cgroups: &names,
                 pods_limits: Some((1000, 1 << 30)),
+                pids_limit: Some(30_000),
             },
         )
         .unwrap();
@@ -566,6 +615,10 @@ mod tests {
             PathBuf::from("/sys/fs/cgroup/kubepods/besteffort/cpu.weight"),
             "1".into()
         )));
+        assert!(writes.contains(&(
+            PathBuf::from("/sys/fs/cgroup/kubepods/pids.max"),
+            "30000".into()
+        )));
     }
 
     #[test]
@@ -580,6 +633,7 @@ mod tests {
                 version: CgroupVersion::V1,
                 cgroups: &names,
                 pods_limits: None,
+                pids_limit: None,
             },
         )
         .unwrap_err();

@@ -185,33 +185,90 @@ impl RunningKubelet {
     }
 }
 
+/// What the container manager's start set up: the QoS cgroups (with `cgroupsPerQOS`) and
+/// the events of the reserved cgroups' enforcement, recorded after `BirthCry`.
+struct ContainerManagerStarted {
+    qos: Option<QosCgroups>,
+    reserved_events: Vec<kubelet_cm::EnforcementEvent>,
+}
+
 /// Container manager `Start` (`setupNode`): kernel tunables, then the QoS cgroup
-/// hierarchy with `pods` enforcement.
-fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<Option<QosCgroups>, RunError> {
+/// hierarchy with `kubepods` limited (cpu shares, memory, pids: to node allocatable with
+/// `pods` enforced, to the machine's capacity otherwise), then
+/// the reserved cgroups' enforcement (`system-reserved`, `kube-reserved` and their
+/// `-compressible` forms, upstream `enforceNodeAllocatableCgroups`). A reserved cgroup that
+/// cannot be enforced stops the kubelet, as upstream's `Failed to start ContainerManager`.
+fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<ContainerManagerStarted, RunError> {
     node_setup::setup_kernel_tunables(deps.server, deps.host_fs.as_ref())?;
     let c = &deps.server.config;
     if !c.cgroups_per_qos.unwrap_or(true) {
-        return Ok(None);
+        // Validation refuses every enforcement without `cgroupsPerQOS`.
+        return Ok(ContainerManagerStarted {
+            qos: None,
+            reserved_events: Vec::new(),
+        });
     }
     let version = deps.cgroup_version;
     let root = kubelet_cm::node_allocatable_root(&c.cgroup_root, true);
     let cgroups = QosCgroups::new(&root, deps.runtime.cgroup_driver);
-    let enforce_pods = deps
-        .node_config
-        .enforce_node_allocatable
-        .iter()
-        .any(|e| e == "pods");
-    let limits = enforce_pods.then(|| deps.node_config.pods_cgroup_limits(&deps.machine));
+    // `kubepods` is limited "no matter what": to node allocatable with `pods` enforced,
+    // to the machine's capacity otherwise.
+    let limits = deps.node_config.kubepods_limits(
+        &deps.machine,
+        kubelet_cm::pid_capacity(deps.host_fs.as_ref()),
+    );
     kubelet_cm::setup_qos_cgroups(
         deps.host_fs.as_ref(),
         QosSetup {
             version,
             cgroups: &cgroups,
-            pods_limits: limits,
+            pods_limits: Some(limits.cpu_memory),
+            pids_limit: limits.pids,
         },
     )?;
     tracing::info!(pods = %cgroups.pods, "Created QoS cgroup hierarchy");
-    Ok(Some(cgroups))
+    let manager =
+        kubelet_cm::CgroupManager::new(deps.host_fs.clone(), version, deps.runtime.cgroup_driver);
+    let all_cpus = deps.machine.online_cpus.to_string();
+    let (reserved_events, result) = kubelet_cm::enforce_reserved_cgroups(
+        &manager,
+        &deps.node_config,
+        kubelet_cm::ReservedCgroups {
+            system_reserved_cgroup: &c.system_reserved_cgroup,
+            kube_reserved_cgroup: &c.kube_reserved_cgroup,
+            all_cpus: &all_cpus,
+        },
+    );
+    if let Err(e) = result {
+        record_enforcement_events(deps, &reserved_events);
+        return Err(RunError::Kubelet(format!(
+            "Failed to start ContainerManager: {e}"
+        )));
+    }
+    Ok(ContainerManagerStarted {
+        qos: Some(cgroups),
+        reserved_events,
+    })
+}
+
+/// Records `enforceNodeAllocatableCgroups`' events on the node.
+fn record_enforcement_events(deps: &KubeletDeps<'_>, events: &[kubelet_cm::EnforcementEvent]) {
+    for e in events {
+        let (kind, reason, message) = match e {
+            kubelet_cm::EnforcementEvent::Enforced(m) => (
+                EventType::Normal,
+                reasons::SUCCESSFUL_NODE_ALLOCATABLE_ENFORCEMENT,
+                m,
+            ),
+            kubelet_cm::EnforcementEvent::Failed(m) => (
+                EventType::Warning,
+                reasons::FAILED_NODE_ALLOCATABLE_ENFORCEMENT,
+                m,
+            ),
+        };
+        deps.recorder
+            .event(&node_ref(&deps.node_name), kind, reason, message);
+    }
 }
 
 /// Starts the pod sources configured (`staticPodPath`, `staticPodURL`).
@@ -514,7 +571,7 @@ const CGROUP_V1_DEPRECATED_WARNING: &str = "cgroup v1 detected. cgroup v1 suppor
 /// the servers, and returns the running tasks.
 pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunError> {
     metrics::register(deps.server, &deps.node_name).map_err(RunError::Kubelet)?;
-    let qos = start_container_manager(&deps)?;
+    let started = start_container_manager(&deps)?;
     let b = new_main_kubelet(&deps).await?;
     if deps
         .server
@@ -540,9 +597,10 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         "Starting kubelet.",
     );
     cgroup_version_check(&deps);
-    if qos.is_some() {
+    if started.qos.is_some() {
         // `enforceNodeAllocatableCgroups` (the container manager's start, after
-        // `BirthCry` upstream): the node allocatable cgroup was updated.
+        // `BirthCry` upstream): the node allocatable cgroup was updated, then the
+        // reserved cgroups.
         deps.recorder.event(
             &node_ref(&deps.node_name),
             EventType::Normal,
@@ -550,6 +608,7 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
             "Updated Node Allocatable limit across pods",
         );
     }
+    record_enforcement_events(&deps, &started.reserved_events);
     node_setup::set_max_open_files(deps.server, deps.rlimits.as_ref());
     let stats = stats::summary_provider(&deps, &b.kubelet);
     let image_gc = image_gc::new_image_gc_manager(&deps, b.kubelet.runtime.clone(), &stats)?;

@@ -36,6 +36,19 @@ const RESOURCE_MANAGERS_REFUSED: &str =
     "crates/kubelet-rs/tests/process.rs::unimplemented_resource_manager_policies_are_refused";
 const QOS_CGROUP_LIMITS: &str =
     "crates/cm/src/qos.rs::v1_creates_hierarchy_in_mounted_controllers_and_sets_limits";
+// Node allocatable enforcement beyond `pods` (`crates/cm/src/node_allocatable.rs`).
+const PODS_PIDS_LIMIT: &str =
+    "crates/cm/src/qos.rs::v1_pods_pids_limit_goes_to_the_kubepods_pids_hierarchy";
+const RESERVED_CGROUPS_V1: &str = "crates/cm/src/node_allocatable_tests.rs::v1_system_and_kube_reserved_limit_their_existing_cgroups";
+const RESERVED_CGROUPS_V2: &str = "crates/cm/src/node_allocatable_tests.rs::v2_reserved_cgroup_is_validated_by_controllers_and_limited";
+const RESERVED_CGROUPS_COMPRESSIBLE: &str =
+    "crates/cm/src/node_allocatable_tests.rs::compressible_enforcement_sets_only_cpu";
+const RESERVED_CGROUPS_MISSING: &str = "crates/cm/src/node_allocatable_tests.rs::missing_reserved_cgroup_fails_with_upstream_message_and_warning_event";
+const RESERVED_CGROUPS_SYSTEMD: &str =
+    "crates/cm/src/node_allocatable_tests.rs::systemd_driver_resolves_slice_names";
+const RESERVED_CGROUPS_EVENTS: &str = "crates/app/tests/node_allocatable.rs::reserved_cgroup_and_kubepods_pids_are_enforced_with_events";
+const RESERVED_CGROUPS_REAL: &str = "crates/kubelet-rs/tests/reserved_cgroups_real.rs::system_and_kube_reserved_are_enforced_on_existing_cgroups";
+const RESERVED_CGROUPS_REAL_MISSING: &str = "crates/kubelet-rs/tests/reserved_cgroups_real.rs::missing_reserved_cgroup_stops_the_kubelet_with_upstreams_message";
 
 // Image garbage collection (`crates/runtime/src/image_gc.rs`, issue #10 item 8).
 const IMAGE_GC_ORDER: &str = "crates/runtime/src/image_gc_tests.rs::free_space_removes_oldest_unused_first_and_never_in_use_or_pinned";
@@ -66,33 +79,24 @@ fn is_false(v: &Value) -> bool {
     v.as_bool() == Some(false)
 }
 
-fn enforces_beyond_pods(v: &Value) -> bool {
-    v.as_array().is_some_and(|a| {
-        a.iter()
-            .any(|e| !matches!(e.as_str(), Some("pods" | "none")))
-    })
-}
-
-fn reserves_beyond_cpu_memory(v: &Value) -> bool {
-    v.as_object()
-        .is_some_and(|m| m.keys().any(|k| k != "cpu" && k != "memory"))
-}
-
 fn is_limited_swap(v: &Value) -> bool {
     v.as_str() == Some("LimitedSwap")
 }
 
 /// `kubeReserved` and `systemReserved`.
-const RESERVED: Support = Support::Partial {
-    works: "`cpu` and `memory` are taken from node allocatable: the `kubepods` cgroup limits, pod admission and the pods' allocatable (downward API)",
-    upstream: "also reserves `pid` (the `kubepods` cgroup pids.max) and `ephemeral-storage` (allocatable for admission and eviction)",
-    proof: &[
-        QOS_CGROUP_LIMITS,
-        RUNTIME_SETTINGS,
-        "crates/app/src/kubelet/support_proofs.rs::admission_allocatable_follows_reserved_and_eviction_settings",
-    ],
-    unsupported: reserves_beyond_cpu_memory,
-};
+const RESERVED: Support = done(&[
+    QOS_CGROUP_LIMITS,
+    RUNTIME_SETTINGS,
+    "crates/app/src/kubelet/support_proofs.rs::admission_allocatable_follows_reserved_and_eviction_settings",
+    "crates/app/src/kubelet/support_proofs.rs::admission_allocatable_ephemeral_storage_follows_local_storage_settings",
+    PODS_PIDS_LIMIT,
+    RESERVED_CGROUPS_V1,
+    RESERVED_CGROUPS_EVENTS,
+    RESERVED_CGROUPS_REAL,
+]);
+
+/// `systemReservedCgroup` and `kubeReservedCgroup`.
+const RESERVED_CGROUP_NOTE: &str = "enforced only when enforceNodeAllocatable lists `system-reserved`/`kube-reserved` (or the `-compressible` forms); the cgroup must already exist in every hierarchy, or the start fails; with the systemd driver the limits are written to the slice's files (no D-Bus unit properties); with the MemoryQoS gate upstream also sets the cgroup's memory.min, which kubelet-rs (no MemoryQoS) does not";
 
 /// Every field of `KubeletConfiguration`, by JSON path.
 pub static FIELDS: &[FieldSupport] = &[
@@ -824,26 +828,44 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "systemReservedCgroup",
         Some("system-reserved-cgroup"),
-        ignored(
-            "enforces systemReserved as limits on this cgroup when enforceNodeAllocatable lists `system-reserved`",
+        done_with_note(
+            RESERVED_CGROUP_NOTE,
+            &[
+                RESERVED_CGROUPS_V1,
+                RESERVED_CGROUPS_V2,
+                RESERVED_CGROUPS_MISSING,
+                RESERVED_CGROUPS_SYSTEMD,
+                RESERVED_CGROUPS_REAL,
+                RESERVED_CGROUPS_REAL_MISSING,
+            ],
         ),
     ),
     f(
         "kubeReservedCgroup",
         Some("kube-reserved-cgroup"),
-        ignored(
-            "enforces kubeReserved as limits on this cgroup when enforceNodeAllocatable lists `kube-reserved`",
+        done_with_note(
+            RESERVED_CGROUP_NOTE,
+            &[
+                RESERVED_CGROUPS_V1,
+                RESERVED_CGROUPS_V2,
+                RESERVED_CGROUPS_MISSING,
+                RESERVED_CGROUPS_REAL,
+                RESERVED_CGROUPS_REAL_MISSING,
+            ],
         ),
     ),
     f(
         "enforceNodeAllocatable",
         Some("enforce-node-allocatable"),
-        Support::Partial {
-            works: "`pods` limits the `kubepods` cgroup to node allocatable; `[]` or `none` leave it unlimited",
-            upstream: "`system-reserved`/`kube-reserved` (and their `-compressible` forms) limit systemReservedCgroup/kubeReservedCgroup",
-            proof: &[QOS_CGROUP_LIMITS],
-            unsupported: enforces_beyond_pods,
-        },
+        done(&[
+            QOS_CGROUP_LIMITS,
+            "crates/cm/src/node_allocatable_tests.rs::kubepods_limits_are_allocatable_with_pods_and_capacity_without",
+            PODS_PIDS_LIMIT,
+            RESERVED_CGROUPS_V1,
+            RESERVED_CGROUPS_COMPRESSIBLE,
+            RESERVED_CGROUPS_EVENTS,
+            RESERVED_CGROUPS_REAL,
+        ]),
     ),
     f(
         "allowedUnsafeSysctls",

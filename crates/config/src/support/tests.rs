@@ -326,14 +326,27 @@ fn set_fields_and_flags_without_effect_are_warned_by_name() {
 #[test]
 fn partly_supported_values_are_warned_only_beyond_the_supported_part() {
     let warned = |args: &[&str]| warned_fields(&warnings(&server(args, &[])));
-    assert!(!warned(&["--enforce-node-allocatable=pods"]).contains_key("enforceNodeAllocatable"));
-    let w = warned(&["--enforce-node-allocatable=pods,kube-reserved"]);
-    assert!(
-        w["enforceNodeAllocatable"].contains("supports only in part"),
-        "{w:#?}"
-    );
-    assert!(!warned(&["--kube-reserved=cpu=1,memory=1Gi"]).contains_key("kubeReserved"));
-    assert!(warned(&["--kube-reserved=pid=100"]).contains_key("kubeReserved"));
+    assert!(!warned(&["--fail-swap-on=true"]).contains_key("failSwapOn"));
+    let w = warned(&["--fail-swap-on=false"]);
+    assert!(w["failSwapOn"].contains("supports only in part"), "{w:#?}");
+    // Node allocatable enforcement is whole: no warning for any enforcement or reservation.
+    for args in [
+        &[
+            "--enforce-node-allocatable=pods,kube-reserved",
+            "--kube-reserved-cgroup=/k",
+        ][..],
+        &["--kube-reserved=pid=100,ephemeral-storage=1Gi"][..],
+        &["--system-reserved-cgroup=/s"][..],
+    ] {
+        let w = warned(args);
+        assert!(
+            !w.contains_key("enforceNodeAllocatable")
+                && !w.contains_key("kubeReserved")
+                && !w.contains_key("systemReservedCgroup")
+                && !w.contains_key("kubeReservedCgroup"),
+            "{args:?}: {w:#?}"
+        );
+    }
     let in_file = |yaml: &str| {
         let file = format!("{HEADER}{yaml}");
         warned_fields(&warnings(&server(
