@@ -87,6 +87,25 @@ pub trait RuntimeService: Send + Sync {
     async fn remove_container(&self, container_id: &str) -> CriResult<()>;
     /// Lists containers matching `filter` (all when `None`).
     async fn list_containers(&self, filter: Option<&ContainerFilter>) -> CriResult<Vec<Container>>;
+    /// [`list_pod_sandbox`](Self::list_pod_sandbox) for the kubelet's own bookkeeping (PLEG
+    /// relist, garbage collection): the items' `labels` and `annotations` need to hold only
+    /// the kubelet's `io.kubernetes.*` keys. The remote service skips the other entries while
+    /// decoding ([`crate::remote::lean`]); the default lists everything.
+    async fn list_pod_sandbox_kubelet_keys(
+        &self,
+        filter: Option<&PodSandboxFilter>,
+    ) -> CriResult<Vec<PodSandbox>> {
+        self.list_pod_sandbox(filter).await
+    }
+    /// [`list_containers`](Self::list_containers) with only the kubelet's `io.kubernetes.*`
+    /// labels and annotations needed, as
+    /// [`list_pod_sandbox_kubelet_keys`](Self::list_pod_sandbox_kubelet_keys).
+    async fn list_containers_kubelet_keys(
+        &self,
+        filter: Option<&ContainerFilter>,
+    ) -> CriResult<Vec<Container>> {
+        self.list_containers(filter).await
+    }
     /// Status of one container.
     async fn container_status(
         &self,

@@ -133,6 +133,14 @@ impl RuntimeService for InstrumentedRuntimeService {
         record("list_podsandbox", self.service.list_pod_sandbox(filter)).await
     }
 
+    async fn list_pod_sandbox_kubelet_keys(
+        &self,
+        filter: Option<&PodSandboxFilter>,
+    ) -> CriResult<Vec<PodSandbox>> {
+        let call = self.service.list_pod_sandbox_kubelet_keys(filter);
+        record("list_podsandbox", call).await
+    }
+
     async fn port_forward(&self, req: &PortForwardRequest) -> CriResult<PortForwardResponse> {
         record("port_forward", self.service.port_forward(req)).await
     }
@@ -188,6 +196,14 @@ impl RuntimeService for InstrumentedRuntimeService {
 
     async fn list_containers(&self, filter: Option<&ContainerFilter>) -> CriResult<Vec<Container>> {
         record("list_containers", self.service.list_containers(filter)).await
+    }
+
+    async fn list_containers_kubelet_keys(
+        &self,
+        filter: Option<&ContainerFilter>,
+    ) -> CriResult<Vec<Container>> {
+        let call = self.service.list_containers_kubelet_keys(filter);
+        record("list_containers", call).await
     }
 
     async fn container_status(

@@ -17,7 +17,8 @@ use crate::labels::{container_info_from_annotations, container_info_from_labels}
 use crate::manager::{KubeGenericRuntimeManager, cri_err};
 
 impl KubeGenericRuntimeManager {
-    /// `getKubeletSandboxes`: ready sandboxes, or all with `all`.
+    /// `getKubeletSandboxes`: ready sandboxes, or all with `all`; their labels and annotations
+    /// hold only the kubelet's `io.kubernetes.*` keys (what `GetPods` and the GC read).
     pub(crate) async fn list_sandboxes(
         &self,
         all: bool,
@@ -29,12 +30,13 @@ impl KubeGenericRuntimeManager {
             ..PodSandboxFilter::default()
         });
         self.runtime
-            .list_pod_sandbox(filter.as_ref())
+            .list_pod_sandbox_kubelet_keys(filter.as_ref())
             .await
             .map_err(cri_err)
     }
 
-    /// `getKubeletContainers`: running containers, or all with `all`.
+    /// `getKubeletContainers`: running containers, or all with `all`; labels and annotations
+    /// as [`Self::list_sandboxes`].
     pub(crate) async fn list_containers(
         &self,
         all: bool,
@@ -46,7 +48,7 @@ impl KubeGenericRuntimeManager {
             ..ContainerFilter::default()
         });
         self.runtime
-            .list_containers(filter.as_ref())
+            .list_containers_kubelet_keys(filter.as_ref())
             .await
             .map_err(cri_err)
     }

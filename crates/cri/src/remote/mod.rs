@@ -4,6 +4,7 @@
 mod conn;
 pub mod endpoint;
 mod image;
+pub mod lean;
 mod runtime;
 mod runtime_exec;
 mod runtime_stats;

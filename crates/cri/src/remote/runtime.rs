@@ -10,6 +10,7 @@ use tonic::transport::Channel;
 
 use crate::error::CriResult;
 use crate::remote::conn::Conn;
+use crate::remote::lean;
 use crate::remote::verify::{verify_container_status, verify_sandbox_status, verify_version};
 use crate::services::{ContainerEventStream, RuntimeService};
 use crate::v1::runtime_service_client::RuntimeServiceClient;
@@ -51,6 +52,43 @@ pub(super) fn require_url<C>(conn: &Conn<C>, method: &'static str, url: &str) ->
         return Err(conn.invalid(method, "URL is not set"));
     }
     Ok(())
+}
+
+impl RemoteRuntimeService {
+    /// One unary `RuntimeService` call whose response is decoded as `Resp` (a
+    /// [`lean`] list) instead of the generated type: the generated client's call with
+    /// another codec, same path, limits, deadline and errors.
+    async fn lean_unary<Req, Resp>(&self, method: &'static str, req: Req) -> CriResult<Resp>
+    where
+        Req: prost::Message + Send + Sync + 'static,
+        Resp: prost::Message + Default + Send + Sync + 'static,
+    {
+        let path = match method {
+            "ListPodSandbox" => "/runtime.v1.RuntimeService/ListPodSandbox",
+            "ListContainers" => "/runtime.v1.RuntimeService/ListContainers",
+            other => {
+                let msg = format!("{other} has no lean decoding");
+                return Err(self.conn.invalid(method, msg));
+            }
+        };
+        let channel = self.conn.channel.clone();
+        let d = self.default_deadline();
+        self.conn
+            .unary(method, d, req, |mut r| async move {
+                let mut grpc = tonic::client::Grpc::new(channel)
+                    .max_decoding_message_size(crate::remote::MAX_MSG_SIZE)
+                    .max_encoding_message_size(crate::remote::MAX_MSG_SIZE);
+                grpc.ready()
+                    .await
+                    .map_err(|e| tonic::Status::unknown(format!("Service was not ready: {e}")))?;
+                r.extensions_mut()
+                    .insert(tonic::GrpcMethod::new("runtime.v1.RuntimeService", method));
+                let path = tonic::codegen::http::uri::PathAndQuery::from_static(path);
+                grpc.unary(r, path, tonic_prost::ProstCodec::<Req, Resp>::default())
+                    .await
+            })
+            .await
+    }
 }
 
 #[async_trait]
@@ -265,6 +303,28 @@ impl RuntimeService for RemoteRuntimeService {
             })
             .await?;
         Ok(resp.containers)
+    }
+
+    async fn list_pod_sandbox_kubelet_keys(
+        &self,
+        filter: Option<&PodSandboxFilter>,
+    ) -> CriResult<Vec<PodSandbox>> {
+        let req = ListPodSandboxRequest {
+            filter: filter.cloned(),
+        };
+        let resp: lean::LeanListPodSandboxResponse = self.lean_unary("ListPodSandbox", req).await?;
+        Ok(resp.0.into_iter().map(|s| s.0).collect())
+    }
+
+    async fn list_containers_kubelet_keys(
+        &self,
+        filter: Option<&ContainerFilter>,
+    ) -> CriResult<Vec<Container>> {
+        let req = ListContainersRequest {
+            filter: filter.cloned(),
+        };
+        let resp: lean::LeanListContainersResponse = self.lean_unary("ListContainers", req).await?;
+        Ok(resp.0.into_iter().map(|c| c.0).collect())
     }
 
     async fn container_status(

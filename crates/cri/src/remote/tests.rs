@@ -379,3 +379,58 @@ async fn pull_image_has_no_deadline_and_a_dropped_pull_is_cancelled_on_the_serve
         "the server-side call was cancelled with the client's"
     );
 }
+
+#[tokio::test]
+async fn kubelet_key_lists_keep_every_field_but_only_the_kubelets_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = fake_server(&dir).await;
+    let rt = RemoteRuntimeService::connect(&server.endpoint(), TIMEOUT)
+        .await
+        .unwrap();
+    let mut sb_cfg = sandbox_config("web", "default", "uid-1", 0);
+    sb_cfg.labels.insert("app".into(), "web".into());
+    sb_cfg
+        .labels
+        .insert("io.kubernetes.pod.uid".into(), "uid-1".into());
+    sb_cfg
+        .annotations
+        .insert("kubernetes.io/config.source".into(), "api".into());
+    let sb = rt.run_pod_sandbox(&sb_cfg, "").await.unwrap();
+    let mut c_cfg = container_config("app", 0, "busybox", &["sleep", "3600"]);
+    c_cfg.labels.insert("team".into(), "a".into());
+    c_cfg
+        .labels
+        .insert("io.kubernetes.container.name".into(), "app".into());
+    c_cfg
+        .annotations
+        .insert("io.kubernetes.container.hash".into(), "1234".into());
+    c_cfg.annotations.insert("note".into(), "x".into());
+    rt.create_container(&sb, &c_cfg, &sb_cfg).await.unwrap();
+
+    let full = rt.list_containers(None).await.unwrap();
+    let lean = rt.list_containers_kubelet_keys(None).await.unwrap();
+    assert!(full[0].labels.contains_key("team") && full[0].annotations.contains_key("note"));
+    let mut expected = full[0].clone();
+    expected
+        .labels
+        .retain(|k, _| k.starts_with("io.kubernetes."));
+    expected
+        .annotations
+        .retain(|k, _| k.starts_with("io.kubernetes."));
+    assert_eq!(lean, vec![expected]);
+    assert_eq!(lean[0].labels["io.kubernetes.container.name"], "app");
+    assert_eq!(lean[0].annotations["io.kubernetes.container.hash"], "1234");
+
+    let full = rt.list_pod_sandbox(None).await.unwrap();
+    let lean = rt.list_pod_sandbox_kubelet_keys(None).await.unwrap();
+    assert!(full[0].labels.contains_key("app"));
+    let mut expected = full[0].clone();
+    expected
+        .labels
+        .retain(|k, _| k.starts_with("io.kubernetes."));
+    expected
+        .annotations
+        .retain(|k, _| k.starts_with("io.kubernetes."));
+    assert_eq!(lean, vec![expected]);
+    assert_eq!(lean[0].labels["io.kubernetes.pod.uid"], "uid-1");
+}
