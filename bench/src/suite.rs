@@ -112,6 +112,8 @@ fn empty_record(variant: Variant, pods: usize, repeat: usize) -> RunRecord {
         loadavg_before: loadavg(),
         busy_before: None,
         error: None,
+        latencies_s: Vec::new(),
+        startup_cpu: None,
     }
 }
 
@@ -211,6 +213,8 @@ async fn kubelet_run(
             rec.startup = Some(o.startup);
             rec.teardown_stopped_s = Some(o.teardown_stopped.as_secs_f64());
             rec.teardown_gone_s = o.teardown_gone.map(|d| d.as_secs_f64());
+            rec.latencies_s = o.latencies_s;
+            rec.startup_cpu = Some(o.startup_cpu);
         }
         Err(e) => rec.error = Some(e.to_string()),
     }
