@@ -289,7 +289,7 @@ pub fn cluster_rows(doc: &serde_json::Value) -> Vec<Row> {
             };
             rows.push(Row::measured(
                 "B5",
-                &format!("API pod created → Running, {b} pods/s, {label}"),
+                &format!("API pod created → Running, batch {b}, {label}"),
                 "ms",
                 pair(&f),
                 (label == "p99").then_some((GoalKind::VsUpstream, 1.0)),
@@ -298,7 +298,7 @@ pub fn cluster_rows(doc: &serde_json::Value) -> Vec<Row> {
         }
         rows.push(Row::measured(
             "B7",
-            &format!("API requests per pod start, {b} pods/s"),
+            &format!("API requests per pod start, batch {b}"),
             "requests",
             pair(&|r| r.get("api_per_pod_start")?.get(b)?.as_f64()),
             Some((GoalKind::VsUpstream, 1.0)),
@@ -695,6 +695,19 @@ mod tests {
         assert!(!v[1].regressed && (v[1].band - 0.6 / 1.3).abs() < 1e-9);
         let ok = compare(&baseline, &[fig("a", &[1.05, 1.1, 1.12])]);
         assert!(!ok[0].regressed);
+    }
+
+    #[test]
+    fn cluster_rows_of_a_recorded_cluster_node_run() {
+        // A JSON written by `cluster-node` before idle samples existed.
+        let text = include_str!("../results/2026-12-01-cluster-node-s9-idle150.json");
+        let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+        let rows = cluster_rows(&doc);
+        for id in ["B1", "B2", "B3", "B5", "B7"] {
+            let r = rows.iter().find(|r| r.id == id).unwrap();
+            assert!(r.ratio_upstream.is_some(), "{id}: {r:?}");
+        }
+        assert_eq!(rows.iter().filter(|r| r.id == "B5").count(), 4);
     }
 
     #[test]

@@ -176,6 +176,12 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         kubelet: opts.kubelet.clone(),
         upstream: upstream.clone(),
         allow_foreign_pods: opts.allow_foreign_pods,
+        // With --allow-foreign-pods there is nothing to wait for (the runs go ahead anyway).
+        quiet_timeout: if opts.allow_foreign_pods {
+            Duration::ZERO
+        } else {
+            Options::default().quiet_timeout
+        },
         // The quick mode does not report "gone": do not wait 15 s for upstream's stopped
         // sandboxes (its container GC removes them a minute later).
         gone_timeout: if opts.quick {
@@ -484,7 +490,7 @@ fn stripped_size(bin: &Path, tmp: &Path) -> Result<u64, String> {
 }
 
 fn size_row(bins: &kubelet_bench::suite::Binaries, out_dir: &Path) -> Row {
-    let Ok(tmp) = tempfile::tempdir_in(out_dir.parent().unwrap_or(out_dir)) else {
+    let Ok(tmp) = tempfile::tempdir_in(out_dir) else {
         return Row::not_measured(
             "B12",
             "stripped binary size",
@@ -580,7 +586,7 @@ fn write_plots(
             }
             for (b, v) in by_batch {
                 cdfs.push(Series {
-                    label: format!("{kubelet}, {b} pods/s"),
+                    label: format!("{kubelet}, batch {b}"),
                     points: plots::cdf(&v.iter().map(|ms| ms / 1000.0).collect::<Vec<_>>()),
                 });
             }
