@@ -35,14 +35,14 @@ usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
                          command go (default bench/results/<UTC date>-suite; --quick: a
                          directory under /var/lib/kubelet-rs-test/bench)
   --quick                CI mode (< 5 min): static pods N=10, floor / kubelet-rs / upstream,
-                         3 interleaved repetitions; ratios compared with --baseline; exit 1 on
+                         5 interleaved repetitions; ratios compared with --baseline; exit 1 on
                          a regression beyond the noise band, naming the figure
   --record-baseline      with --quick: write this run's figures to --baseline instead
   --provisional NOTE     with --record-baseline: mark the baseline provisional (busy machine)
   --baseline FILE        default bench/results/quick-baseline.json
   --kubelet PATH         kubelet-rs (default $CARGO_TARGET_DIR/release/kubelet-rs)
   --upstream PATH        upstream kubelet (default _output/bin/kubelet if present)
-  --repeat N             repetitions, interleaved (default 3)
+  --repeat N             repetitions, interleaved (default 3; --quick: 5)
   --no-cluster           skip cluster-node (B1/B2/B3/B5/B7 cluster rows become 'not measured')
   --cluster-idle-seconds idle period of cluster-node (default 150)
   --allow-foreign-pods   passed to the static-pods runs (only with the runtime lock held)
@@ -72,7 +72,7 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
         baseline: None,
         kubelet: None,
         upstream: None,
-        repeat: 3,
+        repeat: 0,
         cluster: true,
         cluster_idle: 150,
         allow_foreign_pods: false,
@@ -89,7 +89,12 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
             "--baseline" => o.baseline = Some(PathBuf::from(val()?)),
             "--kubelet" => o.kubelet = Some(PathBuf::from(val()?)),
             "--upstream" => o.upstream = Some(PathBuf::from(val()?)),
-            "--repeat" => o.repeat = val()?.parse().context("--repeat")?,
+            "--repeat" => {
+                o.repeat = val()?.parse().context("--repeat")?;
+                if o.repeat == 0 {
+                    bail!("--repeat must be at least 1");
+                }
+            }
             "--no-cluster" => o.cluster = false,
             "--cluster-idle-seconds" => {
                 o.cluster_idle = val()?.parse().context("--cluster-idle-seconds")?
@@ -99,7 +104,9 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
         }
     }
     if o.repeat == 0 {
-        bail!("--repeat must be at least 1");
+        // Default: 3 for a full run; 5 for the quick mode, whose N=10 runs are short and whose
+        // verdict rests on the median ratio (a single disturbed repetition must not move it).
+        o.repeat = if o.quick { 5 } else { 3 };
     }
     if o.record_baseline && !o.quick {
         bail!("--record-baseline needs --quick");
