@@ -57,8 +57,21 @@ pub struct NodeRun {
     pub idle_rss_kib: Option<u64>,
     /// CPU seconds (user + system) used during the idle minute.
     pub idle_cpu_seconds: Option<f64>,
+    /// RSS and CPU over the idle period, one sample every 5 s (and at its end).
+    pub idle_samples: Vec<IdleSample>,
     /// What went wrong, if anything.
     pub error: Option<String>,
+}
+
+/// One sample of the idle kubelet.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct IdleSample {
+    /// Seconds since the idle period began.
+    pub t_s: f64,
+    /// VmRSS, KiB.
+    pub rss_kib: u64,
+    /// CPU-seconds (user + system) since the idle period began.
+    pub cpu_s: f64,
 }
 
 /// The admin client of the test cluster.

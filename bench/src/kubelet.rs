@@ -117,6 +117,11 @@ pub struct KubeletOutcome {
     /// Where the start-up time went, from the kubelet's `-v=2` log ([`crate::steps`]); filled
     /// in once the kubelet has stopped.
     pub steps: Vec<crate::steps::StepMedian>,
+    /// Per pod: rename → container seen RUNNING, in seconds, in pod order.
+    pub latencies_s: Vec<f64>,
+    /// CPU charged to the kubelet from the first rename to all RUNNING (its cgroup, see
+    /// `crate::charge`).
+    pub startup_cpu: crate::report::StartupCpu,
 }
 
 /// Files of one run: `config.json`, `kubelet.log`, `manifests/`, `logs/`, `root/`, `plugins/`.
@@ -223,6 +228,10 @@ async fn measure(
     proc.check_alive()?;
     let manifests = dir.path("manifests");
     let names: Vec<String> = (0..cfg.pods).map(|i| pod_name(&cfg.tag, i)).collect();
+    let cpu0 = (
+        proc.cpu_seconds(),
+        crate::charge::runtime_cpu_seconds(&cfg.endpoint),
+    );
     let starts = write_manifests(&manifests, &names, &cfg.image, cfg.template)?;
     let full_names: Vec<String> = names.iter().map(|n| static_pod_full_name(n)).collect();
     let mut tracker = RunningTracker::new(full_names.clone());
@@ -241,9 +250,15 @@ async fn measure(
         }
         tokio::time::sleep(cfg.poll).await;
     }
+    let cpu1 = (
+        proc.cpu_seconds(),
+        crate::charge::runtime_cpu_seconds(&cfg.endpoint),
+    );
     let (latencies, makespan) = tracker
         .latencies(&starts)
         .ok_or_else(|| BenchError::Kubelet("pods seen running without a start time".into()))?;
+    let startup_cpu = crate::report::StartupCpu::between(cpu0, cpu1, proc.in_cgroup());
+    let latencies_s = latencies.iter().map(Duration::as_secs_f64).collect();
     let startup = LatencySummary::new(&latencies, makespan)
         .ok_or_else(|| BenchError::Kubelet("the batch has no pods".into()))?;
     for sb in bench_sandboxes(rt).await? {
@@ -275,7 +290,13 @@ async fn measure(
         _ => None,
     };
     let (teardown_stopped, teardown_gone) = teardown(rt, cfg, &manifests, &names, proc).await?;
+    let startup_cpu = crate::report::StartupCpu {
+        kubelet_memory_peak_mib: proc.memory_peak_mib(),
+        ..startup_cpu
+    };
     Ok(KubeletOutcome {
+        latencies_s,
+        startup_cpu,
         startup,
         teardown_stopped,
         teardown_gone,

@@ -10,6 +10,7 @@
 //! Pure pieces ([`stats`], [`steps`], [`report`], [`manifest`], [`tracker`], [`cli`]) are unit-tested; the
 //! rest talks to the real runtime and is exercised by running the benchmark.
 
+pub mod charge;
 pub mod cli;
 pub mod cluster;
 pub mod cri_ops;
@@ -19,6 +20,7 @@ pub mod floor;
 pub mod guard;
 pub mod kubelet;
 pub mod manifest;
+pub mod plots;
 pub mod probe_cost;
 pub mod process;
 pub mod report;
@@ -26,6 +28,7 @@ pub mod scrape;
 pub mod stats;
 pub mod steps;
 pub mod suite;
+pub mod suite_report;
 pub mod tracker;
 
 pub use error::{BenchError, BenchResult};

@@ -11,6 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
 
+use crate::charge::{KubeletCgroup, proc_cpu_seconds};
 use crate::error::{BenchError, BenchResult};
 use crate::manifest::NODE_NAME;
 
@@ -20,6 +21,8 @@ pub struct KubeletProcess {
     child: Child,
     log: PathBuf,
     binary: PathBuf,
+    /// Its own cgroup (`crate::charge`), when one could be made.
+    cgroup: Option<KubeletCgroup>,
 }
 
 impl KubeletProcess {
@@ -47,11 +50,39 @@ impl KubeletProcess {
             .kill_on_drop(true)
             .spawn()
             .map_err(BenchError::io("start", binary))?;
+        // Its own cgroup, named after the run directory (unique per run).
+        let name = log.parent().and_then(Path::file_name).map_or_else(
+            || "kubelet".to_owned(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let cgroup = child.id().and_then(|pid| KubeletCgroup::create(&name, pid));
         Ok(Self {
             child,
             log: log.to_owned(),
             binary: binary.to_owned(),
+            cgroup,
         })
+    }
+
+    /// CPU-seconds charged to the kubelet so far: its cgroup's `cpuacct.usage` (children
+    /// included), or its own `utime + stime` without a cgroup.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        match &self.cgroup {
+            Some(cg) => cg.cpu_seconds(),
+            None => proc_cpu_seconds(self.child.id()?).map(|(own, _)| own),
+        }
+    }
+
+    /// Peak memory of the kubelet's cgroup in MiB (`None` without a memory cgroup).
+    pub fn memory_peak_mib(&self) -> Option<f64> {
+        self.cgroup
+            .as_ref()
+            .and_then(KubeletCgroup::memory_peak_mib)
+    }
+
+    /// Whether the CPU figures come from a cgroup (children included).
+    pub fn in_cgroup(&self) -> bool {
+        self.cgroup.is_some()
     }
 
     /// Its process ID (`None` once reaped).
@@ -104,8 +135,25 @@ impl KubeletProcess {
         }
     }
 
-    /// SIGTERM, then SIGKILL if it has not exited after `grace`.
+    /// SIGTERM, then SIGKILL if it has not exited after `grace`; then its cgroup is removed.
     pub async fn stop(mut self, grace: Duration) -> BenchResult<()> {
+        let cgroup = self.cgroup.take();
+        let r = self.stop_process(grace).await;
+        if let Some(cg) = cgroup {
+            // Children (if any) may outlive it for a moment.
+            for _ in 0..20 {
+                cg.remove();
+                if !Path::new("/proc").join(cg.pid().to_string()).exists() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            cg.remove();
+        }
+        r
+    }
+
+    async fn stop_process(&mut self, grace: Duration) -> BenchResult<()> {
         if self.child.try_wait().ok().flatten().is_some() {
             return Ok(());
         }

@@ -51,6 +51,43 @@ pub struct FloorPhases {
     pub start_container_p50_s: f64,
 }
 
+/// CPU charged over a batch's start-up (first manifest rename → all containers RUNNING).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct StartupCpu {
+    /// The kubelet: its cgroup's `cpuacct.usage` (children included) or, when
+    /// `kubelet_in_cgroup` is false, its own `utime + stime`.
+    pub kubelet_cpu_s: Option<f64>,
+    /// The kubelet plus the containerd serving it and that containerd's shims (with the `runc`
+    /// runs they waited for): the cost a kubelet can push into the runtime.
+    pub kubelet_plus_runtime_cpu_s: Option<f64>,
+    /// Whether the kubelet ran in its own cgroup.
+    pub kubelet_in_cgroup: bool,
+    /// Peak memory of the kubelet's cgroup over the whole run, MiB (page cache included).
+    pub kubelet_memory_peak_mib: Option<f64>,
+}
+
+impl StartupCpu {
+    /// From (kubelet, runtime) CPU-seconds samples before and after start-up.
+    pub fn between(
+        before: (Option<f64>, Option<f64>),
+        after: (Option<f64>, Option<f64>),
+        in_cgroup: bool,
+    ) -> Self {
+        let d = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        };
+        let kubelet = d(before.0, after.0);
+        let runtime = d(before.1, after.1);
+        Self {
+            kubelet_cpu_s: kubelet,
+            kubelet_plus_runtime_cpu_s: kubelet.zip(runtime).map(|(k, r)| k + r),
+            kubelet_in_cgroup: in_cgroup,
+            kubelet_memory_peak_mib: None,
+        }
+    }
+}
+
 /// One measured batch of one variant.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunRecord {
@@ -80,6 +117,12 @@ pub struct RunRecord {
     pub steps: Vec<StepMedian>,
     /// Why the run failed.
     pub error: Option<String>,
+    /// Kubelets: per-pod start-up latencies in seconds (empty for the floor and failed runs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latencies_s: Vec<f64>,
+    /// Kubelets: CPU charged over start-up (`None` for the floor and failed runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_cpu: Option<StartupCpu>,
 }
 
 /// Medians over the repeats of one (N, variant).
@@ -332,6 +375,8 @@ mod tests {
             busy_before: None,
             steps: Vec::new(),
             error: None,
+            latencies_s: Vec::new(),
+            startup_cpu: None,
         }
     }
 

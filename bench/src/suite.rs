@@ -113,6 +113,8 @@ fn empty_record(variant: Variant, pods: usize, repeat: usize) -> RunRecord {
         busy_before: None,
         steps: Vec::new(),
         error: None,
+        latencies_s: Vec::new(),
+        startup_cpu: None,
     }
 }
 
@@ -157,7 +159,7 @@ async fn floor_run(
         }
         Err(e) => rec.error = Some(e.to_string()),
     }
-    discard_if_disturbed(&mut rec);
+    discard_if_disturbed(&mut rec, opts.allow_foreign_pods);
     let _ = std::fs::remove_dir_all(&log_root);
     progress(&rec);
     rec
@@ -213,19 +215,28 @@ async fn kubelet_run(
             rec.teardown_stopped_s = Some(o.teardown_stopped.as_secs_f64());
             rec.teardown_gone_s = o.teardown_gone.map(|d| d.as_secs_f64());
             rec.steps = o.steps;
+            rec.latencies_s = o.latencies_s;
+            rec.startup_cpu = Some(o.startup_cpu);
         }
         Err(e) => rec.error = Some(e.to_string()),
     }
-    discard_if_disturbed(&mut rec);
+    discard_if_disturbed(&mut rec, opts.allow_foreign_pods);
     progress(&rec);
     rec
 }
 
 /// A kubelet that started during the run may have killed the benchmark's pods (as orphans)
-/// and took CPU: such a result is discarded.
-fn discard_if_disturbed(rec: &mut RunRecord) {
+/// and took CPU: such a result is discarded, unless `--allow-foreign-pods` was given (then it
+/// is kept with a note in `busy_before`).
+fn discard_if_disturbed(rec: &mut RunRecord, allow_foreign_pods: bool) {
     let others = crate::env::other_kubelets(&[]);
-    if rec.error.is_none() && !others.is_empty() {
+    if rec.error.is_none() && !others.is_empty() && allow_foreign_pods {
+        let note = format!("other kubelets at the end of the run ({others:?})");
+        rec.busy_before = Some(match rec.busy_before.take() {
+            Some(b) => format!("{b}; {note}"),
+            None => note,
+        });
+    } else if rec.error.is_none() && !others.is_empty() {
         rec.startup = None;
         rec.error = Some(format!(
             "result discarded: another kubelet was running when the run ended ({others:?})"

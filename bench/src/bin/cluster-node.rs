@@ -206,7 +206,21 @@ async fn measure(
             tokio::time::sleep(Duration::from_secs(5)).await;
             let cpu0 = cluster::cpu_seconds(pid)?;
             let a0 = SystemTime::now();
-            tokio::time::sleep(opts.idle).await;
+            // Samples every 5 s for the suite's plot of RSS and CPU over the idle period.
+            let t_idle = tokio::time::Instant::now();
+            let end = t_idle + opts.idle;
+            loop {
+                let now = tokio::time::Instant::now();
+                run.idle_samples.push(cluster::IdleSample {
+                    t_s: (now - t_idle).as_secs_f64(),
+                    rss_kib: cluster::rss_kib(pid)?,
+                    cpu_s: cluster::cpu_seconds(pid)? - cpu0,
+                });
+                if now >= end {
+                    break;
+                }
+                tokio::time::sleep_until(end.min(now + Duration::from_secs(5))).await;
+            }
             let a1 = SystemTime::now();
             run.idle_cpu_seconds =
                 Some((cluster::cpu_seconds(pid)? - cpu0) * 60.0 / opts.idle.as_secs_f64());

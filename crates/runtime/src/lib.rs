@@ -40,6 +40,7 @@
 //! | [`userns`]     | `userns/userns_manager.go` `GetOrCreateUserNamespaceMappings` (support check only) |
 //! | [`pod_dirs`]   | `kubelet_volumes.go` `cleanupOrphanedPodDirs`                            |
 //! | [`setup`]      | `NewKubeGenericRuntimeManager` wiring                                   |
+//! | [`test_hooks`] | none: test-only slowdowns (`KRS_TEST_SYNC_DELAY_MS`) for the benchmark's quick mode |
 
 pub mod actions;
 pub mod cgroup;
@@ -78,6 +79,7 @@ pub mod start;
 pub mod status;
 pub mod subpath;
 pub mod sync;
+pub mod test_hooks;
 pub mod userns;
 pub mod volume_ownership;
 pub mod volumes;

@@ -35,6 +35,10 @@ impl KubeGenericRuntimeManager {
         let mut result = PodSyncResult::default();
         let changes = compute_pod_actions(pod, pod_status, self.probes.as_ref(), &self.actuated);
         tracing::debug!(pod = %format_pod(pod), actions = ?changes, "computePodActions got for pod");
+        if changes.create_sandbox {
+            // Test-only slowdown (KRS_TEST_SYNC_DELAY_MS); nothing when unset.
+            crate::test_hooks::delay_sync().await;
+        }
         if changes.create_sandbox && !changes.sandbox_id.is_empty() {
             self.recorder.pod_event(
                 pod,

@@ -1,0 +1,721 @@
+//! The `suite` command's table (pure; unit-tested): one row per benchmark figure of
+//! perf-anchors §6 (B1–B12), built from the `static-pods` runs, the `cluster-node` JSON and the
+//! binary sizes, with medians and spread (min/max) over repetitions, ratios and goals; and the
+//! quick mode's comparison with the committed baseline.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::{RunRecord, Variant};
+use crate::stats::median;
+
+/// Median and spread of one figure over repetitions.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Median.
+    pub median: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Largest.
+    pub max: f64,
+    /// Repetitions.
+    pub n: usize,
+}
+
+impl Spread {
+    /// `None` without values (non-finite values are ignored).
+    pub fn of(values: &[f64]) -> Option<Self> {
+        let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        Some(Self {
+            median: median(&v)?,
+            min: v.iter().copied().fold(f64::INFINITY, f64::min),
+            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            n: v.len(),
+        })
+    }
+
+    /// (max − min) / median: the relative width of the spread (0 for a zero median).
+    pub fn relative_width(&self) -> f64 {
+        if self.median > 0.0 {
+            (self.max - self.min) / self.median
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What a row's goal compares.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GoalKind {
+    /// kubelet-rs / upstream ≤ the value.
+    VsUpstream,
+    /// kubelet-rs / floor ≤ the value.
+    VsFloor,
+}
+
+/// One line of the table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// `B1` … `B12`.
+    pub id: String,
+    /// What is measured.
+    pub figure: String,
+    /// Unit of the three value columns.
+    pub unit: String,
+    /// kubelet-rs.
+    pub kubelet_rs: Option<Spread>,
+    /// The upstream kubelet.
+    pub upstream: Option<Spread>,
+    /// The raw CRI floor, where one applies.
+    pub floor: Option<Spread>,
+    /// kubelet-rs / upstream (medians).
+    pub ratio_upstream: Option<f64>,
+    /// kubelet-rs / floor (medians).
+    pub ratio_floor: Option<f64>,
+    /// The goal, e.g. `≤ 0.2`.
+    pub goal: Option<(GoalKind, f64)>,
+    /// Whether the goal is met (`None`: no goal or not measured).
+    pub met: Option<bool>,
+    /// `not measured: …`, or how the figure was taken.
+    pub note: String,
+}
+
+impl Row {
+    /// A row with figures; ratios and `met` computed.
+    pub fn measured(
+        id: &str,
+        figure: &str,
+        unit: &str,
+        (kubelet_rs, upstream, floor): (Option<Spread>, Option<Spread>, Option<Spread>),
+        goal: Option<(GoalKind, f64)>,
+        note: &str,
+    ) -> Self {
+        let ratio = |a: Option<Spread>, b: Option<Spread>| match (a, b) {
+            (Some(a), Some(b)) if b.median > 0.0 => Some(a.median / b.median),
+            _ => None,
+        };
+        let ratio_upstream = ratio(kubelet_rs, upstream);
+        let ratio_floor = ratio(kubelet_rs, floor);
+        let met = goal.and_then(|(kind, v)| {
+            let r = match kind {
+                GoalKind::VsUpstream => ratio_upstream,
+                GoalKind::VsFloor => ratio_floor,
+            }?;
+            Some(r <= v)
+        });
+        Self {
+            id: id.into(),
+            figure: figure.into(),
+            unit: unit.into(),
+            kubelet_rs,
+            upstream,
+            floor,
+            ratio_upstream,
+            ratio_floor,
+            goal,
+            met,
+            note: note.into(),
+        }
+    }
+
+    /// A row that no benchmark measures yet: it says so and carries no number.
+    pub fn not_measured(id: &str, figure: &str, goal: Option<(GoalKind, f64)>, why: &str) -> Self {
+        Self {
+            note: format!("not measured: {why}"),
+            ..Self::measured(id, figure, "", (None, None, None), goal, "")
+        }
+    }
+}
+
+/// Per-repeat values of `f` for the successful runs of (`pods`, `variant`).
+pub fn per_repeat(
+    records: &[RunRecord],
+    pods: usize,
+    variant: Variant,
+    f: impl Fn(&RunRecord) -> Option<f64>,
+) -> Vec<f64> {
+    records
+        .iter()
+        .filter(|r| r.pods == pods && r.variant == variant && r.error.is_none())
+        .filter_map(f)
+        .collect()
+}
+
+/// Per repeat, `a / b` of the successful runs of the same repeat (interleaved runs are paired).
+pub fn paired_ratios(
+    records: &[RunRecord],
+    pods: usize,
+    (a, b): (Variant, Variant),
+    f: impl Fn(&RunRecord) -> Option<f64>,
+) -> Vec<f64> {
+    let find = |v: Variant, rep: usize| {
+        records
+            .iter()
+            .find(|r| r.pods == pods && r.variant == v && r.repeat == rep && r.error.is_none())
+            .and_then(&f)
+    };
+    let mut reps: Vec<usize> = records.iter().map(|r| r.repeat).collect();
+    reps.sort_unstable();
+    reps.dedup();
+    reps.into_iter()
+        .filter_map(|rep| match (find(a, rep), find(b, rep)) {
+            (Some(x), Some(y)) if y > 0.0 => Some(x / y),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The B4 and B8 rows of the `static-pods` runs, per batch size.
+pub fn static_pod_rows(records: &[RunRecord], sizes: &[usize]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let makespan = |r: &RunRecord| r.startup.map(|s| s.makespan_s);
+    let cpu = |r: &RunRecord| r.startup_cpu.and_then(|c| c.kubelet_cpu_s);
+    let cpu_rt = |r: &RunRecord| r.startup_cpu.and_then(|c| c.kubelet_plus_runtime_cpu_s);
+    for &n in sizes {
+        let three = |f: &dyn Fn(&RunRecord) -> Option<f64>, floor: bool| {
+            (
+                Spread::of(&per_repeat(records, n, Variant::KubeletRs, f)),
+                Spread::of(&per_repeat(records, n, Variant::Upstream, f)),
+                floor
+                    .then(|| Spread::of(&per_repeat(records, n, Variant::Floor, f)))
+                    .flatten(),
+            )
+        };
+        rows.push(Row::measured(
+            "B4",
+            &format!("{n} static pods → all RUNNING (CRI), makespan"),
+            "s",
+            three(&makespan, true),
+            Some((GoalKind::VsFloor, 1.1)),
+            "cgroupsPerQOS true on both kubelets; floor = RunPodSandbox+Create+Start over CRI",
+        ));
+        rows.push(Row::measured(
+            "B4",
+            &format!("{n} static pods, kubelet CPU over start-up (own cgroup)"),
+            "CPU-s",
+            three(&cpu, false),
+            None,
+            "first rename → all RUNNING; cpuacct of the kubelet's own cgroup",
+        ));
+        rows.push(Row::measured(
+            "B4",
+            &format!("{n} static pods, kubelet + containerd CPU over start-up"),
+            "CPU-s",
+            three(&cpu_rt, false),
+            None,
+            "kubelet cgroup + containerd + its shims (with the runc runs they reaped)",
+        ));
+        rows.push(Row::measured(
+            "B8",
+            &format!("teardown of {n} static pods (manifests removed → none running)"),
+            "s",
+            three(&|r: &RunRecord| r.teardown_stopped_s, true),
+            Some((GoalKind::VsUpstream, 1.0)),
+            "bounded by terminationGracePeriodSeconds 1 (sleep ignores SIGTERM); floor stops at once",
+        ));
+    }
+    rows
+}
+
+/// The rows of a `cluster-node` JSON document (`runs` of [`crate::cluster::NodeRun`]).
+pub fn cluster_rows(doc: &serde_json::Value) -> Vec<Row> {
+    let runs: Vec<&serde_json::Value> = doc
+        .get("runs")
+        .and_then(|r| r.as_array())
+        .map(|a| {
+            a.iter()
+                .filter(|r| r.get("error").is_none_or(|e| e.is_null()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let of = |kubelet: &str, f: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+        let v: Vec<f64> = runs
+            .iter()
+            .filter(|r| r.get("kubelet").and_then(|k| k.as_str()) == Some(kubelet))
+            .filter_map(|r| f(r))
+            .collect();
+        Spread::of(&v)
+    };
+    let pair = |f: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+        (of("kubelet-rs", f), of("upstream", f), None)
+    };
+    let num = |key: &'static str| move |r: &serde_json::Value| r.get(key)?.as_f64();
+    let mut rows = vec![
+        Row::measured(
+            "B1",
+            "idle RSS, cluster mode, 30 pods running",
+            "MiB",
+            pair(&|r| Some(r.get("idle_rss_kib")?.as_f64()? / 1024.0)),
+            Some((GoalKind::VsUpstream, 0.2)),
+            "VmRSS of the kubelet process at the end of the idle period",
+        ),
+        Row::measured(
+            "B2",
+            "idle CPU, cluster mode, 30 pods running",
+            "CPU-s/min",
+            pair(&num("idle_cpu_seconds")),
+            Some((GoalKind::VsUpstream, 0.15)),
+            "utime+stime of the kubelet process over the idle period",
+        ),
+        Row::measured(
+            "B3",
+            "process start → node Ready",
+            "ms",
+            pair(&num("start_to_ready_ms")),
+            Some((GoalKind::VsUpstream, 0.33)),
+            "",
+        ),
+    ];
+    let batches: Vec<String> = runs
+        .iter()
+        .filter_map(|r| r.get("batches")?.as_object())
+        .flat_map(|o| o.keys().cloned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for b in &batches {
+        for (label, p) in [("p50", 50.0), ("p99", 99.0)] {
+            let f = |r: &serde_json::Value| {
+                let v: Vec<f64> = r
+                    .get("batches")?
+                    .get(b)?
+                    .as_array()?
+                    .iter()
+                    .filter_map(serde_json::Value::as_f64)
+                    .collect();
+                nearest_rank(&v, p)
+            };
+            rows.push(Row::measured(
+                "B5",
+                &format!("API pod created → Running, batch {b}, {label}"),
+                "ms",
+                pair(&f),
+                (label == "p99").then_some((GoalKind::VsUpstream, 1.0)),
+                "",
+            ));
+        }
+        rows.push(Row::measured(
+            "B7",
+            &format!("API requests per pod start, batch {b}"),
+            "requests",
+            pair(&|r| r.get("api_per_pod_start")?.get(b)?.as_f64()),
+            Some((GoalKind::VsUpstream, 1.0)),
+            "audit log of the API server, user system:node:<node>",
+        ));
+    }
+    rows.push(Row::measured(
+        "B7",
+        "API requests per idle minute",
+        "requests/min",
+        pair(&num("api_per_idle_minute")),
+        Some((GoalKind::VsUpstream, 1.0)),
+        "",
+    ));
+    rows
+}
+
+/// Nearest-rank percentile of unsorted values.
+pub fn nearest_rank(values: &[f64], p: f64) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v.get(rank.clamp(1, v.len()) - 1).copied()
+}
+
+/// Rows of the benchmarks no command measures yet (B1/B2 standalone, B3 first static pod,
+/// B6, B9, B10): explicit, with no number.
+pub fn unmeasured_rows(with_cluster: bool) -> Vec<Row> {
+    let mut rows = vec![
+        Row::not_measured(
+            "B1",
+            "idle RSS and PSS, standalone, 0 and 30 pods",
+            Some((GoalKind::VsUpstream, 0.2)),
+            "no standalone idle command yet (PSS nowhere)",
+        ),
+        Row::not_measured(
+            "B2",
+            "idle CPU, standalone, 0 and 30 pods",
+            Some((GoalKind::VsUpstream, 0.15)),
+            "no standalone idle command yet",
+        ),
+        Row::not_measured(
+            "B3",
+            "process start → first static pod Running",
+            Some((GoalKind::VsUpstream, 0.33)),
+            "static-pods starts the clock at the manifest rename, not at exec",
+        ),
+        Row::not_measured(
+            "B6",
+            "steady state 30/100 pods for 5 min: CPU, RSS, CRI calls per minute by method",
+            Some((GoalKind::VsUpstream, 1.0)),
+            "needs the CRI call-counting proxy in front of containerd",
+        ),
+        Row::not_measured(
+            "B9",
+            "event detection: container killed from outside → status in /pods",
+            Some((GoalKind::VsUpstream, 1.0)),
+            "no command yet",
+        ),
+        Row::not_measured(
+            "B10",
+            "110 pods on one node: time to all Running, steady-state cost",
+            None,
+            "no command yet (static-pods --pods 110 gives the first half by hand)",
+        ),
+    ];
+    if !with_cluster {
+        for (id, what) in [
+            ("B1", "idle RSS, cluster mode"),
+            ("B2", "idle CPU, cluster mode"),
+            ("B3", "process start → node Ready"),
+            ("B5", "API pod startup latency p50/p99"),
+            ("B7", "API requests per pod start and per idle minute"),
+        ] {
+            rows.push(Row::not_measured(
+                id,
+                what,
+                None,
+                "cluster-node not run (--no-cluster)",
+            ));
+        }
+    }
+    rows
+}
+
+/// The B12 row: stripped binary sizes in MB (10^6 bytes).
+pub fn size_row(kubelet_rs: Option<u64>, upstream: Option<u64>, note: &str) -> Row {
+    let mb = |b: Option<u64>| b.and_then(|b| Spread::of(&[b as f64 / 1e6]));
+    Row::measured(
+        "B12",
+        "stripped binary size",
+        "MB",
+        (mb(kubelet_rs), mb(upstream), None),
+        Some((GoalKind::VsUpstream, 0.2)),
+        note,
+    )
+}
+
+/// Orders rows by benchmark number (B1 < B2 < … < B12), keeping the order within one id.
+pub fn sort_rows(rows: &mut [Row]) {
+    rows.sort_by_key(|r| {
+        r.id.trim_start_matches('B')
+            .parse::<u32>()
+            .unwrap_or(u32::MAX)
+    });
+}
+
+fn spread_cell(s: Option<Spread>) -> String {
+    match s {
+        None => "—".into(),
+        Some(s) if s.n <= 1 => sig(s.median),
+        Some(s) => format!("{} ({}–{})", sig(s.median), sig(s.min), sig(s.max)),
+    }
+}
+
+/// Three significant figures, without exponent for ordinary values.
+pub fn sig(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The Markdown table of the rows.
+pub fn render_rows(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "| id | figure | unit | kubelet-rs median (min–max) | upstream | CRI floor | kubelet-rs / upstream | kubelet-rs / floor | goal | met? | note |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let goal = match r.goal {
+            Some((GoalKind::VsUpstream, v)) => format!("≤ {v} × upstream"),
+            Some((GoalKind::VsFloor, v)) => format!("≤ {v} × floor"),
+            None => "—".into(),
+        };
+        let met = match (r.met, r.kubelet_rs.is_some()) {
+            (Some(true), _) => "yes",
+            (Some(false), _) => "**no**",
+            (None, false) if r.note.starts_with("not measured") => "not measured",
+            (None, _) => "—",
+        };
+        let ratio = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.id,
+            r.figure,
+            r.unit,
+            spread_cell(r.kubelet_rs),
+            spread_cell(r.upstream),
+            spread_cell(r.floor),
+            ratio(r.ratio_upstream),
+            ratio(r.ratio_floor),
+            goal,
+            met,
+            r.note
+        );
+    }
+    s
+}
+
+/// One figure of the quick mode: a ratio per repetition (never an absolute time).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuickFigure {
+    /// Stable name, e.g. `B4 N=10 makespan kubelet-rs/floor`.
+    pub name: String,
+    /// The ratios of the repetitions.
+    pub ratios: Vec<f64>,
+    /// Median and spread of `ratios`.
+    pub spread: Spread,
+}
+
+/// The quick mode's figures of `static-pods` runs at `pods` pods: kubelet-rs makespan over the
+/// floor's and over upstream's, paired per repetition.
+pub fn quick_figures(records: &[RunRecord], pods: usize) -> Vec<QuickFigure> {
+    let makespan = |r: &RunRecord| r.startup.map(|s| s.makespan_s);
+    let mut out = Vec::new();
+    for (name, other) in [
+        (
+            format!("B4 N={pods} makespan kubelet-rs/floor"),
+            Variant::Floor,
+        ),
+        (
+            format!("B4 N={pods} makespan kubelet-rs/upstream"),
+            Variant::Upstream,
+        ),
+    ] {
+        let ratios = paired_ratios(records, pods, (Variant::KubeletRs, other), makespan);
+        if let Some(spread) = Spread::of(&ratios) {
+            out.push(QuickFigure {
+                name,
+                ratios,
+                spread,
+            });
+        }
+    }
+    out
+}
+
+/// The committed quick-mode baseline (`bench/results/quick-baseline.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// `true` when recorded on a busy machine: to be re-recorded on a quiet one.
+    pub provisional: bool,
+    /// Where and how it was recorded.
+    pub note: String,
+    /// Commit it was recorded at.
+    pub commit: String,
+    /// When (UTC).
+    pub recorded_at: String,
+    /// The figures.
+    pub figures: Vec<QuickFigure>,
+}
+
+/// Smallest noise band: a ratio may rise by 10 % before it counts, however steady the
+/// repetitions were.
+pub const MIN_BAND: f64 = 0.10;
+
+/// Outcome of one figure's comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    /// The figure.
+    pub name: String,
+    /// Baseline median ratio.
+    pub baseline: f64,
+    /// This run's median ratio.
+    pub current: f64,
+    /// Relative band allowed.
+    pub band: f64,
+    /// `current > baseline × (1 + band)`.
+    pub regressed: bool,
+}
+
+/// Compares each current figure with the baseline's figure of the same name. The noise band of
+/// a figure is the widest of: [`MIN_BAND`], the relative width (max − min)/median of the
+/// baseline's repetitions, and that of this run's. A figure regresses when its median ratio
+/// exceeds the baseline's median × (1 + band). Figures missing on either side are skipped (and
+/// listed by the caller).
+pub fn compare(baseline: &Baseline, current: &[QuickFigure]) -> Vec<Verdict> {
+    current
+        .iter()
+        .filter_map(|c| {
+            let b = baseline.figures.iter().find(|b| b.name == c.name)?;
+            let band = MIN_BAND
+                .max(b.spread.relative_width())
+                .max(c.spread.relative_width());
+            Some(Verdict {
+                name: c.name.clone(),
+                baseline: b.spread.median,
+                current: c.spread.median,
+                band,
+                regressed: c.spread.median > b.spread.median * (1.0 + band),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::stats::LatencySummary;
+
+    fn rec(variant: Variant, pods: usize, repeat: usize, makespan: f64) -> RunRecord {
+        RunRecord {
+            variant,
+            pods,
+            repeat,
+            workers: None,
+            startup: Some(LatencySummary {
+                pods,
+                makespan_s: makespan,
+                p50_s: makespan,
+                p90_s: makespan,
+                p99_s: makespan,
+                max_s: makespan,
+            }),
+            phases: None,
+            teardown_stopped_s: Some(makespan * 2.0),
+            teardown_gone_s: None,
+            loadavg_before: String::new(),
+            busy_before: None,
+            steps: Vec::new(),
+            error: None,
+            latencies_s: Vec::new(),
+            startup_cpu: None,
+        }
+    }
+
+    #[test]
+    fn spread_and_width() {
+        let s = Spread::of(&[3.0, 1.0, 2.0, f64::NAN]).unwrap();
+        assert_eq!((s.median, s.min, s.max, s.n), (2.0, 1.0, 3.0, 3));
+        assert!((s.relative_width() - 1.0).abs() < 1e-9);
+        assert!(Spread::of(&[]).is_none());
+    }
+
+    #[test]
+    fn paired_ratios_pair_by_repeat_and_skip_failures() {
+        let mut failed = rec(Variant::KubeletRs, 10, 2, 9.0);
+        failed.error = Some("x".into());
+        let recs = vec![
+            rec(Variant::Floor, 10, 0, 2.0),
+            rec(Variant::KubeletRs, 10, 0, 3.0),
+            rec(Variant::Floor, 10, 1, 4.0),
+            rec(Variant::KubeletRs, 10, 1, 5.0),
+            rec(Variant::Floor, 10, 2, 1.0),
+            failed,
+        ];
+        let r = paired_ratios(&recs, 10, (Variant::KubeletRs, Variant::Floor), |r| {
+            r.startup.map(|s| s.makespan_s)
+        });
+        assert_eq!(r, vec![1.5, 1.25]);
+    }
+
+    #[test]
+    fn rows_compute_ratios_and_goals() {
+        let recs = vec![
+            rec(Variant::Floor, 30, 0, 2.0),
+            rec(Variant::KubeletRs, 30, 0, 2.1),
+            rec(Variant::Upstream, 30, 0, 4.0),
+        ];
+        let rows = static_pod_rows(&recs, &[30]);
+        let b4 = &rows[0];
+        assert_eq!(b4.id, "B4");
+        assert!((b4.ratio_floor.unwrap() - 1.05).abs() < 1e-9);
+        assert_eq!(b4.met, Some(true));
+        let b8 = rows.iter().find(|r| r.id == "B8").unwrap();
+        assert!((b8.ratio_upstream.unwrap() - 0.525).abs() < 1e-9);
+        // No CPU figures in these records: the CPU rows have no numbers and no verdict.
+        assert!(rows[1].kubelet_rs.is_none() && rows[1].met.is_none());
+        let nm = Row::not_measured("B9", "x", Some((GoalKind::VsUpstream, 1.0)), "why");
+        assert_eq!(nm.met, None);
+        let md = render_rows(&[nm]);
+        assert!(md.contains("not measured: why"), "{md}");
+        assert!(md.contains("| not measured |"), "{md}");
+    }
+
+    #[test]
+    fn cluster_rows_from_json() {
+        let doc = serde_json::json!({"runs": [
+            {"kubelet": "kubelet-rs", "start_to_ready_ms": 50.0, "idle_rss_kib": 20480,
+             "idle_cpu_seconds": 0.2, "api_per_idle_minute": 6.0,
+             "batches": {"30@1": [100.0, 200.0, 300.0]}, "api_per_pod_start": {"30@1": 7.0}},
+            {"kubelet": "upstream", "start_to_ready_ms": 500.0, "idle_rss_kib": 102400,
+             "idle_cpu_seconds": 1.0, "api_per_idle_minute": 30.0,
+             "batches": {"30@1": [400.0, 500.0, 600.0]}, "api_per_pod_start": {"30@1": 11.0}},
+            {"kubelet": "upstream", "error": "boom"}
+        ]});
+        let rows = cluster_rows(&doc);
+        let b1 = rows.iter().find(|r| r.id == "B1").unwrap();
+        assert!((b1.ratio_upstream.unwrap() - 0.2).abs() < 1e-9);
+        assert_eq!(b1.met, Some(true));
+        let p99 = rows.iter().find(|r| r.figure.contains("p99")).unwrap();
+        assert!((p99.ratio_upstream.unwrap() - 0.5).abs() < 1e-9);
+        assert!(
+            rows.iter()
+                .any(|r| r.id == "B7" && r.figure.contains("idle"))
+        );
+    }
+
+    #[test]
+    fn quick_comparison_uses_the_widest_band() {
+        let fig = |name: &str, ratios: &[f64]| QuickFigure {
+            name: name.into(),
+            ratios: ratios.to_vec(),
+            spread: Spread::of(ratios).unwrap(),
+        };
+        let baseline = Baseline {
+            provisional: false,
+            note: String::new(),
+            commit: String::new(),
+            recorded_at: String::new(),
+            figures: vec![fig("a", &[1.0, 1.02, 1.04]), fig("b", &[1.0, 1.3, 1.6])],
+        };
+        // a: band 10 % (steady reps) -> 1.2 regresses; b: band 60 % -> 1.5 does not.
+        let v = compare(
+            &baseline,
+            &[
+                fig("a", &[1.19, 1.2, 1.21]),
+                fig("b", &[1.5, 1.5, 1.5]),
+                fig("c", &[9.0]),
+            ],
+        );
+        assert_eq!(v.len(), 2);
+        assert!(v[0].regressed && (v[0].band - MIN_BAND).abs() < 1e-9);
+        assert!(!v[1].regressed && (v[1].band - 0.6 / 1.3).abs() < 1e-9);
+        let ok = compare(&baseline, &[fig("a", &[1.05, 1.1, 1.12])]);
+        assert!(!ok[0].regressed);
+    }
+
+    #[test]
+    fn cluster_rows_of_a_recorded_cluster_node_run() {
+        // A JSON written by `cluster-node` before idle samples existed.
+        let text = include_str!("../results/2026-12-01-cluster-node-s9-idle150.json");
+        let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+        let rows = cluster_rows(&doc);
+        for id in ["B1", "B2", "B3", "B5", "B7"] {
+            let r = rows.iter().find(|r| r.id == id).unwrap();
+            assert!(r.ratio_upstream.is_some(), "{id}: {r:?}");
+        }
+        assert_eq!(rows.iter().filter(|r| r.id == "B5").count(), 4);
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v = [3.0, 1.0, 2.0, 4.0];
+        assert_eq!(nearest_rank(&v, 50.0), Some(2.0));
+        assert_eq!(nearest_rank(&v, 99.0), Some(4.0));
+        assert_eq!(nearest_rank(&[], 50.0), None);
+    }
+}
