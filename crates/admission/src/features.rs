@@ -91,8 +91,11 @@ fn empty_dir_field(
 pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
     UnsupportedPodFeature {
         field: "spec.{initContainers,containers}[*].restartPolicyRules[*].action: RestartAllContainers",
-        upstream: "with RestartAllContainersOnContainerExits (alpha, off by default) restarts all the pod's containers in place; with the gate off, falls back to the container's restartPolicy",
+        upstream: "refused here only with the gate RestartAllContainersOnContainerExits (alpha) on, when upstream restarts all the pod's containers in place; with the gate off (the default) a matching rule with this action falls back to the container's restartPolicy, in kubelet-rs as upstream",
         find: |s, out| {
+            if !kubelet_container::gates::restart_all_containers_on_container_exits() {
+                return;
+            }
             for (p, c) in containers(s) {
                 let rules = c.restart_policy_rules.iter().flatten().enumerate();
                 out.extend(
@@ -121,17 +124,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         find: |s, out| {
             container_field(s, out, "volumeDevices", |c| {
                 c.volume_devices.as_ref().is_some_and(|d| !d.is_empty())
-            })
-        },
-    },
-    UnsupportedPodFeature {
-        field: "spec.volumes[*].emptyDir.medium (HugePages)",
-        upstream: "mounts a hugetlbfs of the pod's hugepages limit",
-        find: |s, out| {
-            empty_dir_field(s, out, "medium", |e| {
-                e.medium
-                    .as_deref()
-                    .is_some_and(|m| m.starts_with("HugePages"))
             })
         },
     },
