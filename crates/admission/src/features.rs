@@ -8,7 +8,7 @@
 //! Fields whose effect upstream also ignores on a standalone node (scheduler-only fields
 //! such as tolerations or topology spread constraints) are not listed.
 
-use k8s_openapi::api::core::v1::{Container, EmptyDirVolumeSource, PodSpec, Volume};
+use k8s_openapi::api::core::v1::{Container, PodSpec, Volume};
 
 use crate::{PodAdmitAttributes, PodAdmitHandler, PodAdmitResult};
 
@@ -72,19 +72,6 @@ fn volume_type(v: &Volume) -> String {
 fn volumes(spec: &PodSpec) -> impl Iterator<Item = (String, &Volume)> {
     let vols = spec.volumes.iter().flatten().enumerate();
     vols.map(|(i, v)| (format!("spec.volumes[{i}]"), v))
-}
-
-fn empty_dir_field(
-    spec: &PodSpec,
-    out: &mut Vec<String>,
-    name: &str,
-    uses: fn(&EmptyDirVolumeSource) -> bool,
-) {
-    out.extend(
-        volumes(spec)
-            .filter(|(_, v)| v.empty_dir.as_ref().is_some_and(uses))
-            .map(|(p, _)| format!("{p}.emptyDir.{name}")),
-    );
 }
 
 /// Every pod field kubelet-rs refuses, in the order the rejection message names them.

@@ -28,10 +28,7 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
         "strict.yaml",
         &pod_manifest("strict", "uid-strict", "sleep 1d", strict),
     );
-    k.write_manifest(
-        "pvc.yaml",
-        &pod_manifest("pvc", "uid-pvc", "sleep 1d", pvc),
-    );
+    k.write_manifest("pvc.yaml", &pod_manifest("pvc", "uid-pvc", "sleep 1d", pvc));
     k.write_manifest("ok.yaml", &pod_manifest("ok", "uid-ok", "sleep 1d", ""));
 
     k.wait_running("uid-ok", "main").await;
@@ -58,13 +55,13 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
         s.message.as_deref(),
         Some("Pod was rejected: SupplementalGroupsPolicy=Strict is not supported in this node")
     );
-    let s = k
-        .wait_until("pvc pod Failed", || failed("uid-pvc"))
-        .await;
+    let s = k.wait_until("pvc pod Failed", || failed("uid-pvc")).await;
     assert_eq!(s.reason.as_deref(), Some("UnsupportedPodFeature"));
     assert_eq!(
         s.message.as_deref(),
-        Some("Pod was rejected: kubelet-rs does not support spec.volumes[0].persistentVolumeClaim yet")
+        Some(
+            "Pod was rejected: kubelet-rs does not support spec.volumes[0].persistentVolumeClaim yet"
+        )
     );
 
     // Several sync ticks and housekeeping rounds later, still nothing of them ran.

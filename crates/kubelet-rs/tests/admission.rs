@@ -200,11 +200,7 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         "SysctlForbidden",
         "Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted",
     );
-    assert_rejected(
-        &pods["pvc-adm"],
-        "UnsupportedPodFeature",
-        PVC_REJECTED,
-    );
+    assert_rejected(&pods["pvc-adm"], "UnsupportedPodFeature", PVC_REJECTED);
     let out_of_pods: Vec<&serde_json::Value> = ["a-adm", "b-adm", "c-adm"]
         .iter()
         .map(|n| &pods[*n])

@@ -372,12 +372,12 @@ pub fn mount_options_in(mounts: &str, path: &Path) -> Option<Vec<String>> {
     let want = path.to_string_lossy();
     mounts
         .lines()
-        .filter_map(|line| {
+        .rev()
+        .find_map(|line| {
             let mut f = line.split_whitespace();
             let (_, point, _, opts) = (f.next()?, f.next()?, f.next()?, f.next()?);
             (unescape_octal(point) == want).then(|| opts.split(',').map(String::from).collect())
         })
-        .last()
 }
 
 /// Undoes the kernel's `\ooo` escapes of spaces, tabs, newlines and backslashes.
@@ -754,7 +754,10 @@ impl OsInterface for FakeOs {
             return Err(not_found(path));
         }
         let tmpfs = self.tmpfs.lock().unwrap_or_else(PoisonError::into_inner);
-        let hugetlbfs = self.hugetlbfs.lock().unwrap_or_else(PoisonError::into_inner);
+        let hugetlbfs = self
+            .hugetlbfs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         Ok(if tmpfs.keys().any(|m| path.starts_with(m)) {
             TMPFS_MAGIC
         } else if hugetlbfs.keys().any(|m| path.starts_with(m)) {

@@ -307,11 +307,16 @@ impl LocalVolumes {
     /// The `pagesize` mount option of the mount at `dir` (`getPageSize`; `2M` reads as
     /// `2Mi`).
     fn mounted_page_size(&self, dir: &Path) -> Result<Quantity, String> {
-        let opts = self.os.mount_options(dir).map_err(|e| {
-            format!("error listing mount points: {e}")
-        })?;
+        let opts = self
+            .os
+            .mount_options(dir)
+            .map_err(|e| format!("error listing mount points: {e}"))?;
         let prefix = format!("{HUGE_PAGES_PAGE_SIZE_MOUNT_OPTION}=");
-        let Some(opt) = opts.iter().map(|o| o.trim()).find(|o| o.starts_with(&prefix)) else {
+        let Some(opt) = opts
+            .iter()
+            .map(|o| o.trim())
+            .find(|o| o.starts_with(&prefix))
+        else {
             return Err(format!(
                 "no pagesize option specified for {} mount",
                 dir.display()
@@ -481,7 +486,9 @@ pub fn tear_down_local_mounts(os: &dyn OsInterface, pod_dir: &Path) -> Vec<Strin
                 continue;
             }
             match os.unmount(&dir).and_then(|()| os.remove_dir_all(&dir)) {
-                Ok(()) => tracing::info!(dir = %dir.display(), "Unmounted emptyDir tmpfs or hugetlbfs"),
+                Ok(()) => {
+                    tracing::info!(dir = %dir.display(), "Unmounted emptyDir tmpfs or hugetlbfs")
+                }
                 Err(e) => errors.push(format!(
                     "error tearing down emptyDir {}: {e}",
                     dir.display()

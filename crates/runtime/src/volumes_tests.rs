@@ -296,8 +296,12 @@ fn huge_pages_empty_dir_mounts_hugetlbfs_of_the_requested_page_size() {
     assert_eq!(os.mount_points().iter().filter(|m| **m == dir).count(), 1);
     // An init container's request counts too.
     let mut init = hugepages_pod(&[&[]]);
-    init.spec.as_mut().unwrap().init_containers =
-        Some(hugepages_pod(&[&["hugepages-2Mi"]]).spec.unwrap().containers);
+    init.spec.as_mut().unwrap().init_containers = Some(
+        hugepages_pod(&[&["hugepages-2Mi"]])
+            .spec
+            .unwrap()
+            .containers,
+    );
     assert_eq!(
         get_page_size_mount_option("HugePages-2Mi", &init).unwrap(),
         "pagesize=2Mi"

@@ -258,7 +258,9 @@ fn container_restart_policy_rules() {
     }
     assert_eq!(
         errors(&restart_all),
-        ["spec.containers[0].restartPolicyRules[0].action: Unsupported value: \"RestartAllContainers\": supported values: \"Restart\""]
+        [
+            "spec.containers[0].restartPolicyRules[0].action: Unsupported value: \"RestartAllContainers\": supported values: \"Restart\""
+        ]
     );
     let many = format!(
         "  containers:\n  - name: c\n    image: i\n    restartPolicy: Never\n    restartPolicyRules:\n{}",
