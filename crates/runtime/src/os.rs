@@ -370,14 +370,11 @@ pub enum FakeEntry {
 /// mount point with `\040`-style octal escapes, type, options).
 pub fn mount_options_in(mounts: &str, path: &Path) -> Option<Vec<String>> {
     let want = path.to_string_lossy();
-    mounts
-        .lines()
-        .rev()
-        .find_map(|line| {
-            let mut f = line.split_whitespace();
-            let (_, point, _, opts) = (f.next()?, f.next()?, f.next()?, f.next()?);
-            (unescape_octal(point) == want).then(|| opts.split(',').map(String::from).collect())
-        })
+    mounts.lines().rev().find_map(|line| {
+        let mut f = line.split_whitespace();
+        let (_, point, _, opts) = (f.next()?, f.next()?, f.next()?, f.next()?);
+        (unescape_octal(point) == want).then(|| opts.split(',').map(String::from).collect())
+    })
 }
 
 /// Undoes the kernel's `\ooo` escapes of spaces, tabs, newlines and backslashes.
