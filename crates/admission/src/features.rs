@@ -8,7 +8,7 @@
 //! Fields whose effect upstream also ignores on a standalone node (scheduler-only fields
 //! such as tolerations or topology spread constraints) are not listed.
 
-use k8s_openapi::api::core::v1::{Container, EmptyDirVolumeSource, PodSpec, Volume};
+use k8s_openapi::api::core::v1::{Container, PodSpec, Volume};
 
 use crate::{PodAdmitAttributes, PodAdmitHandler, PodAdmitResult};
 
@@ -74,25 +74,15 @@ fn volumes(spec: &PodSpec) -> impl Iterator<Item = (String, &Volume)> {
     vols.map(|(i, v)| (format!("spec.volumes[{i}]"), v))
 }
 
-fn empty_dir_field(
-    spec: &PodSpec,
-    out: &mut Vec<String>,
-    name: &str,
-    uses: fn(&EmptyDirVolumeSource) -> bool,
-) {
-    out.extend(
-        volumes(spec)
-            .filter(|(_, v)| v.empty_dir.as_ref().is_some_and(uses))
-            .map(|(p, _)| format!("{p}.emptyDir.{name}")),
-    );
-}
-
 /// Every pod field kubelet-rs refuses, in the order the rejection message names them.
 pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
     UnsupportedPodFeature {
         field: "spec.{initContainers,containers}[*].restartPolicyRules[*].action: RestartAllContainers",
-        upstream: "with RestartAllContainersOnContainerExits (alpha, off by default) restarts all the pod's containers in place; with the gate off, falls back to the container's restartPolicy",
+        upstream: "refused here only with the gate RestartAllContainersOnContainerExits (alpha) on, when upstream restarts all the pod's containers in place; with the gate off (the default) a matching rule with this action falls back to the container's restartPolicy, in kubelet-rs as upstream",
         find: |s, out| {
+            if !kubelet_container::gates::restart_all_containers_on_container_exits() {
+                return;
+            }
             for (p, c) in containers(s) {
                 let rules = c.restart_policy_rules.iter().flatten().enumerate();
                 out.extend(
@@ -121,17 +111,6 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         find: |s, out| {
             container_field(s, out, "volumeDevices", |c| {
                 c.volume_devices.as_ref().is_some_and(|d| !d.is_empty())
-            })
-        },
-    },
-    UnsupportedPodFeature {
-        field: "spec.volumes[*].emptyDir.medium (HugePages)",
-        upstream: "mounts a hugetlbfs of the pod's hugepages limit",
-        find: |s, out| {
-            empty_dir_field(s, out, "medium", |e| {
-                e.medium
-                    .as_deref()
-                    .is_some_and(|m| m.starts_with("HugePages"))
             })
         },
     },

@@ -53,13 +53,6 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             vec!["spec.containers[0].volumeDevices"],
         ),
         (
-            "spec.volumes[*].emptyDir.medium (HugePages)",
-            json!({"containers": [c(json!({}))], "volumes": [
-                {"name": "m", "emptyDir": {"medium": "Memory"}},
-                {"name": "v", "emptyDir": {"medium": "HugePages-2Mi"}}]}),
-            vec!["spec.volumes[1].emptyDir.medium"],
-        ),
-        (
             "spec.volumes[*] of any type but emptyDir, hostPath, configMap, secret, downwardAPI and projected",
             json!({"containers": [c(json!({}))], "volumes": [
                 {"name": "h", "hostPath": {"path": "/tmp"}},
@@ -93,6 +86,8 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
 
 #[test]
 fn every_entry_rejects_a_pod_using_it_naming_each_path() {
+    // RestartAllContainers is refused only with its gate on.
+    let _gate = kubelet_container::gates::set_restart_all_containers_during_test(true);
     let cases = cases();
     for f in UNSUPPORTED_POD_FEATURES {
         let case = cases.iter().find(|(field, _, _)| *field == f.field);
@@ -116,6 +111,30 @@ fn every_entry_rejects_a_pod_using_it_naming_each_path() {
             "test case for {field:?} has no table entry"
         );
     }
+}
+
+/// With `RestartAllContainersOnContainerExits` off (the 1.35 default) the action is
+/// admitted: upstream's `ContainerShouldRestart` then falls back to the container's
+/// `restartPolicy` (`kubelet_container::podutil`). With the gate on it is refused, naming
+/// the field.
+#[test]
+fn restart_all_containers_is_refused_only_with_its_gate_on() {
+    let spec = json!({"restartPolicy": "Never",
+        "containers": [c(json!({"restartPolicy": "Never", "restartPolicyRules": [
+            {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [3]}}]}))]});
+    let p = pod(spec);
+    {
+        let _gate = kubelet_container::gates::set_restart_all_containers_during_test(false);
+        assert_eq!(admit(&p), PodAdmitResult::admit());
+    }
+    let _gate = kubelet_container::gates::set_restart_all_containers_during_test(true);
+    let r = admit(&p);
+    assert!(!r.admit);
+    assert_eq!(r.reason, "UnsupportedPodFeature");
+    assert_eq!(
+        r.message,
+        "kubelet-rs does not support spec.containers[0].restartPolicyRules[0].action yet"
+    );
 }
 
 #[test]

@@ -106,6 +106,10 @@ pub fn set_feature_gates(s: &KubeletServer) {
         s.feature_gates
             .enabled(kubelet_features::gates::CONTAINER_RESTART_RULES),
     );
+    kubelet_container::gates::set_restart_all_containers_on_container_exits(
+        s.feature_gates
+            .enabled(kubelet_features::gates::RESTART_ALL_CONTAINERS_ON_CONTAINER_EXITS),
+    );
 }
 
 /// Step: `ValidateKubeletServer` (configuration; the flags were validated while loading).

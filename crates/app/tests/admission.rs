@@ -1,6 +1,6 @@
 //! Pod admission in-process, over the recording fake CRI (`tests/support`): static pods
 //! with an unsafe sysctl, with `supplementalGroupsPolicy: Strict` on a runtime that does
-//! not report the feature, and with a HugePages emptyDir end `Failed` with upstream's
+//! not report the feature, and with an nfs volume end `Failed` with upstream's
 //! reasons (`SysctlForbidden`, `SupplementalGroupsPolicyNotSupported`) and ours
 //! (`UnsupportedPodFeature`); not one CRI call is made for them, while the pod beside them
 //! runs; each rejection is a `Warning` event. On a runtime reporting the feature, the
@@ -19,7 +19,7 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
     let sysctl =
         "  securityContext:\n    sysctls:\n    - name: kernel.msgmax\n      value: \"1\"\n";
     let strict = "  securityContext:\n    supplementalGroupsPolicy: Strict\n";
-    let hugepages = "  volumes:\n  - name: hp\n    emptyDir:\n      medium: HugePages\n";
+    let nfs = "  volumes:\n  - name: data\n    nfs:\n      server: nfs.example\n      path: /\n";
     k.write_manifest(
         "sysctl.yaml",
         &pod_manifest("sysctl", "uid-sysctl", "sleep 1d", sysctl),
@@ -28,10 +28,7 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
         "strict.yaml",
         &pod_manifest("strict", "uid-strict", "sleep 1d", strict),
     );
-    k.write_manifest(
-        "hugepages.yaml",
-        &pod_manifest("hugepages", "uid-hugepages", "sleep 1d", hugepages),
-    );
+    k.write_manifest("nfs.yaml", &pod_manifest("nfs", "uid-nfs", "sleep 1d", nfs));
     k.write_manifest("ok.yaml", &pod_manifest("ok", "uid-ok", "sleep 1d", ""));
 
     k.wait_running("uid-ok", "main").await;
@@ -58,18 +55,16 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
         s.message.as_deref(),
         Some("Pod was rejected: SupplementalGroupsPolicy=Strict is not supported in this node")
     );
-    let s = k
-        .wait_until("hugepages pod Failed", || failed("uid-hugepages"))
-        .await;
+    let s = k.wait_until("nfs pod Failed", || failed("uid-nfs")).await;
     assert_eq!(s.reason.as_deref(), Some("UnsupportedPodFeature"));
     assert_eq!(
         s.message.as_deref(),
-        Some("Pod was rejected: kubelet-rs does not support spec.volumes[0].emptyDir.medium yet")
+        Some("Pod was rejected: kubelet-rs does not support spec.volumes[0].nfs yet")
     );
 
     // Several sync ticks and housekeeping rounds later, still nothing of them ran.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    for uid in ["uid-sysctl", "uid-strict", "uid-hugepages"] {
+    for uid in ["uid-sysctl", "uid-strict", "uid-nfs"] {
         assert!(k.sandboxes(uid).is_empty(), "{uid} reached the runtime");
         assert!(k.containers(uid).is_empty(), "{uid} reached the runtime");
         assert_eq!(
@@ -85,7 +80,7 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
     assert!(workers.pod_state("uid-ok").is_some());
     assert!(workers.pod_state("uid-sysctl").is_none());
     assert!(workers.pod_state("uid-strict").is_none());
-    assert!(workers.pod_state("uid-hugepages").is_none());
+    assert!(workers.pod_state("uid-nfs").is_none());
     // Each rejection is a Warning event on the pod with the reason and the bare message
     // (upstream `rejectPod`).
     let lines = k.recorder.lines();
@@ -103,7 +98,7 @@ async fn rejected_pods_end_failed_and_never_reach_the_runtime() {
         .filter(|e| e.reason == "UnsupportedPodFeature")
         .collect();
     assert_eq!(rejected.len(), 1, "{lines:?}");
-    assert_eq!(rejected[0].object.uid.as_deref(), Some("uid-hugepages"));
+    assert_eq!(rejected[0].object.uid.as_deref(), Some("uid-nfs"));
     assert_eq!(rejected[0].object.kind.as_deref(), Some("Pod"));
     assert!(
         lines.contains(

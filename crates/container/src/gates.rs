@@ -48,3 +48,49 @@ impl Drop for TestGateGuard {
         CONTAINER_RESTART_RULES_OVERRIDE.with(|c| c.set(self.previous));
     }
 }
+
+static RESTART_ALL_CONTAINERS_ON_CONTAINER_EXITS: AtomicBool = AtomicBool::new(false);
+
+#[cfg(any(test, feature = "fake"))]
+thread_local! {
+    static RESTART_ALL_CONTAINERS_OVERRIDE: std::cell::Cell<Option<bool>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// `RestartAllContainersOnContainerExits` (alpha, off by default in 1.35): restart rules
+/// may use the action `RestartAllContainers`. Off, a matching rule with that action falls
+/// back to the container-level policy (upstream `ContainerShouldRestart`).
+pub fn restart_all_containers_on_container_exits() -> bool {
+    #[cfg(any(test, feature = "fake"))]
+    if let Some(v) = RESTART_ALL_CONTAINERS_OVERRIDE.with(std::cell::Cell::get) {
+        return v;
+    }
+    RESTART_ALL_CONTAINERS_ON_CONTAINER_EXITS.load(Ordering::Relaxed)
+}
+
+/// Sets [`restart_all_containers_on_container_exits`] (the kubelet, at start).
+pub fn set_restart_all_containers_on_container_exits(enabled: bool) {
+    RESTART_ALL_CONTAINERS_ON_CONTAINER_EXITS.store(enabled, Ordering::Relaxed);
+}
+
+/// Overrides [`restart_all_containers_on_container_exits`] on the current thread until
+/// the guard drops (tests).
+#[cfg(any(test, feature = "fake"))]
+pub fn set_restart_all_containers_during_test(enabled: bool) -> RestartAllGateGuard {
+    let previous = RESTART_ALL_CONTAINERS_OVERRIDE.with(|c| c.replace(Some(enabled)));
+    RestartAllGateGuard { previous }
+}
+
+/// Restores the previous override when dropped.
+#[cfg(any(test, feature = "fake"))]
+#[must_use = "the override ends when the guard drops"]
+pub struct RestartAllGateGuard {
+    previous: Option<bool>,
+}
+
+#[cfg(any(test, feature = "fake"))]
+impl Drop for RestartAllGateGuard {
+    fn drop(&mut self) {
+        RESTART_ALL_CONTAINERS_OVERRIDE.with(|c| c.set(self.previous));
+    }
+}

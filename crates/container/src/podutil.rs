@@ -7,7 +7,8 @@ use k8s_openapi::api::core::v1::{Container, ContainerRestartRule, PodSpec};
 /// `v1.ContainerRestartRuleActionRestart`.
 pub const RESTART_RULE_ACTION_RESTART: &str = "Restart";
 /// `v1.ContainerRestartRuleActionRestartAllContainers` (gate
-/// `RestartAllContainersOnContainerExits`, alpha, off by default; refused at admission).
+/// `RestartAllContainersOnContainerExits`, alpha, off by default: off, a matching rule
+/// with it falls back to the container-level policy; on, refused at admission).
 pub const RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS: &str = "RestartAllContainers";
 /// `v1.ContainerRestartRuleOnExitCodesOpIn`.
 pub const RESTART_RULE_OP_IN: &str = "In";

@@ -8,6 +8,8 @@ pub const ALL_BETA: Feature = Feature("AllBeta");
 
 pub const CONTAINER_CHECKPOINT: Feature = Feature("ContainerCheckpoint");
 pub const CONTAINER_RESTART_RULES: Feature = Feature("ContainerRestartRules");
+pub const RESTART_ALL_CONTAINERS_ON_CONTAINER_EXITS: Feature =
+    Feature("RestartAllContainersOnContainerExits");
 pub const CPU_CFS_QUOTA_PERIOD: Feature = Feature("CustomCPUCFSQuotaPeriod");
 pub const CPU_MANAGER_POLICY_ALPHA_OPTIONS: Feature = Feature("CPUManagerPolicyAlphaOptions");
 pub const CPU_MANAGER_POLICY_BETA_OPTIONS: Feature = Feature("CPUManagerPolicyBetaOptions");
@@ -73,6 +75,7 @@ pub const ALL: &[Feature] = &[
     ALL_BETA,
     CONTAINER_CHECKPOINT,
     CONTAINER_RESTART_RULES,
+    RESTART_ALL_CONTAINERS_ON_CONTAINER_EXITS,
     CPU_CFS_QUOTA_PERIOD,
     CPU_MANAGER_POLICY_ALPHA_OPTIONS,
     CPU_MANAGER_POLICY_BETA_OPTIONS,

@@ -22,10 +22,10 @@ fn sysctl_pod(name: &str, image: &str, sysctl: &str) -> String {
         .replace("  containers:\n", &format!("{sc}  containers:\n"))
 }
 
-/// A pod with a HugePages emptyDir (not implemented yet, refused at admission).
-fn hugepages_pod(name: &str, image: &str) -> String {
+/// A pod with an nfs volume (not implemented, refused at admission).
+fn nfs_pod(name: &str, image: &str) -> String {
     busybox_pod(name, image, "Always", "sleep 3600")
-        + "  volumes:\n  - name: hp\n    emptyDir:\n      medium: HugePages\n"
+        + "  volumes:\n  - name: data\n    nfs:\n      server: nfs.example\n      path: /\n"
 }
 
 /// A pod with `supplementalGroupsPolicy: <policy>` and supplemental group 4000.
@@ -36,8 +36,7 @@ fn supplemental_groups_pod(name: &str, image: &str, policy: &str) -> String {
         )
 }
 
-const HUGEPAGES_REJECTED: &str =
-    "Pod was rejected: kubelet-rs does not support spec.volumes[0].emptyDir.medium yet";
+const NFS_REJECTED: &str = "Pod was rejected: kubelet-rs does not support spec.volumes[0].nfs yet";
 
 /// A standalone kubelet-rs over the recording fake CRI, with static pods from `manifests`
 /// and the read-only port on `ro`.
@@ -175,7 +174,7 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         "sysctl.yaml",
         &sysctl_pod("sysctl", "busybox", "kernel.msgmax"),
     );
-    node.manifest("hugepages.yaml", &hugepages_pod("hugepages", "busybox"));
+    node.manifest("nfs.yaml", &nfs_pod("nfs", "busybox"));
     for name in ["a", "b", "c"] {
         node.manifest(
             &format!("{name}.yaml"),
@@ -200,11 +199,7 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
         "SysctlForbidden",
         "Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted",
     );
-    assert_rejected(
-        &pods["hugepages-adm"],
-        "UnsupportedPodFeature",
-        HUGEPAGES_REJECTED,
-    );
+    assert_rejected(&pods["nfs-adm"], "UnsupportedPodFeature", NFS_REJECTED);
     let out_of_pods: Vec<&serde_json::Value> = ["a-adm", "b-adm", "c-adm"]
         .iter()
         .map(|n| &pods[*n])
@@ -243,12 +238,12 @@ async fn rejected_static_pods_end_failed_and_reach_no_runtime_fake_cri() {
 
     // Editing a rejected pod gives it a new UID: it goes through admission again.
     node.manifest(
-        "hugepages.yaml",
-        &busybox_pod("hugepages", "busybox", "Always", "sleep 3600"),
+        "nfs.yaml",
+        &busybox_pod("nfs", "busybox", "Always", "sleep 3600"),
     );
     // No room is left (maxPods: 2), so judged again it is rejected for that now.
     wait_pods(&p, ro, "the edited pod judged again", |pods| {
-        let reason = pods.get("hugepages-adm").map(|p| &p["status"]["reason"]);
+        let reason = pods.get("nfs-adm").map(|p| &p["status"]["reason"]);
         (reason.is_some_and(|r| r == "UnexpectedAdmissionError")).then_some(())
     })
     .await;
@@ -366,7 +361,7 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
         "sysctl.yaml",
         &sysctl_pod("sysctl", &image, "kernel.msgmax"),
     );
-    node.write_manifest("hugepages.yaml", &hugepages_pod("hugepages", &image));
+    node.write_manifest("nfs.yaml", &nfs_pod("nfs", &image));
     // containerd 1.6 does not report the SupplementalGroupsPolicy feature: Strict is
     // refused at admission, Merge (what the runtime does anyway) runs.
     node.write_manifest(
@@ -380,7 +375,7 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
     node.wait_for("normal Running, the others Failed", T, || async {
         let done = node.phase("normal").as_deref() == Some("Running")
             && node.phase("sysctl").as_deref() == Some("Failed")
-            && node.phase("hugepages").as_deref() == Some("Failed")
+            && node.phase("nfs").as_deref() == Some("Failed")
             && node.phase("strict").as_deref() == Some("Failed");
         done.then_some(())
     })
@@ -392,9 +387,9 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
         "Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted",
     );
     assert_rejected(
-        &pods["hugepages-rt-admission"],
+        &pods["nfs-rt-admission"],
         "UnsupportedPodFeature",
-        HUGEPAGES_REJECTED,
+        NFS_REJECTED,
     );
     assert_rejected(
         &pods["strict-rt-admission"],
@@ -429,7 +424,7 @@ async fn rejected_static_pods_end_failed_beside_a_running_pod_real_containerd() 
         assert!(groups.contains(g), "image group {g} missing: {groups:?}");
     }
     tokio::time::sleep(Duration::from_secs(3)).await;
-    for name in ["sysctl", "hugepages", "strict"] {
+    for name in ["sysctl", "nfs", "strict"] {
         assert!(
             node.sandboxes(name).await.is_empty(),
             "{name} pod reached containerd"

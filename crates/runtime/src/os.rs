@@ -11,6 +11,9 @@ use crate::subpath::{self, Subpath};
 /// `statfs` magic of a tmpfs (`TMPFS_MAGIC`).
 pub const TMPFS_MAGIC: i64 = 0x0102_1994;
 
+/// `statfs` magic of a hugetlbfs (`HUGETLBFS_MAGIC`).
+pub const HUGETLBFS_MAGIC: i64 = 0x9584_58f6;
+
 /// Kind of a file (upstream `hostutil.FileType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileType {
@@ -85,6 +88,12 @@ pub trait OsInterface: Send + Sync {
     fn statfs_type(&self, path: &Path) -> io::Result<i64>;
     /// `mount -t tmpfs -o <options> tmpfs <target>`.
     fn mount_tmpfs(&self, target: &Path, options: &str) -> io::Result<()>;
+    /// Mounts a hugetlbfs (source `nodev`) on the directory `target` with `options`
+    /// (`pagesize=2Mi`).
+    fn mount_hugetlbfs(&self, target: &Path, options: &str) -> io::Result<()>;
+    /// The options of the mount whose mount point is exactly `path` (upstream
+    /// `mounter.List()`, the fourth field of `/proc/mounts`); not found: an error.
+    fn mount_options(&self, path: &Path) -> io::Result<Vec<String>>;
     /// `umount <target>`.
     fn unmount(&self, target: &Path) -> io::Result<()>;
     /// `SetVolumeOwnership` (`pkg/volume/volume_linux.go`): group `fs_group` and group
@@ -282,6 +291,27 @@ impl OsInterface for RealOs {
         Ok(())
     }
 
+    fn mount_hugetlbfs(&self, target: &Path, options: &str) -> io::Result<()> {
+        nix::mount::mount(
+            Some("nodev"),
+            target,
+            Some("hugetlbfs"),
+            nix::mount::MsFlags::empty(),
+            Some(options),
+        )?;
+        Ok(())
+    }
+
+    fn mount_options(&self, path: &Path) -> io::Result<Vec<String>> {
+        let mounts = std::fs::read_to_string("/proc/self/mounts")?;
+        mount_options_in(&mounts, path).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("mount point for {} not found", path.display()),
+            )
+        })
+    }
+
     fn unmount(&self, target: &Path) -> io::Result<()> {
         nix::mount::umount(target)?;
         Ok(())
@@ -336,6 +366,40 @@ pub enum FakeEntry {
     Special(FileType),
 }
 
+/// The options of the last mount at `path` in `/proc/mounts` text (fields: source,
+/// mount point with `\040`-style octal escapes, type, options).
+pub fn mount_options_in(mounts: &str, path: &Path) -> Option<Vec<String>> {
+    let want = path.to_string_lossy();
+    mounts.lines().rev().find_map(|line| {
+        let mut f = line.split_whitespace();
+        let (_, point, _, opts) = (f.next()?, f.next()?, f.next()?, f.next()?);
+        (unescape_octal(point) == want).then(|| opts.split(',').map(String::from).collect())
+    })
+}
+
+/// Undoes the kernel's `\ooo` escapes of spaces, tabs, newlines and backslashes.
+fn unescape_octal(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = b[i + 1..i + 4]
+                .iter()
+                .fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
+            out.push(u8::try_from(v).unwrap_or(b'?'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// In-memory filesystem recording every path it holds; parents are implied.
 #[derive(Debug, Default)]
 pub struct FakeOs {
@@ -345,6 +409,8 @@ pub struct FakeOs {
     attrs: Mutex<BTreeMap<PathBuf, (u32, Option<i64>)>>,
     /// tmpfs mounts and their options.
     tmpfs: Mutex<BTreeMap<PathBuf, String>>,
+    /// hugetlbfs mounts and their options.
+    hugetlbfs: Mutex<BTreeMap<PathBuf, String>>,
 }
 
 impl FakeOs {
@@ -393,6 +459,15 @@ impl FakeOs {
     /// The options of the tmpfs mounted at `path`, if any.
     pub fn tmpfs_options(&self, path: &Path) -> Option<String> {
         self.tmpfs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .cloned()
+    }
+
+    /// The options of the hugetlbfs mounted at `path`, if any.
+    pub fn hugetlbfs_options(&self, path: &Path) -> Option<String> {
+        self.hugetlbfs
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(path)
@@ -676,8 +751,14 @@ impl OsInterface for FakeOs {
             return Err(not_found(path));
         }
         let tmpfs = self.tmpfs.lock().unwrap_or_else(PoisonError::into_inner);
+        let hugetlbfs = self
+            .hugetlbfs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         Ok(if tmpfs.keys().any(|m| path.starts_with(m)) {
             TMPFS_MAGIC
+        } else if hugetlbfs.keys().any(|m| path.starts_with(m)) {
+            HUGETLBFS_MAGIC
         } else {
             0xEF53
         })
@@ -695,6 +776,32 @@ impl OsInterface for FakeOs {
         Ok(())
     }
 
+    fn mount_hugetlbfs(&self, target: &Path, options: &str) -> io::Result<()> {
+        if !self.is_dir(target) {
+            return Err(not_found(target));
+        }
+        self.mount(target);
+        self.hugetlbfs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(target.to_path_buf(), options.to_string());
+        Ok(())
+    }
+
+    fn mount_options(&self, path: &Path) -> io::Result<Vec<String>> {
+        let opts = |m: &Mutex<BTreeMap<PathBuf, String>>| {
+            m.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(path)
+                .map(|o| o.split(',').map(String::from).collect())
+        };
+        let mut found = opts(&self.tmpfs).or_else(|| opts(&self.hugetlbfs));
+        if found.is_none() && self.mount_points().iter().any(|m| m == path) {
+            found = Some(vec!["rw".to_string()]);
+        }
+        found.ok_or_else(|| not_found(path))
+    }
+
     fn unmount(&self, target: &Path) -> io::Result<()> {
         let mut mounts = self.mounts.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(i) = mounts.iter().rposition(|m| m == target) else {
@@ -705,6 +812,10 @@ impl OsInterface for FakeOs {
         };
         mounts.remove(i);
         self.tmpfs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(target);
+        self.hugetlbfs
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(target);

@@ -14,7 +14,12 @@
 //!   `sizeLimit`), with `noswap` where the kernel has it. The pod's `fsGroup` is applied
 //!   (`SetVolumeOwnership`, always recursive for emptyDir as upstream) when the volume is
 //!   set up; a `ready` file under `<root>/pods/<uid>/plugins/kubernetes.io~empty-dir/<name>`
-//!   makes set-up happen once, as upstream. `HugePages` media are refused.
+//!   makes set-up happen once, as upstream. With `medium: HugePages` or
+//!   `HugePages-<size>` a hugetlbfs (`nodev`, `pagesize=<size>`) is mounted there
+//!   (`setupHugepages`, `getPageSizeMountOption`): the pod must request `hugepages-<size>`
+//!   of that size (any size, but only one, for `HugePages`), with upstream's messages
+//!   otherwise; set-up is idempotent through the mount's type and `pagesize` option
+//!   (`GetMountMedium`). Any other medium: `unknown storage medium`.
 //!
 //! Other types are refused with an error naming the volume; a full volume manager plugs in
 //! through [`VolumeHost`]. [`tear_down_local_mounts`] unmounts what this module and the
@@ -26,7 +31,9 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{EmptyDirVolumeSource, HostPathVolumeSource, Pod, Volume};
 
 use crate::error::RuntimeManagerError;
-use crate::os::{FileType, OsInterface, TMPFS_MAGIC};
+use kubelet_apimachinery::Quantity;
+
+use crate::os::{FileType, HUGETLBFS_MAGIC, OsInterface, TMPFS_MAGIC};
 use crate::pod_dirs::EMPTY_DIR_PLUGIN_DIR;
 use crate::subpath::CONTAINER_SUBPATH_DIRECTORY_NAME;
 
@@ -50,6 +57,86 @@ pub struct VolumeAttributes {
     pub managed: bool,
     /// The runtime may relabel the volume for SELinux.
     pub selinux_relabel: bool,
+}
+
+/// `v1.StorageMediumHugePages`.
+const STORAGE_MEDIUM_HUGE_PAGES: &str = "HugePages";
+/// `v1.StorageMediumHugePagesPrefix`.
+const STORAGE_MEDIUM_HUGE_PAGES_PREFIX: &str = "HugePages-";
+/// `v1.ResourceHugePagesPrefix`.
+const RESOURCE_HUGE_PAGES_PREFIX: &str = "hugepages-";
+/// `hugePagesPageSizeMountOption`.
+const HUGE_PAGES_PAGE_SIZE_MOUNT_OPTION: &str = "pagesize";
+
+/// `v1helper.IsHugePageMedium`.
+pub fn is_huge_page_medium(medium: &str) -> bool {
+    medium == STORAGE_MEDIUM_HUGE_PAGES || medium.starts_with(STORAGE_MEDIUM_HUGE_PAGES_PREFIX)
+}
+
+/// `v1helper.HugePageSizeFromMedium`.
+fn huge_page_size_from_medium(medium: &str) -> Result<Quantity, String> {
+    if !is_huge_page_medium(medium) {
+        return Err(format!("medium: {medium} is not a hugepage medium"));
+    }
+    if medium == STORAGE_MEDIUM_HUGE_PAGES {
+        return Err(format!("medium: {medium} doesn't have size information"));
+    }
+    let size = medium.trim_start_matches(STORAGE_MEDIUM_HUGE_PAGES_PREFIX);
+    Quantity::parse(size).map_err(|e| e.to_string())
+}
+
+/// `getPageSizeMountOption`: `pagesize=<size>` from the pod's (pod-level, then every
+/// container's and init container's) `hugepages-<size>` requests; `HugePages` takes the
+/// one size requested and refuses several, `HugePages-<size>` needs a request of that size.
+pub fn get_page_size_mount_option(medium: &str, pod: &Pod) -> Result<String, String> {
+    let medium_page_size = if medium == STORAGE_MEDIUM_HUGE_PAGES {
+        None
+    } else {
+        Some(huge_page_size_from_medium(medium)?)
+    };
+    let spec = pod.spec.as_ref();
+    // Pod-level resources are set only when the PodLevelResources gate let them through.
+    let pod_level = spec
+        .and_then(|s| s.resources.as_ref())
+        .and_then(|r| r.requests.as_ref());
+    let containers = spec.into_iter().flat_map(|s| {
+        s.containers
+            .iter()
+            .chain(s.init_containers.iter().flatten())
+            .filter_map(|c| c.resources.as_ref().and_then(|r| r.requests.as_ref()))
+    });
+    let mut page_size: Option<Quantity> = None;
+    for requests in pod_level.into_iter().chain(containers) {
+        for name in requests.keys() {
+            let Some(size) = name.strip_prefix(RESOURCE_HUGE_PAGES_PREFIX) else {
+                continue;
+            };
+            let current = Quantity::parse(size).map_err(|e| e.to_string())?;
+            match &medium_page_size {
+                None => {
+                    if let Some(found) = &page_size
+                        && found.value() != current.value()
+                    {
+                        return Err(format!(
+                            "medium: {medium} can't be used if container requests multiple huge page sizes"
+                        ));
+                    }
+                    page_size = Some(current);
+                }
+                Some(want) => {
+                    if current.value() == want.value() {
+                        page_size = Some(current);
+                    }
+                }
+            }
+        }
+    }
+    match page_size {
+        Some(size) => Ok(format!("{HUGE_PAGES_PAGE_SIZE_MOUNT_OPTION}={size}")),
+        None => Err(format!(
+            "medium {medium}: hugePages storage requested, but there is no resource request for huge pages"
+        )),
+    }
 }
 
 /// Mode of an emptyDir directory (upstream `perm`).
@@ -217,6 +304,64 @@ impl LocalVolumes {
             .map_err(|e| Self::io("mount tmpfs on emptyDir", dir, e))
     }
 
+    /// The `pagesize` mount option of the mount at `dir` (`getPageSize`; `2M` reads as
+    /// `2Mi`).
+    fn mounted_page_size(&self, dir: &Path) -> Result<Quantity, String> {
+        let opts = self
+            .os
+            .mount_options(dir)
+            .map_err(|e| format!("error listing mount points: {e}"))?;
+        let prefix = format!("{HUGE_PAGES_PAGE_SIZE_MOUNT_OPTION}=");
+        let Some(opt) = opts
+            .iter()
+            .map(|o| o.trim())
+            .find(|o| o.starts_with(&prefix))
+        else {
+            return Err(format!(
+                "no pagesize option specified for {} mount",
+                dir.display()
+            ));
+        };
+        let mut size = opt.trim_start_matches(&prefix).to_string();
+        if !size.ends_with('i') {
+            size.push('i');
+        }
+        Quantity::parse(&size)
+            .map_err(|e| format!("error getting page size from '{opt}' mount option: {e}"))
+    }
+
+    /// `setupHugepages`: a hugetlbfs of the pod's page size on the directory, unless one
+    /// of the same page size is mounted there already.
+    fn setup_hugepages(
+        &self,
+        pod: &Pod,
+        dir: &Path,
+        medium: &str,
+    ) -> Result<(), RuntimeManagerError> {
+        self.setup_dir(dir)?;
+        let uid = pod.metadata.uid.as_deref().unwrap_or_default();
+        let invalid = RuntimeManagerError::InvalidPod;
+        if self.is_mount_point(dir) && self.os.statfs_type(dir).ok() == Some(HUGETLBFS_MAGIC) {
+            if medium == STORAGE_MEDIUM_HUGE_PAGES {
+                return Ok(());
+            }
+            let mounted = self.mounted_page_size(dir).map_err(invalid)?;
+            let wanted = huge_page_size_from_medium(medium).map_err(invalid)?;
+            if mounted.value() != wanted.value() {
+                return Err(RuntimeManagerError::InvalidPod(format!(
+                    "pod {uid}: mounted dir {} pagesize '{mounted}' and requested medium size '{wanted}' differ",
+                    dir.display()
+                )));
+            }
+            return Ok(());
+        }
+        let option = get_page_size_mount_option(medium, pod).map_err(invalid)?;
+        tracing::info!(pod_uid = uid, dir = %dir.display(), option, "Mounting hugepages for emptyDir volume");
+        self.os
+            .mount_hugetlbfs(dir, &option)
+            .map_err(|e| Self::io("mount hugetlbfs on emptyDir", dir, e))
+    }
+
     /// emptyDir `SetUpAt`.
     fn empty_dir(
         &self,
@@ -224,16 +369,14 @@ impl LocalVolumes {
         volume: &Volume,
         ed: &EmptyDirVolumeSource,
     ) -> Result<PathBuf, RuntimeManagerError> {
-        let memory = match ed.medium.as_deref().unwrap_or_default() {
-            "" => false,
-            "Memory" => true,
-            other => {
-                return Err(RuntimeManagerError::InvalidPod(format!(
-                    "emptyDir volume {:?}: medium {other:?} is not supported by this kubelet",
-                    volume.name
-                )));
-            }
-        };
+        let medium = ed.medium.as_deref().unwrap_or_default();
+        let memory = medium == "Memory";
+        let hugepages = is_huge_page_medium(medium);
+        if !memory && !hugepages && !medium.is_empty() {
+            return Err(RuntimeManagerError::InvalidPod(format!(
+                "unknown storage medium {medium:?}"
+            )));
+        }
         let pod_dir = self.pod_dir(pod);
         let dir = pod_dir
             .join("volumes")
@@ -244,7 +387,9 @@ impl LocalVolumes {
             .join(EMPTY_DIR_PLUGIN_DIR)
             .join(&volume.name);
         let ready = ready_dir.join("ready");
-        if self.os.exists(&ready) {
+        // Upstream's ready file short-cuts the default and Memory media only; HugePages
+        // set-up checks the mount itself.
+        if self.os.exists(&ready) && !hugepages {
             if memory && self.is_mount_point(&dir) {
                 return Ok(dir);
             }
@@ -258,6 +403,8 @@ impl LocalVolumes {
         }
         if memory {
             self.setup_tmpfs(pod, &dir, ed)?;
+        } else if hugepages {
+            self.setup_hugepages(pod, &dir, medium)?;
         } else {
             self.setup_dir(&dir)?;
         }
@@ -314,7 +461,7 @@ fn noswap_for_release(release: &str) -> bool {
 
 /// Unmounts what was mounted for the pod at `pod_dir`, which must be gone: every subPath
 /// bind mount (`CleanSubPaths` of each volume, as upstream's unmount does) and every tmpfs
-/// emptyDir (emptyDir `TearDownAt`: unmount, then remove the directory). Returns the
+/// or hugetlbfs emptyDir (emptyDir `TearDownAt`: unmount, then remove the directory). Returns the
 /// errors; the pod directory is kept while any remain.
 pub fn tear_down_local_mounts(os: &dyn OsInterface, pod_dir: &Path) -> Vec<String> {
     let mut errors = Vec::new();
@@ -334,11 +481,14 @@ pub fn tear_down_local_mounts(os: &dyn OsInterface, pod_dir: &Path) -> Vec<Strin
         for name in os.read_dir(&empty_dirs).unwrap_or_default() {
             let dir = empty_dirs.join(name);
             let mounted = os.is_mount_point(&dir).unwrap_or(false);
-            if !mounted || os.statfs_type(&dir).ok() != Some(TMPFS_MAGIC) {
+            let fs = os.statfs_type(&dir).ok();
+            if !mounted || (fs != Some(TMPFS_MAGIC) && fs != Some(HUGETLBFS_MAGIC)) {
                 continue;
             }
             match os.unmount(&dir).and_then(|()| os.remove_dir_all(&dir)) {
-                Ok(()) => tracing::info!(dir = %dir.display(), "Unmounted emptyDir tmpfs"),
+                Ok(()) => {
+                    tracing::info!(dir = %dir.display(), "Unmounted emptyDir tmpfs or hugetlbfs")
+                }
                 Err(e) => errors.push(format!(
                     "error tearing down emptyDir {}: {e}",
                     dir.display()

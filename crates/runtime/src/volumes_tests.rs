@@ -250,9 +250,130 @@ fn memory_empty_dir_is_a_sized_tmpfs() {
     assert_eq!(os.mount_points().iter().filter(|m| **m == dir).count(), 1);
 
     let e = lv
-        .volume_path(&limited, &empty_dir("h", Some("HugePages"), None))
+        .volume_path(&limited, &empty_dir("o", Some("Floppy"), None))
         .unwrap_err();
-    assert!(e.to_string().contains("not supported"), "{e}");
+    assert_eq!(e.to_string(), "unknown storage medium \"Floppy\"");
+}
+
+/// A pod whose containers request the given huge page resources (`hugepages-2Mi` ...).
+fn hugepages_pod(requests: &[&[&str]]) -> Pod {
+    let mut p = pod(&vec![None; requests.len()], None);
+    let spec = p.spec.as_mut().unwrap();
+    for (c, names) in spec.containers.iter_mut().zip(requests) {
+        c.resources = Some(ResourceRequirements {
+            requests: Some(
+                names
+                    .iter()
+                    .map(|n| (n.to_string(), Quantity("4Mi".into())))
+                    .collect(),
+            ),
+            ..ResourceRequirements::default()
+        });
+    }
+    p
+}
+
+#[test]
+fn huge_pages_empty_dir_mounts_hugetlbfs_of_the_requested_page_size() {
+    let (os, lv) = fake();
+    let p = hugepages_pod(&[&["hugepages-2Mi", "memory"]]);
+    let v = empty_dir("hp", Some("HugePages"), None);
+    let dir = lv.volume_path(&p, &v).unwrap();
+    assert_eq!(dir, Path::new(ED).join("hp"));
+    assert_eq!(os.hugetlbfs_options(&dir).as_deref(), Some("pagesize=2Mi"));
+    assert_eq!(os.statfs_type(&dir).unwrap(), HUGETLBFS_MAGIC);
+    // Idempotent (`GetMountMedium`): mounted once.
+    lv.volume_path(&p, &v).unwrap();
+    assert_eq!(os.mount_points().iter().filter(|m| **m == dir).count(), 1);
+
+    // HugePages-<size> picks the request of that size among several.
+    let both = hugepages_pod(&[&["hugepages-2Mi"], &["hugepages-1Gi"]]);
+    let sized = empty_dir("one-gig", Some("HugePages-1Gi"), None);
+    let dir = lv.volume_path(&both, &sized).unwrap();
+    assert_eq!(os.hugetlbfs_options(&dir).as_deref(), Some("pagesize=1Gi"));
+    // Mounted with the same size (as `/proc/mounts` shows it, `1024M`): nothing to do.
+    lv.volume_path(&both, &sized).unwrap();
+    assert_eq!(os.mount_points().iter().filter(|m| **m == dir).count(), 1);
+    // An init container's request counts too.
+    let mut init = hugepages_pod(&[&[]]);
+    init.spec.as_mut().unwrap().init_containers = Some(
+        hugepages_pod(&[&["hugepages-2Mi"]])
+            .spec
+            .unwrap()
+            .containers,
+    );
+    assert_eq!(
+        get_page_size_mount_option("HugePages-2Mi", &init).unwrap(),
+        "pagesize=2Mi"
+    );
+}
+
+#[test]
+fn huge_pages_empty_dir_errors_are_upstreams() {
+    let (os, lv) = fake();
+    let e = |p: &Pod, medium: &str| {
+        lv.volume_path(p, &empty_dir("hp", Some(medium), None))
+            .unwrap_err()
+            .to_string()
+    };
+    let none = hugepages_pod(&[&["memory"]]);
+    assert_eq!(
+        e(&none, "HugePages"),
+        "medium HugePages: hugePages storage requested, but there is no resource request for huge pages"
+    );
+    let two_mi = hugepages_pod(&[&["hugepages-2Mi"]]);
+    assert_eq!(
+        e(&two_mi, "HugePages-1Gi"),
+        "medium HugePages-1Gi: hugePages storage requested, but there is no resource request for huge pages"
+    );
+    let both = hugepages_pod(&[&["hugepages-2Mi"], &["hugepages-1Gi"]]);
+    assert_eq!(
+        e(&both, "HugePages"),
+        "medium: HugePages can't be used if container requests multiple huge page sizes"
+    );
+    assert!(
+        e(&two_mi, "HugePages-x").starts_with("quantities must match the regular expression"),
+        "{}",
+        e(&two_mi, "HugePages-x")
+    );
+    assert!(
+        os.mount_points().is_empty(),
+        "nothing mounted on error: {:?}",
+        os.mount_points()
+    );
+    // Mounted with another page size than the medium asks for.
+    let dir = Path::new(ED).join("hp");
+    os.mkdir_all(&dir).unwrap();
+    os.mount_hugetlbfs(&dir, "rw,relatime,pagesize=2M").unwrap();
+    assert_eq!(
+        e(&both, "HugePages-1Gi"),
+        format!(
+            "pod u1: mounted dir {} pagesize '2Mi' and requested medium size '1Gi' differ",
+            dir.display()
+        )
+    );
+}
+
+#[test]
+fn proc_mounts_options_are_read_for_the_exact_mount_point() {
+    let mounts = "\
+tmpfs /run tmpfs rw,nosuid 0 0
+nodev /var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/a\\040b hugetlbfs rw,relatime,pagesize=2M 0 0
+nodev /x hugetlbfs rw,pagesize=1024M 0 0
+";
+    assert_eq!(
+        crate::os::mount_options_in(
+            mounts,
+            Path::new("/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/a b")
+        )
+        .unwrap(),
+        ["rw", "relatime", "pagesize=2M"]
+    );
+    assert_eq!(
+        crate::os::mount_options_in(mounts, Path::new("/x")).unwrap(),
+        ["rw", "pagesize=1024M"]
+    );
+    assert!(crate::os::mount_options_in(mounts, Path::new("/run/x")).is_none());
 }
 
 #[test]
@@ -263,6 +384,13 @@ fn tear_down_unmounts_tmpfs_and_subpaths() {
         .volume_path(&p, &empty_dir("m", Some("Memory"), None))
         .unwrap();
     let disk = lv.volume_path(&p, &empty_dir("d", None, None)).unwrap();
+    let huge = lv
+        .volume_path(
+            &hugepages_pod(&[&["hugepages-2Mi"]]),
+            &empty_dir("h", Some("HugePages"), None),
+        )
+        .unwrap();
+    assert!(os.is_mount_point(&huge).unwrap());
     os.mkdir_all(&disk.join("sub")).unwrap();
     let target = os
         .prepare_safe_subpath(&crate::subpath::Subpath {
@@ -279,6 +407,7 @@ fn tear_down_unmounts_tmpfs_and_subpaths() {
     assert!(errors.is_empty(), "{errors:?}");
     assert!(os.mount_points().is_empty(), "{:?}", os.mount_points());
     assert!(!os.exists(&mem));
+    assert!(!os.exists(&huge));
     assert!(
         os.exists(&disk.join("sub")),
         "disk emptyDirs are left to pod_dirs"

@@ -28,6 +28,9 @@ pub enum VolumeError {
         #[source]
         source: std::io::Error,
     },
+    /// A node-local volume (`emptyDir`) could not be set up.
+    #[error(transparent)]
+    Local(#[from] kubelet_runtime::error::RuntimeManagerError),
     /// Several sources failed (upstream `utilerrors.NewAggregate`).
     #[error("{}", aggregate_message(.0))]
     Aggregate(Vec<VolumeError>),

@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use k8s_openapi::api::core::v1::{Pod, Volume};
 use kubelet_container::events::{EventRecorder, EventType, pod_ref, reasons};
 use kubelet_runtime::env::NodeEnvInfo;
+use kubelet_runtime::volumes::VolumeHost;
 
 use crate::atomic_writer::{AtomicWriter, Payload};
 use crate::error::VolumeError;
@@ -57,6 +58,9 @@ pub struct VolumeManager {
     mounter: Arc<dyn Mounter>,
     recorder: Arc<dyn EventRecorder>,
     node: NodeEnvInfo,
+    /// Sets up `emptyDir` volumes (the runtime's local volumes), so their set-up errors
+    /// are `FailedMount`s before any container is created, as upstream's.
+    local: Option<Arc<dyn VolumeHost>>,
     /// The actual state of the world: pod UID → volume name → host path.
     mounted: Mutex<HashMap<String, BTreeMap<String, PathBuf>>>,
 }
@@ -89,8 +93,17 @@ impl VolumeManager {
             mounter,
             recorder,
             node,
+            local: None,
             mounted: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Sets `emptyDir` volumes up through `local` in [`Self::wait_for_attach_and_mount`]
+    /// (upstream's emptyDir plugin `SetUp` by the reconciler); their set-up is idempotent,
+    /// so the runtime's later `makeMounts` finds them ready.
+    pub fn with_local_volumes(mut self, local: Arc<dyn VolumeHost>) -> Self {
+        self.local = Some(local);
+        self
     }
 
     /// `GetPodVolumeDir`: `<root>/pods/<uid>/volumes/<plugin>/<name>`.
@@ -124,8 +137,27 @@ impl VolumeManager {
             .flat_map(|s| s.volumes.iter().flatten())
             .filter_map(|v| Plugin::of(v).map(|p| (v, p)))
             .collect();
+        let mut unmounted = Vec::new();
+        let mut first_err = None;
+        let empty_dirs = pod
+            .spec
+            .iter()
+            .flat_map(|s| s.volumes.iter().flatten())
+            .filter(|v| v.empty_dir.is_some());
+        for volume in empty_dirs {
+            let Some(local) = &self.local else { break };
+            if let Err(e) = local.volume_path(pod, volume) {
+                let e = VolumeError::from(e);
+                self.record_failed_mount(pod, volume, &e);
+                unmounted.push(volume.name.clone());
+                first_err.get_or_insert(e);
+            }
+        }
         if volumes.is_empty() {
-            return Ok(());
+            return match first_err {
+                None => Ok(()),
+                Some(source) => Err(MountError { unmounted, source }),
+            };
         }
         let uid = pod_uid(pod);
         let ctx = SetUpContext {
@@ -135,8 +167,6 @@ impl VolumeManager {
             fs_user: ownership::fs_user_from(pod),
             fs_group: ownership::fs_group_of(pod),
         };
-        let mut unmounted = Vec::new();
-        let mut first_err = None;
         for (volume, plugin) in volumes {
             let was_mounted = self.mounted_path(uid, &volume.name).is_some();
             match self.set_up(&ctx, volume, plugin).await {
@@ -147,17 +177,7 @@ impl VolumeManager {
                         .insert(volume.name.clone(), path);
                 }
                 Err(e) => {
-                    let msg = format!(
-                        "MountVolume.SetUp failed for volume {:?} : {e}",
-                        volume.name
-                    );
-                    tracing::error!(pod = %uid, volume = %volume.name, err = %e, "MountVolume.SetUp failed");
-                    self.recorder.event(
-                        &pod_ref(pod),
-                        EventType::Warning,
-                        reasons::FAILED_MOUNT_VOLUME,
-                        &msg,
-                    );
+                    self.record_failed_mount(pod, volume, &e);
                     let dir = self.pod_volume_dir(uid, plugin, &volume.name);
                     if was_mounted && !dir.exists() {
                         // A failed write tore the volume down (upstream's clean-up after a
@@ -180,6 +200,21 @@ impl VolumeManager {
                 Err(MountError { unmounted, source })
             }
         }
+    }
+
+    /// The `FailedMount` event and error log of a failed `SetUp`.
+    fn record_failed_mount(&self, pod: &Pod, volume: &Volume, e: &VolumeError) {
+        let msg = format!(
+            "MountVolume.SetUp failed for volume {:?} : {e}",
+            volume.name
+        );
+        tracing::error!(pod = %pod_uid(pod), volume = %volume.name, err = %e, "MountVolume.SetUp failed");
+        self.recorder.event(
+            &pod_ref(pod),
+            EventType::Warning,
+            reasons::FAILED_MOUNT_VOLUME,
+            &msg,
+        );
     }
 
     /// `SetUp` of one volume: payload, wrapped `emptyDir`, nested mount points, atomic

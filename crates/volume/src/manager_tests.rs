@@ -455,3 +455,56 @@ async fn real_tmpfs_secret_volume_set_up_and_torn_down() {
     torn.unwrap();
     assert!(!dir.exists());
 }
+
+/// emptyDirs are set up in `WaitForAttachAndMount` when a local volume host is given: a
+/// HugePages emptyDir whose page size the pod does not request is a `FailedMount` with
+/// upstream's message, before any container; a good one is mounted there.
+#[tokio::test]
+async fn empty_dir_set_up_errors_are_failed_mounts() {
+    let f = fixture();
+    let os = Arc::new(kubelet_runtime::os::FakeOs::new());
+    let local = Arc::new(kubelet_runtime::volumes::LocalVolumes::new(
+        os.clone(),
+        "/var/lib/kubelet",
+    ));
+    let manager = VolumeManager::new(
+        &f.root,
+        f.objects.clone(),
+        f.mounter.clone(),
+        f.recorder.clone(),
+        NodeEnvInfo::default(),
+    )
+    .with_local_volumes(local);
+    let huge = |name: &str, medium: &str| Volume {
+        name: name.into(),
+        empty_dir: Some(EmptyDirVolumeSource {
+            medium: Some(medium.into()),
+            size_limit: None,
+        }),
+        ..Volume::default()
+    };
+    let mut p = pod(vec![
+        huge("two", "HugePages-2Mi"),
+        huge("gig", "HugePages-1Gi"),
+    ]);
+    p.spec.as_mut().unwrap().containers[0].resources = Some(ResourceRequirements {
+        requests: Some(BTreeMap::from([(
+            "hugepages-2Mi".to_string(),
+            Quantity("4Mi".into()),
+        )])),
+        ..ResourceRequirements::default()
+    });
+    let err = manager.wait_for_attach_and_mount(&p).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unmounted volumes=[\"gig\"], unattached volumes=[], failed to process volumes=[]: medium HugePages-1Gi: hugePages storage requested, but there is no resource request for huge pages"
+    );
+    assert_eq!(
+        f.recorder.lines(),
+        [
+            "Warning FailedMount MountVolume.SetUp failed for volume \"gig\" : medium HugePages-1Gi: hugePages storage requested, but there is no resource request for huge pages"
+        ]
+    );
+    let two = Path::new("/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~empty-dir/two");
+    assert_eq!(os.hugetlbfs_options(two).as_deref(), Some("pagesize=2Mi"));
+}

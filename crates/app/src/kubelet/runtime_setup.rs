@@ -90,18 +90,24 @@ pub fn build_volume_manager(
     objects: Arc<dyn VolumeObjects>,
 ) -> Result<Arc<VolumeManager>, RunError> {
     let s = settings(deps)?;
-    Ok(Arc::new(VolumeManager::new(
-        s.root_dir,
-        objects,
-        Arc::new(RealMounter::new()),
-        deps.recorder.clone(),
-        NodeEnvInfo {
-            host_ips: Vec::new(),
-            allocatable_milli_cpu: s.allocatable_milli_cpu,
-            allocatable_memory: node_allocatable_memory(deps),
-            allocatable_ephemeral_storage: s.allocatable_ephemeral_storage,
-        },
-    )))
+    // emptyDirs are set up before the containers, so a failure is a `FailedMount`.
+    let local = LocalVolumes::new(Arc::new(RealOs), s.root_dir.clone())
+        .with_node_allocatable_memory(s.allocatable_memory);
+    Ok(Arc::new(
+        VolumeManager::new(
+            s.root_dir,
+            objects,
+            Arc::new(RealMounter::new()),
+            deps.recorder.clone(),
+            NodeEnvInfo {
+                host_ips: Vec::new(),
+                allocatable_milli_cpu: s.allocatable_milli_cpu,
+                allocatable_memory: node_allocatable_memory(deps),
+                allocatable_ephemeral_storage: s.allocatable_ephemeral_storage,
+            },
+        )
+        .with_local_volumes(Arc::new(local)),
+    ))
 }
 
 /// The node's `status.allocatable` memory, which upstream's volume host reads

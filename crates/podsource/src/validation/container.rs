@@ -15,8 +15,12 @@ const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
 const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 /// `supportedContainerRestartPolicies`, sorted as `sets.List` gives them.
 const CONTAINER_RESTART_POLICIES: &[&str] = &["Always", "Never", "OnFailure"];
-/// `supportedContainerRestartRuleActions` (without `RestartAllContainersOnContainerExits`).
+/// `supportedContainerRestartRuleActions` (without `RestartAllContainersOnContainerExits`;
+/// the error lists these even with the gate on, as upstream's does).
 const CONTAINER_RESTART_RULE_ACTIONS: &[&str] = &["Restart"];
+/// `supportedContainerRestartRuleActionsWithRestartAllContainers`.
+const CONTAINER_RESTART_RULE_ACTIONS_WITH_RESTART_ALL: &[&str] =
+    &["Restart", "RestartAllContainers"];
 /// `supportedContainerRestartPolicyOperators`.
 const CONTAINER_RESTART_RULE_OPERATORS: &[&str] = &["In", "NotIn"];
 const TERMINATION_MESSAGE_POLICIES: &[&str] = &["File", "FallbackToLogsOnError"];
@@ -207,7 +211,13 @@ fn validate_container_restart_policy(c: &Container, path: &str) -> ErrorList {
     }
     for (i, rule) in rules.iter().enumerate() {
         let rule_path = format!("{path}.restartPolicyRules[{i}]");
-        if !CONTAINER_RESTART_RULE_ACTIONS.contains(&rule.action.as_str()) {
+        // `AllowRestartAllContainers`: the gate (a static pod has no old version).
+        let allowed = if gates::restart_all_containers_on_container_exits() {
+            CONTAINER_RESTART_RULE_ACTIONS_WITH_RESTART_ALL
+        } else {
+            CONTAINER_RESTART_RULE_ACTIONS
+        };
+        if !allowed.contains(&rule.action.as_str()) {
             errs.push(FieldError::not_supported(
                 format!("{rule_path}.action"),
                 rule.action.as_str(),

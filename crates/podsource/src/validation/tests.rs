@@ -246,6 +246,22 @@ fn container_restart_policy_rules() {
             "spec.containers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used",
         ]
     );
+    // `AllowRestartAllContainers` follows RestartAllContainersOnContainerExits (the
+    // kubelet then refuses the pod at admission, naming the field).
+    let restart_all = format!(
+        "  restartPolicy: Never\n  containers:\n  - name: c\n    image: i\n    restartPolicy: Never\n    restartPolicyRules:\n{}",
+        rule("RestartAllContainers", "In")
+    );
+    {
+        let _gate = kubelet_container::gates::set_restart_all_containers_during_test(true);
+        assert_eq!(errors(&restart_all), Vec::<String>::new());
+    }
+    assert_eq!(
+        errors(&restart_all),
+        [
+            "spec.containers[0].restartPolicyRules[0].action: Unsupported value: \"RestartAllContainers\": supported values: \"Restart\""
+        ]
+    );
     let many = format!(
         "  containers:\n  - name: c\n    image: i\n    restartPolicy: Never\n    restartPolicyRules:\n{}",
         rule("Restart", "In").repeat(21)
