@@ -106,6 +106,10 @@ pub fn set_feature_gates(s: &KubeletServer) {
         s.feature_gates
             .enabled(kubelet_features::gates::CONTAINER_RESTART_RULES),
     );
+    kubelet_container::gates::set_image_volume(
+        s.feature_gates
+            .enabled(kubelet_features::gates::IMAGE_VOLUME),
+    );
 }
 
 /// Step: `ValidateKubeletServer` (configuration; the flags were validated while loading).

@@ -28,6 +28,9 @@ pub enum VolumeError {
         #[source]
         source: std::io::Error,
     },
+    /// No volume plugin handles the volume (upstream `volume.ErrNoPluginMatched`).
+    #[error("no volume plugin matched")]
+    NoPluginMatched,
     /// Several sources failed (upstream `utilerrors.NewAggregate`).
     #[error("{}", aggregate_message(.0))]
     Aggregate(Vec<VolumeError>),
