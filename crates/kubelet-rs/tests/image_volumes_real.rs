@@ -221,6 +221,18 @@ spec:
         .filter_map(|c| c.metadata.map(|m| m.name))
         .collect();
     assert_eq!(names, ["plain"], "{names:?}");
+    // `incrementImageVolumeMetrics`: the refused mount counts as a mount error.
+    let (code, metrics) = common::http_get(node.ro_port, "/metrics").unwrap();
+    assert_eq!(code, 200);
+    let value = |name: &str| {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("{name} not in /metrics"))
+    };
+    assert!(value("kubelet_image_volume_mounted_errors_total") >= 1.0);
+    assert!(value("kubelet_image_volume_requested_total") >= 1.0);
+    assert_eq!(value("kubelet_image_volume_mounted_succeed_total"), 0.0);
     let log = node.log();
     assert!(
         !log.contains("Successfully pulled image") && !log.contains("Failed to pull image"),

@@ -125,6 +125,34 @@ pub(crate) fn to_kube_container_image_volumes(
     }
 }
 
+/// `incrementImageVolumeMetrics`: after a start attempt, the image volumes handed to it
+/// are requested; each mount of one succeeded unless the start failed creating the
+/// container with an `ImageVolumeMountFailed` message.
+pub(crate) fn increment_image_volume_metrics(
+    err: Option<&(SyncErrorKind, String)>,
+    container: &Container,
+    image_volumes: &ImageVolumes,
+) {
+    if !kubelet_container::gates::image_volume() {
+        return;
+    }
+    let mount_failed = err.is_some_and(|(kind, msg)| {
+        *kind == SyncErrorKind::CreateContainer && msg.starts_with(ERR_IMAGE_VOLUME_MOUNT_FAILED)
+    });
+    kubelet_metrics::with_image_volume(|m| {
+        m.requested_total.inc_by(image_volumes.len() as f64);
+        for vm in container.volume_mounts.iter().flatten() {
+            if image_volumes.contains_key(&vm.name) {
+                if mount_failed {
+                    m.mounted_errors_total.inc();
+                } else {
+                    m.mounted_succeed_total.inc();
+                }
+            }
+        }
+    });
+}
+
 /// Whether the runtime can mount image volumes, from its CRI `Version` (ours, see the
 /// module documentation).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1300,6 +1300,13 @@ fn pulled_images(env: &Env) -> Vec<String> {
 
 #[tokio::test]
 async fn image_volumes_are_pulled_per_policy_and_reach_the_runtime_as_read_only_image_mounts() {
+    kubelet_metrics::register_image_volume().unwrap();
+    let succeeded = || {
+        let mut v = 0.0;
+        kubelet_metrics::with_image_volume(|m| v = m.mounted_succeed_total.get());
+        v
+    };
+    let before = succeeded();
     let env = Env::new();
     let m = env.manager().await;
     let mut seen = 0;
@@ -1346,6 +1353,9 @@ async fn image_volumes_are_pulled_per_policy_and_reach_the_runtime_as_read_only_
     // A container without image mounts gets none.
     let other = created_config(&env, "other").unwrap();
     assert!(other.mounts.iter().all(|m| m.image.is_none()), "{other:?}");
+    // `kubelet_image_volume_mounted_succeed_total`: the two mounts of `app` (only this
+    // test starts containers with image mounts on a supporting runtime).
+    assert_eq!(succeeded() - before, 2.0);
 }
 
 #[tokio::test]
@@ -1389,8 +1399,17 @@ async fn a_runtime_without_image_volumes_fails_the_container_instead_of_dropping
         });
     });
     let m = env.manager().await;
+    kubelet_metrics::register_image_volume().unwrap();
+    let failed = || {
+        let mut v = 0.0;
+        kubelet_metrics::with_image_volume(|m| v = m.mounted_errors_total.get());
+        v
+    };
+    let before = failed();
     let mut seen = 0;
     let (result, after) = sync(&env, &m, &image_volume_pod(["IfNotPresent", "Always"])).await;
+    // `kubelet_image_volume_mounted_errors_total`: both mounts of `app`.
+    assert_eq!(failed() - before, 2.0);
     // Pulled as upstream would, then refused before CreateContainer.
     assert_eq!(pulled_images(&env), vec!["example.com/data:1"]);
     running(&after, "other");

@@ -85,7 +85,13 @@ impl KubeGenericRuntimeManager {
                 return false;
             }
         };
-        let ok = match self.start_container(ctx, spec, &image_volumes).await {
+        let started = self.start_container(ctx, spec, &image_volumes).await;
+        crate::image_volumes::increment_image_volume_metrics(
+            started.as_ref().err(),
+            spec.container,
+            &image_volumes,
+        );
+        let ok = match started {
             Ok(()) => true,
             Err((kind, msg)) => {
                 // The error codes have a bounded cardinality (upstream's comment).
