@@ -115,8 +115,8 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
         },
     },
     UnsupportedPodFeature {
-        field: "spec.volumes[*] of any type but emptyDir, hostPath, configMap, secret, downwardAPI and projected",
-        upstream: "sets the volume up with its volume plugin (persistentVolumeClaim, ephemeral, image, csi, nfs, iscsi, ...)",
+        field: "spec.volumes[*] of any type but emptyDir, hostPath, configMap, secret, downwardAPI, projected and image",
+        upstream: "sets the volume up with its volume plugin (persistentVolumeClaim, ephemeral, csi, nfs, iscsi, ...)",
         find: |s, out| {
             out.extend(
                 volumes(s)
@@ -127,6 +127,7 @@ pub const UNSUPPORTED_POD_FEATURES: &[UnsupportedPodFeature] = &[
                             && v.secret.is_none()
                             && v.downward_api.is_none()
                             && v.projected.is_none()
+                            && v.image.is_none()
                     })
                     .map(|(p, v)| format!("{p}.{}", volume_type(v))),
             );

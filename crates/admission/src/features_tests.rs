@@ -53,7 +53,7 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
             vec!["spec.containers[0].volumeDevices"],
         ),
         (
-            "spec.volumes[*] of any type but emptyDir, hostPath, configMap, secret, downwardAPI and projected",
+            "spec.volumes[*] of any type but emptyDir, hostPath, configMap, secret, downwardAPI, projected and image",
             json!({"containers": [c(json!({}))], "volumes": [
                 {"name": "h", "hostPath": {"path": "/tmp"}},
                 {"name": "d", "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
@@ -64,7 +64,6 @@ fn cases() -> Vec<(&'static str, Value, Vec<&'static str>)> {
                 {"name": "pvc", "persistentVolumeClaim": {"claimName": "data"}},
                 {"name": "p", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}]}),
             vec![
-                "spec.volumes[2].image",
                 "spec.volumes[3].nfs",
                 "spec.volumes[6].persistentVolumeClaim",
             ],

@@ -110,6 +110,10 @@ pub fn set_feature_gates(s: &KubeletServer) {
         s.feature_gates
             .enabled(kubelet_features::gates::RESTART_ALL_CONTAINERS_ON_CONTAINER_EXITS),
     );
+    kubelet_container::gates::set_image_volume(
+        s.feature_gates
+            .enabled(kubelet_features::gates::IMAGE_VOLUME),
+    );
 }
 
 /// Step: `ValidateKubeletServer` (configuration; the flags were validated while loading).

@@ -40,6 +40,7 @@ struct State {
     apply_syncs: bool,
     next_id: u64,
     runtime_status: RuntimeStatus,
+    image_mounts: HashMap<String, Vec<String>>,
 }
 
 /// Recording fake runtime. Share it as `Arc<FakeRuntime>`.
@@ -86,6 +87,13 @@ impl FakeRuntime {
             .entry(method.to_string())
             .or_default()
             .push_back(err);
+    }
+
+    /// The image IDs [`Runtime::container_image_mounts`] reports for `container_id`.
+    pub fn set_container_image_mounts(&self, container_id: &str, image_ids: Vec<String>) {
+        self.state()
+            .image_mounts
+            .insert(container_id.to_string(), image_ids);
     }
 
     /// Replaces the runtime's pods (what `GetPods(true)` returns; `GetPods(false)`
@@ -352,6 +360,16 @@ impl Runtime for FakeRuntime {
             return self.record("GarbageCollect(evictNonDeletedPods)");
         }
         self.record("GarbageCollect")
+    }
+
+    async fn container_image_mounts(&self, id: &ContainerId) -> Result<Vec<String>, RuntimeError> {
+        self.record("ContainerImageMounts")?;
+        Ok(self
+            .state()
+            .image_mounts
+            .get(&id.id)
+            .cloned()
+            .unwrap_or_default())
     }
 
     async fn delete_container(&self, id: &ContainerId) -> Result<(), RuntimeError> {

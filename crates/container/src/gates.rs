@@ -94,3 +94,47 @@ impl Drop for RestartAllGateGuard {
         RESTART_ALL_CONTAINERS_OVERRIDE.with(|c| c.set(self.previous));
     }
 }
+
+static IMAGE_VOLUME: AtomicBool = AtomicBool::new(true);
+
+#[cfg(any(test, feature = "fake"))]
+thread_local! {
+    static IMAGE_VOLUME_OVERRIDE: std::cell::Cell<Option<bool>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// `ImageVolume` (beta, on by default in 1.35): `spec.volumes[*].image` volumes are pulled
+/// and handed to the runtime as CRI image mounts.
+pub fn image_volume() -> bool {
+    #[cfg(any(test, feature = "fake"))]
+    if let Some(v) = IMAGE_VOLUME_OVERRIDE.with(std::cell::Cell::get) {
+        return v;
+    }
+    IMAGE_VOLUME.load(Ordering::Relaxed)
+}
+
+/// Sets [`image_volume`] (the kubelet, at start).
+pub fn set_image_volume(enabled: bool) {
+    IMAGE_VOLUME.store(enabled, Ordering::Relaxed);
+}
+
+/// Overrides [`image_volume`] on the current thread until the guard drops (tests).
+#[cfg(any(test, feature = "fake"))]
+pub fn set_image_volume_during_test(enabled: bool) -> ImageVolumeGateGuard {
+    let previous = IMAGE_VOLUME_OVERRIDE.with(|c| c.replace(Some(enabled)));
+    ImageVolumeGateGuard { previous }
+}
+
+/// Restores the previous [`image_volume`] override when dropped.
+#[cfg(any(test, feature = "fake"))]
+#[must_use = "the override ends when the guard drops"]
+pub struct ImageVolumeGateGuard {
+    previous: Option<bool>,
+}
+
+#[cfg(any(test, feature = "fake"))]
+impl Drop for ImageVolumeGateGuard {
+    fn drop(&mut self) {
+        IMAGE_VOLUME_OVERRIDE.with(|c| c.set(self.previous));
+    }
+}

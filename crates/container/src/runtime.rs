@@ -231,6 +231,10 @@ pub trait Runtime: Send + Sync {
 
     /// Removes one container; fails if it is still running (upstream `DeleteContainer`).
     async fn delete_container(&self, id: &ContainerId) -> Result<(), RuntimeError>;
+
+    /// The image IDs the container mounts as image volumes: `Mounts[*].Image.Image` of
+    /// upstream `GetContainerStatus`, the part image GC's `handleImageVolumes` reads.
+    async fn container_image_mounts(&self, id: &ContainerId) -> Result<Vec<String>, RuntimeError>;
 }
 
 /// Image operations (upstream `ImageService` embedded in `Runtime`; kept as a

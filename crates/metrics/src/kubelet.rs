@@ -494,6 +494,41 @@ impl KubeletMetrics {
     }
 }
 
+/// The image volume counters (`metrics.go`, registered only with the gate `ImageVolume`).
+#[derive(Clone)]
+pub struct ImageVolumeMetrics {
+    /// `kubelet_image_volume_requested_total` (BETA).
+    pub requested_total: Counter,
+    /// `kubelet_image_volume_mounted_succeed_total` (BETA).
+    pub mounted_succeed_total: Counter,
+    /// `kubelet_image_volume_mounted_errors_total` (BETA).
+    pub mounted_errors_total: Counter,
+}
+
+impl ImageVolumeMetrics {
+    /// Creates the image volume families and registers them in `reg`.
+    pub fn register(reg: &KubeRegistry) -> Result<Self, RegisterError> {
+        let b = Builder { reg };
+        Ok(ImageVolumeMetrics {
+            requested_total: b.counter(
+                "kubelet_image_volume_requested_total",
+                "Number of requested image volumes.",
+                BETA,
+            )?,
+            mounted_succeed_total: b.counter(
+                "kubelet_image_volume_mounted_succeed_total",
+                "Number of successful image volume mounts.",
+                BETA,
+            )?,
+            mounted_errors_total: b.counter(
+                "kubelet_image_volume_mounted_errors_total",
+                "Number of failed image volume mounts.",
+                BETA,
+            )?,
+        })
+    }
+}
+
 impl ProberMetrics {
     /// Creates the prober families and registers them in `reg`.
     pub fn register(reg: &KubeRegistry) -> Result<Self, RegisterError> {

@@ -26,7 +26,7 @@ use std::sync::LazyLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use kubelet::{
-    BuildInfo, DEF_BUCKETS, KubeletMetrics, POD_STARTUP_DURATION_BUCKETS,
+    BuildInfo, DEF_BUCKETS, ImageVolumeMetrics, KubeletMetrics, POD_STARTUP_DURATION_BUCKETS,
     POD_STARTUP_STEP_DURATION, ProberMetrics, container_type, exponential_buckets,
     register_process_start_time,
 };
@@ -104,6 +104,31 @@ pub fn kubelet() -> Option<&'static KubeletMetrics> {
 /// The prober's families.
 pub fn prober() -> Option<&'static ProberMetrics> {
     PROBES.as_ref().ok().map(|p| &p.prober)
+}
+
+static IMAGE_VOLUME: std::sync::OnceLock<ImageVolumeMetrics> = std::sync::OnceLock::new();
+
+/// Registers the image volume families in the `/metrics` registry (upstream: when the gate
+/// `ImageVolume` is on); once.
+pub fn register_image_volume() -> Result<(), RegisterError> {
+    static ONCE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _once = ONCE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if IMAGE_VOLUME.get().is_some() {
+        return Ok(());
+    }
+    let legacy = LEGACY.as_ref().map_err(Clone::clone)?;
+    let m = ImageVolumeMetrics::register(&legacy.registry)?;
+    let _ = IMAGE_VOLUME.set(m);
+    Ok(())
+}
+
+/// Runs `f` on the image volume families when they are registered.
+pub fn with_image_volume(f: impl FnOnce(&ImageVolumeMetrics)) {
+    if let Some(m) = IMAGE_VOLUME.get() {
+        f(m);
+    }
 }
 
 /// Runs `f` on the kubelet's families.

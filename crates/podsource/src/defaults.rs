@@ -163,6 +163,20 @@ fn set_defaults_volume(v: &mut Volume) {
     if let Some(p) = v.projected.as_mut() {
         p.default_mode.get_or_insert(DEFAULT_FILE_MODE);
     }
+    // `SetDefaults_Volume`: with `ImageVolume`, the pull policy follows the tag as a
+    // container's `imagePullPolicy` does.
+    if let Some(i) = v.image.as_mut()
+        && kubelet_container::gates::image_volume()
+        && i.pull_policy.as_deref().unwrap_or_default().is_empty()
+    {
+        let reference = i.reference.as_deref().unwrap_or_default();
+        let policy = if image_tag(reference) == Some("latest") {
+            "Always"
+        } else {
+            "IfNotPresent"
+        };
+        i.pull_policy = Some(policy.to_string());
+    }
 }
 
 /// True when any volume source field is set (upstream `ptr.AllPtrFieldsNil` negated).

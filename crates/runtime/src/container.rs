@@ -17,7 +17,7 @@ use kubelet_cri::v1::{
 use crate::actions::KillReason;
 use crate::error::RuntimeManagerError;
 use crate::expansion::expand_command_and_args;
-use crate::helper::{Mount, RuntimeHelper};
+use crate::helper::{ImageVolumes, Mount, RuntimeHelper};
 use crate::labels::{
     container_info_from_annotations, container_info_from_labels, new_container_annotations,
     new_container_labels,
@@ -63,6 +63,8 @@ fn to_cri_mount(m: &Mount) -> cri::Mount {
         readonly: m.read_only,
         selinux_relabel: m.selinux_relabel,
         propagation: m.propagation,
+        image: m.image.clone(),
+        image_sub_path: m.image_sub_path.clone(),
         ..cri::Mount::default()
     }
 }
@@ -78,10 +80,11 @@ pub async fn generate_container_config(
     image_ref: &str,
     image_user: &ImageUser,
     target_id: Option<&ContainerId>,
+    image_volumes: &ImageVolumes,
 ) -> Result<ContainerConfig, RuntimeManagerError> {
     let opts = ctx
         .helper
-        .generate_run_container_options(pod, container, pod_ips)
+        .generate_run_container_options(pod, container, pod_ips, image_volumes)
         .await?;
     verify_run_as_non_root(pod, container, image_user)?;
     let (command, args) = expand_command_and_args(

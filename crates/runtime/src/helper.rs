@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Container, Pod, Volume};
 use kubelet_container::is_host_network_pod;
-use kubelet_cri::v1::{DnsConfig, MountPropagation};
+use kubelet_cri::v1::{DnsConfig, ImageSpec, MountPropagation};
 
 use crate::cgroup::PodCgroupNamer;
 use crate::dns::{DnsConfigurer, pod_hostname_and_domain};
@@ -24,7 +24,7 @@ use crate::subpath::Subpath;
 use crate::volumes::VolumeHost;
 
 /// A bind mount for a container (upstream `kubecontainer.Mount`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Mount {
     /// Volume name (informational).
     pub name: String,
@@ -38,10 +38,19 @@ pub struct Mount {
     pub selinux_relabel: bool,
     /// CRI `MountPropagation` value.
     pub propagation: i32,
+    /// The image of an image volume (`spec.volumes[*].image`): the runtime mounts it
+    /// instead of `host_path`, which is empty then.
+    pub image: Option<ImageSpec>,
+    /// The subPath inside the image of an image volume (upstream `ImageSubPath`).
+    pub image_sub_path: String,
 }
 
+/// The image specs of a container's image volumes, by volume name (upstream
+/// `kubecontainer.ImageVolumes`).
+pub type ImageVolumes = std::collections::HashMap<String, ImageSpec>;
+
 /// Everything container creation needs from the kubelet (upstream `RunContainerOptions`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunContainerOptions {
     /// Final environment, in order.
     pub envs: Vec<(String, String)>,
@@ -58,12 +67,14 @@ pub struct RunContainerOptions {
 #[async_trait::async_trait]
 pub trait RuntimeHelper: Send + Sync {
     /// `GenerateRunContainerOptions` (async: the environment reads ConfigMaps and Secrets
-    /// through the kubelet's managers).
+    /// through the kubelet's managers); `image_volumes` are the pulled images of the pod's
+    /// image volumes the container mounts.
     async fn generate_run_container_options(
         &self,
         pod: &Pod,
         container: &Container,
         pod_ips: &[String],
+        image_volumes: &ImageVolumes,
     ) -> Result<RunContainerOptions, RuntimeManagerError>;
     /// `GetPodDNS`.
     fn get_pod_dns(&self, pod: &Pod) -> Result<DnsConfig, RuntimeManagerError>;
@@ -195,13 +206,16 @@ impl KubeletRuntimeHelper {
     }
 
     /// `makeMounts`: volume mounts, then `/etc/hosts` unless the container mounts its own or
-    /// the pod IP is not known yet.
+    /// the pod IP is not known yet. A mount of an image volume (in `image_volumes`, gate
+    /// `ImageVolume`) has no host path: it carries the image and the subPath inside it for
+    /// the runtime, and is read-only (the image plugin's `ReadOnly` attribute).
     fn make_mounts(
         &self,
         pod: &Pod,
         container: &Container,
         pod_ips: &[String],
         envs: &[(String, String)],
+        image_volumes: &ImageVolumes,
     ) -> Result<Vec<Mount>, RuntimeManagerError> {
         let volumes = pod
             .spec
@@ -236,17 +250,35 @@ impl KubeletRuntimeHelper {
                     )));
                 }
             }
+            let propagation = match vm.mount_propagation.as_deref() {
+                Some("HostToContainer") => MountPropagation::PropagationHostToContainer,
+                Some("Bidirectional") => MountPropagation::PropagationBidirectional,
+                _ => MountPropagation::PropagationPrivate,
+            };
+            let image = image_volumes
+                .get(&vm.name)
+                .filter(|_| kubelet_container::gates::image_volume());
+            if let Some(image) = image {
+                // `pkg/volume/image`: no host path, `ReadOnly: true, Managed: false,
+                // SELinuxRelabel: false`.
+                mounts.push(Mount {
+                    name: vm.name.clone(),
+                    container_path: vm.mount_path.clone(),
+                    host_path: PathBuf::new(),
+                    read_only: true,
+                    selinux_relabel: false,
+                    propagation: propagation as i32,
+                    image: Some(image.clone()),
+                    image_sub_path: sub_path,
+                });
+                continue;
+            }
             let mut host_path = self.volumes.volume_path(pod, volume)?;
             let attributes = self.volumes.attributes(volume);
             if !sub_path.is_empty() {
                 host_path =
                     self.prepare_sub_path(pod, container, i, volume, host_path, &sub_path)?;
             }
-            let propagation = match vm.mount_propagation.as_deref() {
-                Some("HostToContainer") => MountPropagation::PropagationHostToContainer,
-                Some("Bidirectional") => MountPropagation::PropagationBidirectional,
-                _ => MountPropagation::PropagationPrivate,
-            };
             mounts.push(Mount {
                 name: vm.name.clone(),
                 container_path: vm.mount_path.clone(),
@@ -256,6 +288,7 @@ impl KubeletRuntimeHelper {
                 // copy, so every mount of such a volume asks for the relabel).
                 selinux_relabel: attributes.managed && attributes.selinux_relabel,
                 propagation: propagation as i32,
+                ..Mount::default()
             });
         }
         if mount_etc_hosts {
@@ -282,6 +315,7 @@ impl KubeletRuntimeHelper {
                 read_only: false,
                 selinux_relabel: true,
                 propagation: MountPropagation::PropagationPrivate as i32,
+                ..Mount::default()
             });
         }
         Ok(mounts)
@@ -295,6 +329,7 @@ impl RuntimeHelper for KubeletRuntimeHelper {
         pod: &Pod,
         container: &Container,
         pod_ips: &[String],
+        image_volumes: &ImageVolumes,
     ) -> Result<RunContainerOptions, RuntimeManagerError> {
         let envs = make_environment_variables(
             pod,
@@ -308,7 +343,7 @@ impl RuntimeHelper for KubeletRuntimeHelper {
             }),
         )
         .await?;
-        let mounts = self.make_mounts(pod, container, pod_ips, &envs)?;
+        let mounts = self.make_mounts(pod, container, pod_ips, &envs, image_volumes)?;
         let mut pod_container_dir = None;
         if container
             .termination_message_path

@@ -161,9 +161,32 @@ impl ImageManager {
         sandbox_config: Option<&PodSandboxConfig>,
         runtime_handler: &str,
     ) -> Result<String, ImageError> {
-        let requested = container.image.as_deref().unwrap_or_default();
-        let object = container_ref(pod, &container.name);
-        let event = |t, reason, message: &str| self.recorder.event(&object, t, reason, message);
+        self.ensure_image_exists_for(
+            &container_ref(pod, &container.name),
+            pod,
+            container.image.as_deref().unwrap_or_default(),
+            container.image_pull_policy.as_deref(),
+            pull_secrets,
+            sandbox_config,
+            runtime_handler,
+        )
+        .await
+    }
+
+    /// `EnsureImageExists` of upstream's signature: `requested` with `pull_policy`, events
+    /// to `object` (the container for a container's image, the pod for an image volume's).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn ensure_image_exists_for(
+        &self,
+        object: &k8s_openapi::api::core::v1::ObjectReference,
+        pod: &Pod,
+        requested: &str,
+        pull_policy_field: Option<&str>,
+        pull_secrets: &[Secret],
+        sandbox_config: Option<&PodSandboxConfig>,
+        runtime_handler: &str,
+    ) -> Result<String, ImageError> {
+        let event = |t, reason, message: &str| self.recorder.event(object, t, reason, message);
         let fail = |kind, message| Err(ImageError { kind, message });
         let image = match apply_default_image_tag(requested) {
             Ok(i) => i,
@@ -193,7 +216,7 @@ impl ImageManager {
                 return fail(SyncErrorKind::ImageInspect, msg);
             }
         };
-        let policy = pull_policy(container.image_pull_policy.as_deref(), requested);
+        let policy = pull_policy(pull_policy_field, requested);
         if !should_pull_image(policy, present.is_some()) {
             return match present {
                 Some(r) => {

@@ -335,8 +335,23 @@ impl RealImageGcManager {
             .map_err(|e| ImageGcError::Runtime(e.to_string()))?;
         let sandbox_image = self.sandbox_image.sandbox_image().await;
         let mut in_use = HashSet::new();
+        let image_ids: HashSet<&str> = images.iter().map(|i| i.id.as_str()).collect();
         for pod in &pods {
             for c in &pod.containers {
+                // `handleImageVolumes`: the images the container mounts are in use too.
+                if kubelet_container::gates::image_volume() {
+                    let mounts = self
+                        .runtime
+                        .container_image_mounts(&c.id)
+                        .await
+                        .map_err(|e| ImageGcError::Runtime(format!("get container status: {e}")))?;
+                    for id in mounts {
+                        if image_ids.contains(id.as_str()) {
+                            tracing::trace!(pod = %pod.full_name(), container = %c.name, image_id = %id, "Container uses image as mount");
+                            in_use.insert(id);
+                        }
+                    }
+                }
                 tracing::trace!(pod = %pod.full_name(), container = %c.name, image = %c.image, image_id = %c.image_id, "Container uses image");
                 in_use.insert(c.image_id.clone());
             }

@@ -514,3 +514,46 @@ fn sizes_are_formatted_as_upstream() {
     assert_eq!(format_size(1536), "1.5 KiB");
     assert_eq!(format_size(100 * 1024 * 1024 * 1024), "100.0 GiB");
 }
+
+/// `handleImageVolumes`: an image a container mounts as an image volume is in use (and
+/// kept by a GC round) like the container's own image; an unknown mounted ID adds nothing;
+/// with the gate off only the containers' images count.
+#[tokio::test]
+async fn images_mounted_as_image_volumes_are_in_use() {
+    for gate in [true, false] {
+        let _gate = kubelet_container::gates::set_image_volume_during_test(gate);
+        let e = env(policy(50, 40));
+        e.add("sha256:a", 10);
+        e.add("sha256:vol", 10);
+        e.add("sha256:other", 10);
+        e.use_images(&["sha256:a"]);
+        e.runtime
+            .set_container_image_mounts("c0", vec!["sha256:vol".into(), "sha256:gone".into()]);
+        let in_use = e.gc.detect_images(start()).await.unwrap();
+        let mut in_use: Vec<&str> = in_use.iter().map(String::as_str).collect();
+        in_use.sort_unstable();
+        if gate {
+            assert_eq!(in_use, ["sha256:a", "sha256:vol"]);
+        } else {
+            assert_eq!(in_use, ["sha256:a"]);
+        }
+        e.stats.set(100 * GIB, 0);
+        e.clock.step(Duration::from_secs(60));
+        let _ = e.gc.garbage_collect(e.clock.now()).await;
+        let mut want = vec!["sha256:a", "sha256:vol"];
+        if !gate {
+            want.retain(|i| *i != "sha256:vol");
+        }
+        let present = e.present();
+        for id in &want {
+            assert!(
+                present.iter().any(|p| p == id),
+                "gate {gate}: {id} kept: {present:?}"
+            );
+        }
+        assert!(!present.iter().any(|p| p == "sha256:other"), "{present:?}");
+        if !gate {
+            assert!(!present.iter().any(|p| p == "sha256:vol"), "{present:?}");
+        }
+    }
+}

@@ -58,6 +58,7 @@ pub mod hosts;
 pub mod image;
 pub mod image_gc;
 pub mod image_ref;
+pub mod image_volumes;
 pub mod instrumented_services;
 pub mod keyring;
 pub mod kill;

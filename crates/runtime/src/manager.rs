@@ -90,6 +90,8 @@ pub struct RuntimeManagerDeps {
 /// The kubelet's CRI-backed [`Runtime`] (upstream `kubeGenericRuntimeManager`).
 pub struct KubeGenericRuntimeManager {
     pub(crate) runtime_name: String,
+    /// Whether the runtime mounts image volumes (from its `Version`).
+    pub(crate) image_volume_support: crate::image_volumes::ImageVolumeSupport,
     pub(crate) runtime: Arc<dyn RuntimeService>,
     pub(crate) images: ImageManager,
     pub(crate) helper: Arc<dyn RuntimeHelper>,
@@ -156,6 +158,10 @@ impl KubeGenericRuntimeManager {
         );
         let recorder = FilteredRecorder::new(deps.recorder);
         Ok(Self {
+            image_volume_support: crate::image_volumes::ImageVolumeSupport::from_version(
+                &version.runtime_name,
+                &version.runtime_version,
+            ),
             runtime_name: version.runtime_name,
             images: ImageManager::new(
                 deps.image,
@@ -317,6 +323,21 @@ impl Runtime for KubeGenericRuntimeManager {
 
     async fn delete_container(&self, id: &ContainerId) -> Result<(), RuntimeError> {
         self.remove_container(&id.id).await
+    }
+
+    async fn container_image_mounts(&self, id: &ContainerId) -> Result<Vec<String>, RuntimeError> {
+        let resp = self
+            .runtime
+            .container_status(&id.id, false)
+            .await
+            .map_err(cri_err)?;
+        Ok(resp
+            .status
+            .iter()
+            .flat_map(|s| s.mounts.iter())
+            .filter_map(|m| m.image.as_ref().map(|i| i.image.clone()))
+            .filter(|i| !i.is_empty())
+            .collect())
     }
 }
 

@@ -1244,3 +1244,209 @@ async fn an_unknown_supplemental_groups_policy_fails_the_sandbox_as_upstream() {
     );
     assert!(env.runtime.sandboxes().is_empty());
 }
+
+// ---- image volumes (`getImageVolumes`, `toKubeContainerImageVolumes`, CRI image mounts)
+
+/// `app` mounts `present` (busybox, `IfNotPresent`, subPath `etc`) and `remote`
+/// (`example.com/data:1`, `Always`); `other` mounts nothing.
+fn image_volume_pod(policies: [&str; 2]) -> ApiPod {
+    use k8s_openapi::api::core::v1::{ImageVolumeSource, Volume, VolumeMount};
+    let mut app = busybox("app");
+    app.volume_mounts = Some(vec![
+        VolumeMount {
+            name: "present".into(),
+            mount_path: "/p".into(),
+            sub_path: Some("etc".into()),
+            read_only: Some(false),
+            ..VolumeMount::default()
+        },
+        VolumeMount {
+            name: "remote".into(),
+            mount_path: "/r".into(),
+            ..VolumeMount::default()
+        },
+    ]);
+    let mut p = pod(vec![app, busybox("other")], vec![]);
+    p.metadata.annotations = Some([("a".to_string(), "b".to_string())].into());
+    let volume = |name: &str, reference: &str, policy: &str| Volume {
+        name: name.into(),
+        image: Some(ImageVolumeSource {
+            reference: Some(reference.into()),
+            pull_policy: Some(policy.into()),
+        }),
+        ..Volume::default()
+    };
+    p.spec.as_mut().unwrap().volumes = Some(vec![
+        volume("present", "busybox:1.36", policies[0]),
+        volume("remote", "example.com/data:1", policies[1]),
+    ]);
+    p
+}
+
+fn created_config(env: &Env, name: &str) -> Option<kubelet_cri::v1::ContainerConfig> {
+    env.runtime.with_state(|s| {
+        s.containers
+            .values()
+            .find(|c| c.config.metadata.as_ref().is_some_and(|m| m.name == name))
+            .map(|c| c.config.clone())
+    })
+}
+
+fn pulled_images(env: &Env) -> Vec<String> {
+    env.image
+        .pulled()
+        .into_iter()
+        .map(|p| p.image.image)
+        .collect()
+}
+
+#[tokio::test]
+async fn image_volumes_are_pulled_per_policy_and_reach_the_runtime_as_read_only_image_mounts() {
+    kubelet_metrics::register_image_volume().unwrap();
+    let succeeded = || {
+        let mut v = 0.0;
+        kubelet_metrics::with_image_volume(|m| v = m.mounted_succeed_total.get());
+        v
+    };
+    let before = succeeded();
+    let env = Env::new();
+    let m = env.manager().await;
+    let mut seen = 0;
+    let (result, after) = sync(&env, &m, &image_volume_pod(["IfNotPresent", "Always"])).await;
+    assert!(result.error().is_none(), "{result:?}");
+    running(&after, "app");
+    // `IfNotPresent` with the image present: no pull; `Always`: pulled, once per sync.
+    assert_eq!(pulled_images(&env), vec!["example.com/data:1"]);
+    let events = events(&env, &mut seen);
+    for want in [
+        "- Normal Pulled Container image \"busybox:1.36\" already present on machine and can be accessed by the pod",
+        "- Normal Pulling Pulling image \"example.com/data:1\"",
+    ] {
+        assert!(events.iter().any(|e| e == want), "{want}\n{events:#?}");
+    }
+    let config = created_config(&env, "app").unwrap();
+    let by_path = |p: &str| {
+        config
+            .mounts
+            .iter()
+            .find(|m| m.container_path == p)
+            .cloned()
+            .unwrap()
+    };
+    let present = by_path("/p");
+    assert_eq!(present.host_path, "");
+    assert!(present.readonly, "image volumes are read-only: {present:?}");
+    assert!(!present.selinux_relabel);
+    assert_eq!(present.image_sub_path, "etc");
+    let image = present.image.unwrap();
+    assert_eq!(
+        image.image,
+        kubelet_cri::fake::fake_image_id("busybox:1.36")
+    );
+    assert_eq!(image.user_specified_image, "busybox:1.36");
+    assert_eq!(image.annotations.get("a").map(String::as_str), Some("b"));
+    let remote = by_path("/r");
+    assert!(remote.readonly);
+    assert_eq!(remote.image_sub_path, "");
+    assert_eq!(
+        remote.image.unwrap().user_specified_image,
+        "example.com/data:1"
+    );
+    // A container without image mounts gets none.
+    let other = created_config(&env, "other").unwrap();
+    assert!(other.mounts.iter().all(|m| m.image.is_none()), "{other:?}");
+    // `kubelet_image_volume_mounted_succeed_total`: the two mounts of `app` (only this
+    // test starts containers with image mounts on a supporting runtime).
+    assert_eq!(succeeded() - before, 2.0);
+}
+
+#[tokio::test]
+async fn a_failed_image_volume_pull_fails_only_the_containers_mounting_it() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let mut seen = 0;
+    // `Never` with the image absent.
+    let (result, after) = sync(&env, &m, &image_volume_pod(["IfNotPresent", "Never"])).await;
+    running(&after, "other");
+    assert!(after.find_container_status_by_name("app").is_none());
+    let app = result
+        .sync_results
+        .iter()
+        .find(|r| r.target == "app")
+        .unwrap();
+    assert_eq!(app.error, Some(SyncErrorKind::ImageNeverPull), "{app:?}");
+    assert_eq!(
+        app.message,
+        "Container image \"example.com/data:1\" is not present with pull policy of Never"
+    );
+    assert!(pulled_images(&env).is_empty());
+    let events = events(&env, &mut seen);
+    for want in [
+        "- Warning ErrImageNeverPull Container image \"example.com/data:1\" is not present with pull policy of Never",
+        "spec.containers{app} Warning Failed Error: ErrImageNeverPull",
+    ] {
+        assert!(events.iter().any(|e| e == want), "{want}\n{events:#?}");
+    }
+}
+
+#[tokio::test]
+async fn a_runtime_without_image_volumes_fails_the_container_instead_of_dropping_the_volume() {
+    let env = Env::new();
+    env.runtime.with_state(|s| {
+        s.version = Some(kubelet_cri::v1::VersionResponse {
+            version: "0.1.0".into(),
+            runtime_name: "containerd".into(),
+            runtime_version: "1.6.20~ds1".into(),
+            runtime_api_version: "v1".into(),
+        });
+    });
+    let m = env.manager().await;
+    kubelet_metrics::register_image_volume().unwrap();
+    let failed = || {
+        let mut v = 0.0;
+        kubelet_metrics::with_image_volume(|m| v = m.mounted_errors_total.get());
+        v
+    };
+    let before = failed();
+    let mut seen = 0;
+    let (result, after) = sync(&env, &m, &image_volume_pod(["IfNotPresent", "Always"])).await;
+    // `kubelet_image_volume_mounted_errors_total`: both mounts of `app`.
+    assert_eq!(failed() - before, 2.0);
+    // Pulled as upstream would, then refused before CreateContainer.
+    assert_eq!(pulled_images(&env), vec!["example.com/data:1"]);
+    running(&after, "other");
+    assert!(created_config(&env, "app").is_none());
+    let app = result
+        .sync_results
+        .iter()
+        .find(|r| r.target == "app")
+        .unwrap();
+    assert_eq!(app.error, Some(SyncErrorKind::CreateContainer), "{app:?}");
+    let want = "ImageVolumeMountFailed: the container runtime containerd 1.6.20~ds1 cannot mount image volumes (containerd 2.1 or later can): container \"app\" mounts image volume \"present\" (spec.volumes[0].image), \"remote\" (spec.volumes[1].image)";
+    assert_eq!(app.message, want);
+    let events = events(&env, &mut seen);
+    let event = format!("spec.containers{{app}} Warning Failed Error: {want}");
+    assert!(events.contains(&event), "{events:#?}");
+}
+
+#[tokio::test]
+async fn with_the_image_volume_gate_off_nothing_is_pulled_or_mounted_as_an_image() {
+    let _gate = kubelet_container::gates::set_image_volume_during_test(false);
+    let env = Env::new();
+    let m = env.manager().await;
+    let (result, after) = sync(&env, &m, &image_volume_pod(["IfNotPresent", "Always"])).await;
+    assert!(pulled_images(&env).is_empty());
+    running(&after, "other");
+    // The volume manager keeps such a pod from syncing (no plugin); were it synced, the
+    // volume has no host path.
+    let app = result
+        .sync_results
+        .iter()
+        .find(|r| r.target == "app")
+        .unwrap();
+    assert_eq!(
+        app.error,
+        Some(SyncErrorKind::CreateContainerConfig),
+        "{app:?}"
+    );
+}

@@ -33,6 +33,8 @@ pub(crate) struct StartCtx<'a> {
     pub(crate) pull_secrets: &'a [Secret],
     pub(crate) pod_ips: &'a [String],
     pub(crate) backoff: &'a Backoff,
+    /// The pulls of the pod's image volumes (`getImageVolumes`).
+    pub(crate) image_volume_pulls: &'a crate::image_volumes::ImageVolumePulls,
 }
 
 impl KubeGenericRuntimeManager {
@@ -68,7 +70,28 @@ impl KubeGenericRuntimeManager {
                 .with_label_values(&[spec.metric_label])
                 .inc();
         });
-        let ok = match self.start_container(ctx, spec).await {
+        // "We fail late here to populate the "ErrImagePull" and "ImagePullBackOff"
+        // correctly to the end user."
+        let image_volumes = match crate::image_volumes::to_kube_container_image_volumes(
+            &self.recorder,
+            ctx.image_volume_pulls,
+            ctx.pod,
+            spec.container,
+        ) {
+            Ok(v) => v,
+            Err((kind, msg)) => {
+                r.fail(kind, msg);
+                result.add_sync_result(r);
+                return false;
+            }
+        };
+        let started = self.start_container(ctx, spec, &image_volumes).await;
+        crate::image_volumes::increment_image_volume_metrics(
+            started.as_ref().err(),
+            spec.container,
+            &image_volumes,
+        );
+        let ok = match started {
             Ok(()) => true,
             Err((kind, msg)) => {
                 // The error codes have a bounded cardinality (upstream's comment).
@@ -94,6 +117,7 @@ impl KubeGenericRuntimeManager {
         &self,
         ctx: &StartCtx<'_>,
         spec: &StartSpec<'_>,
+        image_volumes: &crate::helper::ImageVolumes,
     ) -> Result<(), (SyncErrorKind, String)> {
         let (pod, container) = (ctx.pod, spec.container);
         // `recordContainerEvent(..., "Error: %v", s.Message())` on each failure below.
@@ -170,9 +194,18 @@ impl KubeGenericRuntimeManager {
             &image_ref,
             &image_user,
             target.as_ref(),
+            image_volumes,
         )
         .await
         .map_err(|e| config_err(e.to_string()))?;
+        // Ours: a runtime that predates image volumes would ignore the CRI mount's image.
+        if let Some(msg) = self
+            .image_volume_support
+            .check(pod, container, image_volumes)
+        {
+            failed(reasons::FAILED_TO_CREATE_CONTAINER, "", &msg);
+            return Err((SyncErrorKind::CreateContainer, msg));
+        }
         self.set_actuated_container_resources(pod, container);
 
         let id = self

@@ -161,6 +161,40 @@ impl KubeGenericRuntimeManager {
                 return result;
             }
         };
+        // `getImageVolumes`: a RuntimeClass that cannot be resolved fails the sandbox
+        // config result.
+        let runtime_class_name = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.runtime_class_name.as_deref());
+        let has_image_volumes = pod
+            .spec
+            .iter()
+            .flat_map(|s| s.volumes.iter().flatten())
+            .any(|v| v.image.is_some());
+        let mut image_volume_pulls = crate::image_volumes::ImageVolumePulls::new();
+        if has_image_volumes && kubelet_container::gates::image_volume() {
+            let handler = match self
+                .runtime_classes
+                .lookup_runtime_handler(runtime_class_name)
+            {
+                Ok(h) => h,
+                Err(e) => {
+                    tracing::error!(pod = %format_pod(pod), error = %e, "Get image volumes for pod failed");
+                    config_result.fail(SyncErrorKind::ConfigPodSandbox, e.to_string());
+                    result.add_sync_result(config_result);
+                    return result;
+                }
+            };
+            image_volume_pulls = crate::image_volumes::get_image_volumes(
+                &self.images,
+                pod,
+                &sandbox_config,
+                pull_secrets,
+                &handler,
+            )
+            .await;
+        }
         result.add_sync_result(config_result);
 
         let spec = pod.spec.as_ref();
@@ -176,6 +210,7 @@ impl KubeGenericRuntimeManager {
             pull_secrets,
             pod_ips: &pod_ips,
             backoff,
+            image_volume_pulls: &image_volume_pulls,
         };
         for idx in &changes.ephemeral_containers_to_start {
             let Some(ec) = ephemeral.get(*idx) else {

@@ -31,6 +31,9 @@ pub enum VolumeError {
     /// A node-local volume (`emptyDir`) could not be set up.
     #[error(transparent)]
     Local(#[from] kubelet_runtime::error::RuntimeManagerError),
+    /// No volume plugin handles the volume (upstream `volume.ErrNoPluginMatched`).
+    #[error("no volume plugin matched")]
+    NoPluginMatched,
     /// Several sources failed (upstream `utilerrors.NewAggregate`).
     #[error("{}", aggregate_message(.0))]
     Aggregate(Vec<VolumeError>),

@@ -41,11 +41,14 @@ const EMPTY_DIR_PERM: u32 = 0o777;
 /// `WaitForAttachAndMount` failed: the volumes that are not mounted and the first error.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unmounted volumes={unmounted:?}, unattached volumes=[], failed to process volumes=[]: {source}"
+    "unmounted volumes={unmounted:?}, unattached volumes=[], failed to process volumes={not_processed:?}: {source}"
 )]
 pub struct MountError {
     /// The volumes that could not be set up, sorted.
     pub unmounted: Vec<String>,
+    /// The volumes no plugin handles (upstream's volumes not in the desired state of the
+    /// world), sorted.
+    pub not_processed: Vec<String>,
     /// The first set-up error.
     #[source]
     pub source: VolumeError,
@@ -130,7 +133,30 @@ impl VolumeManager {
     /// `downwardAPI` and `projected` volume of `pod`. A failure is recorded as a
     /// `FailedMount` event (`MountVolume.SetUp failed for volume "x" : …`); it fails the
     /// call only for a volume that was not mounted before.
+    ///
+    /// An image volume with the gate `ImageVolume` off has no plugin (upstream registers
+    /// the image plugin only with the gate): the call fails for it, so the pod's containers
+    /// never start, as upstream's `WaitForAttachAndMount` times out on it on every sync
+    /// (upstream polls for 2 minutes first; here the pod worker's retry takes its place).
     pub async fn wait_for_attach_and_mount(&self, pod: &Pod) -> Result<(), MountError> {
+        if !kubelet_container::gates::image_volume() {
+            let mut images: Vec<String> = pod
+                .spec
+                .iter()
+                .flat_map(|s| s.volumes.iter().flatten())
+                .filter(|v| v.image.is_some())
+                .map(|v| v.name.clone())
+                .collect();
+            if !images.is_empty() {
+                images.sort();
+                tracing::error!(pod = %pod_uid(pod), volumes = ?images, "Failed to get Plugin from volumeSpec: no volume plugin matched");
+                return Err(MountError {
+                    unmounted: images.clone(),
+                    not_processed: images,
+                    source: VolumeError::NoPluginMatched,
+                });
+            }
+        }
         let volumes: Vec<(&Volume, Plugin)> = pod
             .spec
             .iter()
@@ -197,7 +223,11 @@ impl VolumeManager {
             None => Ok(()),
             Some(source) => {
                 unmounted.sort();
-                Err(MountError { unmounted, source })
+                Err(MountError {
+                    unmounted,
+                    not_processed: Vec::new(),
+                    source,
+                })
             }
         }
     }

@@ -508,3 +508,27 @@ async fn empty_dir_set_up_errors_are_failed_mounts() {
     let two = Path::new("/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~empty-dir/two");
     assert_eq!(os.hugetlbfs_options(two).as_deref(), Some("pagesize=2Mi"));
 }
+
+/// An image volume needs no set-up here (the runtime mounts the image); with the gate
+/// `ImageVolume` off no plugin matches it and the pod's volumes never count as mounted.
+#[tokio::test]
+async fn image_volumes_wait_for_nothing_unless_the_gate_is_off() {
+    let f = fixture();
+    let image = Volume {
+        name: "img".into(),
+        image: Some(k8s_openapi::api::core::v1::ImageVolumeSource {
+            reference: Some("busybox:1.36".into()),
+            pull_policy: Some("IfNotPresent".into()),
+        }),
+        ..Volume::default()
+    };
+    let p = pod(vec![image]);
+    f.manager.wait_for_attach_and_mount(&p).await.unwrap();
+    assert_eq!(f.manager.mounted_path("uid-1", "img"), None);
+    let _gate = kubelet_container::gates::set_image_volume_during_test(false);
+    let err = f.manager.wait_for_attach_and_mount(&p).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unmounted volumes=[\"img\"], unattached volumes=[], failed to process volumes=[\"img\"]: no volume plugin matched"
+    );
+}

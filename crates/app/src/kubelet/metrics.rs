@@ -27,7 +27,14 @@ pub(crate) fn register(server: &KubeletServer, node_name: &str) -> Result<(), St
     if !server.config.show_hidden_metrics_for_version.is_empty() {
         kubelet_metrics::set_show_hidden();
     }
-    kubelet_metrics::register(node_name, &build_info()).map_err(|e| e.to_string())
+    kubelet_metrics::register(node_name, &build_info()).map_err(|e| e.to_string())?;
+    if server
+        .feature_gates
+        .enabled(kubelet_features::gates::IMAGE_VOLUME)
+    {
+        kubelet_metrics::register_image_volume().map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -406,3 +406,44 @@ fn supplemental_groups_policy_is_merge_or_strict() {
         ]
     );
 }
+
+/// `SetDefaults_Volume` (gate `ImageVolume`) and `validateImageVolumeSource`: the pull
+/// policy follows the tag; the reference is required; with the gate off nothing is
+/// defaulted and the missing pull policy is an error, as upstream validates ungated.
+#[test]
+fn image_volumes_as_upstream_defaults_and_validates_them() {
+    let spec = |vols: &str| format!("  volumes:\n{vols}{OK}");
+    let defaulted = |yaml: &str| {
+        let y = format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n{yaml}");
+        let mut pod = decode_pod(y.as_bytes()).unwrap().value;
+        set_defaults_pod(&mut pod);
+        pod.spec
+            .unwrap()
+            .volumes
+            .unwrap()
+            .into_iter()
+            .map(|v| v.image.unwrap().pull_policy.unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+    let three = spec(
+        "  - name: a\n    image:\n      reference: busybox\n  - name: b\n    image:\n      reference: busybox:1.36\n  - name: c\n    image:\n      reference: busybox:1.36\n      pullPolicy: Never\n",
+    );
+    assert_eq!(defaulted(&three), ["Always", "IfNotPresent", "Never"]);
+    assert_eq!(errors(&three), Vec::<String>::new());
+    let errs = errors(&spec(
+        "  - name: a\n    image:\n      pullPolicy: Sometimes\n",
+    ));
+    assert_has(&errs, "spec.volumes[0].image.reference: Required value");
+    assert!(
+        errs.iter()
+            .any(|e| e
+                .starts_with("spec.volumes[0].image.pullPolicy: Unsupported value: \"Sometimes\"")),
+        "{errs:#?}"
+    );
+    let _gate = kubelet_container::gates::set_image_volume_during_test(false);
+    assert_eq!(defaulted(&three), ["", "", "Never"]);
+    assert_has(
+        &errors(&three),
+        "spec.volumes[0].image.pullPolicy: Required value",
+    );
+}

@@ -2,7 +2,9 @@
 
 use super::{ErrorList, FieldError};
 use crate::defaults::volume_source_count;
-use k8s_openapi::api::core::v1::{EmptyDirVolumeSource, HostPathVolumeSource, Volume};
+use k8s_openapi::api::core::v1::{
+    EmptyDirVolumeSource, HostPathVolumeSource, ImageVolumeSource, Volume,
+};
 use kubelet_apimachinery::Quantity;
 use kubelet_apimachinery::is_dns1123_label;
 use std::collections::HashSet;
@@ -65,6 +67,28 @@ fn validate_source(v: &Volume, path: &str) -> ErrorList {
     }
     if let Some(e) = v.empty_dir.as_ref() {
         errs.extend(validate_empty_dir(e, &format!("{path}.emptyDir")));
+    }
+    if let Some(i) = v.image.as_ref() {
+        errs.extend(validate_image(i, &format!("{path}.image")));
+    }
+    errs
+}
+
+/// `validateImageVolumeSource` (for a pod: the reference is required) with
+/// `validatePullPolicy`.
+fn validate_image(i: &ImageVolumeSource, path: &str) -> ErrorList {
+    const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
+    let mut errs = ErrorList::default();
+    if i.reference.as_deref().unwrap_or_default().is_empty() {
+        errs.push(FieldError::required(format!("{path}.reference"), ""));
+    }
+    let field = format!("{path}.pullPolicy");
+    match i.pull_policy.as_deref().unwrap_or_default() {
+        "" => errs.push(FieldError::required(field, "")),
+        p if !PULL_POLICIES.contains(&p) => {
+            errs.push(FieldError::not_supported(field, p, PULL_POLICIES));
+        }
+        _ => {}
     }
     errs
 }
