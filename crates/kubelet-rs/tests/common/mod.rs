@@ -45,6 +45,16 @@ pub fn standalone_config_with_port(
     } else {
         "imageGCHighThresholdPercent: 100\n"
     };
+    // Absolute disk thresholds unless the test sets its own, as hack/lib/cluster-node.sh: on
+    // a shared disk under upstream's default 15 % imagefs.available the eviction manager's
+    // node-level reclaim deletes the runtime's unused images every 10 s (it removed the
+    // image GC test's images before the GC round the test waits for). Every signal is
+    // listed, so none is disabled.
+    let eviction = if extra.contains("evictionHard") {
+        ""
+    } else {
+        "evictionHard:\n  memory.available: 100Mi\n  nodefs.available: 1Gi\n  nodefs.inodesFree: 5%\n  imagefs.available: 1Gi\n  imagefs.inodesFree: 5%\n"
+    };
     format!(
         "apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -63,7 +73,7 @@ address: 127.0.0.1
 port: {secure_port}
 cgroupsPerQOS: false
 enforceNodeAllocatable: [none]
-{image_gc}{extra}"
+{image_gc}{eviction}{extra}"
     )
 }
 
