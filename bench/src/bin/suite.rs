@@ -41,7 +41,8 @@ usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
   --provisional NOTE     with --record-baseline: mark the baseline provisional (busy machine)
   --baseline FILE        default bench/results/quick-baseline.json
   --kubelet PATH         kubelet-rs (default $CARGO_TARGET_DIR/release/kubelet-rs)
-  --upstream PATH        upstream kubelet (default _output/bin/kubelet if present)
+  --upstream PATH        upstream kubelet (default $KRS_CLUSTER_BIN/kubelet, else
+                         _output/bin/kubelet, if present)
   --repeat N             repetitions, interleaved (default 3; --quick: 5)
   --no-cluster           skip cluster-node (B1/B2/B3/B5/B7 cluster rows become 'not measured')
   --cluster-idle-seconds idle period of cluster-node (default 150)
@@ -172,8 +173,12 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         )),
     };
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    // The harness's Go binaries: $KRS_CLUSTER_BIN (hack/lib/cluster.sh) or _output/bin.
     let upstream = opts.upstream.clone().or_else(|| {
-        let p = repo.join("_output/bin/kubelet");
+        let bin_dir = std::env::var_os("KRS_CLUSTER_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo.join("_output/bin"));
+        let p = bin_dir.join("kubelet");
         p.is_file().then_some(p)
     });
     let pods: Vec<usize> = if opts.quick { vec![10] } else { vec![30, 100] };

@@ -163,6 +163,7 @@ impl ImageManager {
     ) -> Result<String, ImageError> {
         self.ensure_image_exists_for(
             &container_ref(pod, &container.name),
+            Some(&container.name),
             pod,
             container.image.as_deref().unwrap_or_default(),
             container.image_pull_policy.as_deref(),
@@ -175,10 +176,13 @@ impl ImageManager {
 
     /// `EnsureImageExists` of upstream's signature: `requested` with `pull_policy`, events
     /// to `object` (the container for a container's image, the pod for an image volume's).
+    /// The startup timeline's image steps are recorded for `container` (none for an image
+    /// volume: the timeline times containers' images).
     #[allow(clippy::too_many_arguments)]
     pub async fn ensure_image_exists_for(
         &self,
         object: &k8s_openapi::api::core::v1::ObjectReference,
+        container: Option<&str>,
         pod: &Pod,
         requested: &str,
         pull_policy_field: Option<&str>,
@@ -228,12 +232,14 @@ impl ImageManager {
                         format!("Container image {requested:?} already present on machine")
                     };
                     event(EventType::Normal, reasons::PULLED_IMAGE, &msg);
-                    kubelet_container::timeline::global().record_image(
-                        pod.metadata.uid.as_deref().unwrap_or_default(),
-                        &container.name,
-                        requested,
-                        true,
-                    );
+                    if let Some(name) = container {
+                        kubelet_container::timeline::global().record_image(
+                            pod.metadata.uid.as_deref().unwrap_or_default(),
+                            name,
+                            requested,
+                            true,
+                        );
+                    }
                     Ok(r)
                 }
                 None => {
@@ -271,11 +277,10 @@ impl ImageManager {
         let pod_uid = pod.metadata.uid.as_deref().unwrap_or_default();
         tracker.record_image_started_pulling(pod_uid);
         // Requested: a serialized or limited puller may still wait for a slot.
-        kubelet_container::timeline::global().record_image_pull_started(
-            pod_uid,
-            &container.name,
-            requested,
-        );
+        if let Some(name) = container {
+            kubelet_container::timeline::global()
+                .record_image_pull_started(pod_uid, name, requested);
+        }
         let pulled = self.pull(&spec, pull_secrets, sandbox_config).await;
         tracker.record_image_finished_pulling(pod_uid);
         match pulled {
@@ -293,12 +298,10 @@ impl ImageManager {
                     ),
                 );
                 self.backoff.gc();
-                kubelet_container::timeline::global().record_image(
-                    pod_uid,
-                    &container.name,
-                    requested,
-                    false,
-                );
+                if let Some(name) = container {
+                    kubelet_container::timeline::global()
+                        .record_image(pod_uid, name, requested, false);
+                }
                 Ok(pulled.image_ref)
             }
             Err(e) => {

@@ -57,6 +57,7 @@ pub(crate) async fn get_image_volumes(
         let pulled = images
             .ensure_image_exists_for(
                 &pod_ref(pod),
+                None,
                 pod,
                 reference,
                 source.pull_policy.as_deref(),

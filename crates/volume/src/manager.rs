@@ -182,7 +182,11 @@ impl VolumeManager {
         if volumes.is_empty() {
             return match first_err {
                 None => Ok(()),
-                Some(source) => Err(MountError { unmounted, source }),
+                Some(source) => Err(MountError {
+                    unmounted,
+                    not_processed: Vec::new(),
+                    source,
+                }),
             };
         }
         let uid = pod_uid(pod);
