@@ -380,6 +380,11 @@ async fn pull_image_has_no_deadline_and_a_dropped_pull_is_cancelled_on_the_serve
     );
 }
 
+/// What the kubelet-key lists keep of a map: the `io.kubernetes.*` entries.
+fn kubelet_keys_only(map: &mut std::collections::HashMap<String, String>) {
+    map.retain(|k, _| k.starts_with("io.kubernetes."));
+}
+
 #[tokio::test]
 async fn kubelet_key_lists_keep_every_field_but_only_the_kubelets_labels() {
     let dir = tempfile::tempdir().unwrap();
@@ -411,12 +416,8 @@ async fn kubelet_key_lists_keep_every_field_but_only_the_kubelets_labels() {
     let lean = rt.list_containers_kubelet_keys(None).await.unwrap();
     assert!(full[0].labels.contains_key("team") && full[0].annotations.contains_key("note"));
     let mut expected = full[0].clone();
-    expected
-        .labels
-        .retain(|k, _| k.starts_with("io.kubernetes."));
-    expected
-        .annotations
-        .retain(|k, _| k.starts_with("io.kubernetes."));
+    kubelet_keys_only(&mut expected.labels);
+    kubelet_keys_only(&mut expected.annotations);
     assert_eq!(lean, vec![expected]);
     assert_eq!(lean[0].labels["io.kubernetes.container.name"], "app");
     assert_eq!(lean[0].annotations["io.kubernetes.container.hash"], "1234");
@@ -425,12 +426,8 @@ async fn kubelet_key_lists_keep_every_field_but_only_the_kubelets_labels() {
     let lean = rt.list_pod_sandbox_kubelet_keys(None).await.unwrap();
     assert!(full[0].labels.contains_key("app"));
     let mut expected = full[0].clone();
-    expected
-        .labels
-        .retain(|k, _| k.starts_with("io.kubernetes."));
-    expected
-        .annotations
-        .retain(|k, _| k.starts_with("io.kubernetes."));
+    kubelet_keys_only(&mut expected.labels);
+    kubelet_keys_only(&mut expected.annotations);
     assert_eq!(lean, vec![expected]);
     assert_eq!(lean[0].labels["io.kubernetes.pod.uid"], "uid-1");
 }
