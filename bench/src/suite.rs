@@ -65,6 +65,36 @@ pub fn resolve_binaries(opts: &Options, repo: &Path) -> Result<Binaries, String>
     Ok(b)
 }
 
+/// The runtime of `hack/runtime-up.sh` cleared of leftover benchmark sandboxes, then
+/// [`run_all`] on it; Ctrl-C cleans up (sandboxes, floor logs) and fails. `tag` prefixes the
+/// progress lines (`[bench]`, `[suite]`).
+pub async fn run_all_on_the_runtime(
+    repo: &Path,
+    opts: &Options,
+    bins: &Binaries,
+    tag: &str,
+) -> anyhow::Result<(RuntimeInfo, Vec<RunRecord>)> {
+    use anyhow::Context as _;
+    let runtime = crate::env::runtime_up(repo)?;
+    let cri = crate::cri_ops::connect(&runtime.endpoint).await?;
+    let left = crate::cri_ops::cleanup_leftovers(&cri)
+        .await
+        .context("removing leftover benchmark sandboxes")?;
+    if left > 0 {
+        eprintln!("{tag} removed {left} leftover benchmark sandboxes");
+    }
+    let records = tokio::select! {
+        r = run_all(opts, &runtime, cri.clone(), bins) => r,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("{tag} interrupted: cleaning up");
+            crate::cri_ops::cleanup_leftovers(&cri).await?;
+            let _ = std::fs::remove_dir_all(floor_log_root(opts));
+            anyhow::bail!("interrupted");
+        }
+    };
+    Ok((runtime, records))
+}
+
 /// Runs every batch; failures are recorded, not fatal.
 pub async fn run_all(
     opts: &Options,

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use kubelet_bench::cli::{self, Options, Parsed};
+use kubelet_bench::env;
 use kubelet_bench::report::{aggregate, render_markdown};
-use kubelet_bench::suite::{JsonReport, resolve_binaries, run_all};
-use kubelet_bench::{cri_ops, env};
+use kubelet_bench::suite::{JsonReport, resolve_binaries, run_all_on_the_runtime};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -47,23 +47,7 @@ async fn run(opts: Options, args: Vec<String>) -> anyhow::Result<bool> {
     let repo = env::repo_root();
     let mut bins = resolve_binaries(&opts, &repo).map_err(anyhow::Error::msg)?;
     eprintln!("[bench] hack/runtime-up.sh ...");
-    let runtime = env::runtime_up(&repo)?;
-    let cri = cri_ops::connect(&runtime.endpoint).await?;
-    let left = cri_ops::cleanup_leftovers(&cri)
-        .await
-        .context("removing leftover benchmark sandboxes")?;
-    if left > 0 {
-        eprintln!("[bench] removed {left} leftover benchmark sandboxes");
-    }
-    let records = tokio::select! {
-        r = run_all(&opts, &runtime, cri.clone(), &bins) => r,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("[bench] interrupted: cleaning up");
-            cri_ops::cleanup_leftovers(&cri).await?;
-            let _ = std::fs::remove_dir_all(kubelet_bench::suite::floor_log_root(&opts));
-            anyhow::bail!("interrupted");
-        }
-    };
+    let (runtime, records) = run_all_on_the_runtime(&repo, &opts, &bins, "[bench]").await?;
     let summary = aggregate(&records);
     println!("{}", render_markdown(&summary, opts.goal));
     for r in records.iter().filter(|r| r.error.is_none()) {

@@ -18,13 +18,13 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use kubelet_bench::cli::Options;
+use kubelet_bench::env;
 use kubelet_bench::plots::{self, LinePlot, Series};
 use kubelet_bench::report::{RunRecord, Variant, aggregate};
-use kubelet_bench::suite::{JsonReport, resolve_binaries, run_all};
+use kubelet_bench::suite::{JsonReport, resolve_binaries, run_all_on_the_runtime};
 use kubelet_bench::suite_report::{
     self as sr, Baseline, QuickFigure, Row, Verdict, compare, quick_figures,
 };
-use kubelet_bench::{cri_ops, env};
 
 const USAGE: &str = "\
 usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
@@ -215,22 +215,7 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
 
     // 1. static pods: B4, B8 (floor, kubelet-rs, upstream interleaved per repetition).
     eprintln!("[suite] static pods {pods:?}, {} repetitions", opts.repeat);
-    let runtime = env::runtime_up(&repo)?;
-    let cri = cri_ops::connect(&runtime.endpoint).await?;
-    let left = cri_ops::cleanup_leftovers(&cri)
-        .await
-        .context("removing leftover benchmark sandboxes")?;
-    if left > 0 {
-        eprintln!("[suite] removed {left} leftover benchmark sandboxes");
-    }
-    let records = tokio::select! {
-        r = run_all(&sp_opts, &runtime, cri.clone(), &bins) => r,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("[suite] interrupted: cleaning up");
-            cri_ops::cleanup_leftovers(&cri).await?;
-            bail!("interrupted");
-        }
-    };
+    let (runtime, records) = run_all_on_the_runtime(&repo, &sp_opts, &bins, "[suite]").await?;
     for r in records.iter().filter(|r| r.error.is_none()) {
         if let Some(busy) = &r.busy_before {
             notes.push(format!(
