@@ -94,14 +94,33 @@ where
     }
 }
 
-/// A TCP port free on 127.0.0.1 right now.
+/// A TCP port free on 127.0.0.1 right now, for a kubelet to listen on.
+///
+/// Drawn from 20000–32767, below the kernel's usual ephemeral range, never twice in one
+/// process: a released ephemeral port may be taken as the source port of any outgoing
+/// connection before the kubelet binds it ("Address already in use", seen in CI).
 pub fn free_port() -> BenchResult<u16> {
-    let l = std::net::TcpListener::bind(("127.0.0.1", 0))
-        .map_err(BenchError::io("bind", "127.0.0.1:0"))?;
-    let addr = l
-        .local_addr()
-        .map_err(BenchError::io("local address of", "127.0.0.1:0"))?;
-    Ok(addr.port())
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_768;
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        std::process::id().wrapping_mul(2_654_435_761) % SPAN,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+    let mut last = None;
+    for _ in 0..SPAN {
+        let port = (LOW + NEXT.fetch_add(1, Ordering::SeqCst) % SPAN) as u16;
+        match std::net::TcpListener::bind(("127.0.0.1", port)) {
+            Ok(_) => return Ok(port),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(BenchError::io("bind", "127.0.0.1:20000-32767")(
+        last.unwrap_or_else(|| std::io::Error::other("no port tried")),
+    ))
 }
 
 /// `/proc/loadavg`, trimmed.

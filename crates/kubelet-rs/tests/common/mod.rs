@@ -14,13 +14,33 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubelet-rs");
 
-/// A free TCP port on 127.0.0.1 (bound then released).
+/// A free TCP port on 127.0.0.1 for a kubelet to listen on.
+///
+/// Drawn from 20000–32767, below the kernel's ephemeral range (32768–60999 here), and
+/// never twice in one test process. A port the kernel hands out for `127.0.0.1:0` and that
+/// is then released is still ephemeral: any outgoing connection (the kubelet's own CRI
+/// and HTTP clients, containerd's) may take it as its source port before the kubelet
+/// binds it, which failed a CI run with "Address already in use". Test binaries run one
+/// after the other, so a per-process sequence starting at a pid-derived offset keeps
+/// the parallel tests of one binary apart; the bind check skips ports someone else holds.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_768;
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        (std::process::id().wrapping_mul(2_654_435_761)) % SPAN,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+    for _ in 0..SPAN {
+        let port = (LOW + NEXT.fetch_add(1, Ordering::SeqCst) % SPAN) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {LOW}..{}", LOW + SPAN)
 }
 
 /// A standalone-capable config: no webhooks, AlwaysAllow, no QoS cgroups, cgroup v1 allowed,
