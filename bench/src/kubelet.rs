@@ -18,6 +18,7 @@ use crate::cri_ops::{
     sandbox_uid,
 };
 use crate::error::{BenchError, BenchResult};
+use crate::event_detect::{EventDetectConfig, EventDetectOutcome};
 use crate::manifest::{
     KubeletSettings, PodTemplate, kubelet_config, pod_name, static_pod_full_name,
     static_pod_manifest,
@@ -63,6 +64,8 @@ pub struct KubeletRunConfig {
     pub template: PodTemplate,
     /// Prober cost window once the pods run (`port` and `pods` are set here).
     pub probe_cost: Option<ProbeCostConfig>,
+    /// B9 kills once the pods run (`port` and `pods` are set here).
+    pub event_detect: Option<EventDetectConfig>,
 }
 
 impl KubeletRunConfig {
@@ -95,6 +98,7 @@ impl KubeletRunConfig {
             extra_args,
             template,
             probe_cost: None,
+            event_detect: None,
         }
     }
 }
@@ -114,6 +118,8 @@ pub struct KubeletOutcome {
     pub scrape: Option<ScrapeOutcome>,
     /// The prober cost window, when asked for.
     pub probe_cost: Option<ProbeCostOutcome>,
+    /// The B9 kills, when asked for.
+    pub event_detect: Option<EventDetectOutcome>,
     /// Where the start-up time went, from the kubelet's `-v=2` log ([`crate::steps`]); filled
     /// in once the kubelet has stopped.
     pub steps: Vec<crate::steps::StepMedian>,
@@ -157,11 +163,12 @@ pub async fn run_kubelet_variant(
     let dir = RunDir::create(&cfg.work_dir)?;
     let healthz_port = crate::env::free_port()?;
     let port = crate::env::free_port()?;
-    let read_only_port = if cfg.scrape.is_some() || cfg.probe_cost.is_some() {
-        crate::env::free_port()?
-    } else {
-        0
-    };
+    let read_only_port =
+        if cfg.scrape.is_some() || cfg.probe_cost.is_some() || cfg.event_detect.is_some() {
+            crate::env::free_port()?
+        } else {
+            0
+        };
     let config_path = dir.path("config.json");
     let config = kubelet_config(&KubeletSettings {
         runtime_endpoint: &cfg.endpoint,
@@ -280,10 +287,23 @@ async fn measure(
         (Some(p), Some(pid), Some(&first)) => {
             let p = ProbeCostConfig {
                 port: read_only_port,
-                pods: full_names,
+                pods: full_names.clone(),
                 ..p.clone()
             };
             let outcome = crate::probe_cost::measure(pid, &p, first).await?;
+            proc.check_alive()?;
+            Some(outcome)
+        }
+        _ => None,
+    };
+    let event_detect = match (&cfg.event_detect, starts.first()) {
+        (Some(e), Some(&first)) => {
+            let e = EventDetectConfig {
+                port: read_only_port,
+                pods: full_names,
+                ..e.clone()
+            };
+            let outcome = crate::event_detect::measure(rt, &e, first).await?;
             proc.check_alive()?;
             Some(outcome)
         }
@@ -303,6 +323,7 @@ async fn measure(
         healthy_after,
         scrape,
         probe_cost,
+        event_detect,
         steps: Vec::new(),
     })
 }

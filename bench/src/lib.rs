@@ -16,6 +16,7 @@ pub mod cluster;
 pub mod cri_ops;
 pub mod env;
 pub mod error;
+pub mod event_detect;
 pub mod floor;
 pub mod guard;
 pub mod kubelet;

@@ -236,6 +236,7 @@ async fn kubelet_run(
         keep: opts.keep,
         template: crate::manifest::PodTemplate::Sleep,
         probe_cost: None,
+        event_detect: None,
         scrape: None,
         extra_args: Vec::new(),
     };

@@ -19,6 +19,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use kubelet_bench::cli::Options;
 use kubelet_bench::env;
+use kubelet_bench::event_detect::{EventBenchOptions, b9_not_measured, b9_rows, run_interleaved};
 use kubelet_bench::plots::{self, LinePlot, Series};
 use kubelet_bench::report::{RunRecord, Variant, aggregate};
 use kubelet_bench::suite::{JsonReport, resolve_binaries, run_all_on_the_runtime};
@@ -30,6 +31,7 @@ const USAGE: &str = "\
 usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
              [--kubelet PATH] [--upstream PATH] [--repeat N] [--no-cluster]
              [--cluster-idle-seconds S] [--baseline FILE] [--allow-foreign-pods]
+             [--no-event-detection]
 
   --out-dir DIR          where results.json, results.md, the plots and the raw JSON of each
                          command go (default bench/results/<UTC date>-suite; --quick: a
@@ -46,6 +48,7 @@ usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
   --repeat N             repetitions, interleaved (default 3; --quick: 5)
   --no-cluster           skip cluster-node (B1/B2/B3/B5/B7 cluster rows become 'not measured')
   --cluster-idle-seconds idle period of cluster-node (default 150)
+  --no-event-detection   skip B9 (container killed from outside → /pods; full run only)
   --allow-foreign-pods   passed to the static-pods runs (only with the runtime lock held)
 ";
 
@@ -62,6 +65,7 @@ struct SuiteOptions {
     cluster: bool,
     cluster_idle: u64,
     allow_foreign_pods: bool,
+    event_detection: bool,
 }
 
 fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
@@ -77,6 +81,7 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
         cluster: true,
         cluster_idle: 150,
         allow_foreign_pods: false,
+        event_detection: true,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -101,6 +106,7 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
                 o.cluster_idle = val()?.parse().context("--cluster-idle-seconds")?
             }
             "--allow-foreign-pods" => o.allow_foreign_pods = true,
+            "--no-event-detection" => o.event_detection = false,
             other => bail!("unknown argument {other:?}\n{USAGE}"),
         }
     }
@@ -226,7 +232,7 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
             ));
         }
     }
-    let failed: Vec<String> = records
+    let mut failed: Vec<String> = records
         .iter()
         .filter_map(|r| {
             let e = r.error.as_ref()?;
@@ -255,14 +261,57 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
     std::fs::write(&sp_json, serde_json::to_string_pretty(&report)? + "\n")
         .with_context(|| format!("writing {}", sp_json.display()))?;
 
-    // 2. cluster mode (full run only): the sibling cluster-node binary.
+    // 2. B9 event detection (full run only), in-process on the same runtime.
+    let b9 = if opts.event_detection && !opts.quick {
+        let b9_opts = EventBenchOptions {
+            repeat: opts.repeat,
+            allow_foreign_pods: opts.allow_foreign_pods,
+            quiet_timeout: sp_opts.quiet_timeout,
+            ..EventBenchOptions::default()
+        };
+        eprintln!(
+            "[suite] B9 event detection: {} kills per run, {} repetitions",
+            b9_opts.kills, b9_opts.repeat
+        );
+        let cri = kubelet_bench::cri_ops::connect(&runtime.endpoint).await?;
+        let runs = tokio::select! {
+            r = run_interleaved(&repo, &b9_opts, &runtime, cri.clone(), &bins, "[suite]") => r,
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("[suite] interrupted: cleaning up");
+                kubelet_bench::cri_ops::cleanup_leftovers(&cri).await?;
+                bail!("interrupted");
+            }
+        };
+        for r in &runs {
+            if let Some(e) = &r.error {
+                let msg = format!("B9 {} run {} failed: {e}", r.variant.label(), r.repeat + 1);
+                notes.push(msg.clone());
+                failed.push(msg);
+            } else if let Some(busy) = &r.busy_before {
+                notes.push(format!(
+                    "B9 {} run {} ran while there were {busy}",
+                    r.variant.label(),
+                    r.repeat + 1
+                ));
+            }
+        }
+        let path = out_dir.join("event-detection.json");
+        let doc = serde_json::json!({ "kills": b9_opts.kills, "runs": runs });
+        std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+        Some((b9_rows(&runs, b9_opts.kills), "event-detection.json"))
+    } else {
+        None
+    };
+
+    // 3. cluster mode (full run only): the sibling cluster-node binary.
     let cluster_doc = if opts.cluster && !opts.quick {
         run_cluster_node(&opts, &bins, &out_dir, &mut notes)
     } else {
         None
     };
 
-    // 3. B12: stripped sizes.
+    // 4. B12: stripped sizes.
     let size = size_row(&bins, &out_dir);
 
     // The table.
@@ -271,6 +320,14 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         rows.extend(sr::cluster_rows(doc));
     }
     rows.extend(sr::unmeasured_rows(cluster_doc.is_some()));
+    match &b9 {
+        Some((b9_rows, _)) => rows.extend(b9_rows.iter().cloned()),
+        None => rows.push(b9_not_measured(if opts.quick {
+            "not part of the quick mode (run `event-detection` or a full suite)"
+        } else {
+            "skipped (--no-event-detection)"
+        })),
+    }
     if opts.quick {
         rows.retain(|r| !r.note.starts_with("not measured"));
     } else {
@@ -381,6 +438,7 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         "raw": {
             "static_pods": "static-pods.json",
             "cluster_node": cluster_doc.as_ref().map(|_| "cluster-node.json"),
+            "event_detection": b9.as_ref().map(|(_, f)| *f),
         },
     });
     std::fs::write(
