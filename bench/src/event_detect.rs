@@ -5,7 +5,9 @@
 //! [`crate::manifest::PodTemplate::SleepNoRestart`]), for each pod in turn:
 //! 1. a pause of [`EventDetectConfig::pause`] plus a fraction of a second that differs per kill
 //!    ([`kill_phase`]), so that the kills fall at spread-out phases of the kubelets' 1 s PLEG
-//!    relist instead of at one fixed offset after the previous detection;
+//!    relist instead of at one fixed offset after the previous detection (which right after a
+//!    relist would give every kill the same latency); both kubelets of a repetition get the
+//!    same phases ([`run_interleaved`]), so their kills pair up ([`paired_differences_ms`]);
 //! 2. the container's init process is found from outside the kubelet — CRI `ContainerStatus`
 //!    (verbose) gives its PID, checked against `/proc/<pid>/cgroup` (the container's cgroup
 //!    is named after its ID) — and sent SIGKILL: the kubelet asks nothing of the runtime;
@@ -430,7 +432,50 @@ pub fn b9_rows(runs: &[EventRun], kills: usize) -> Vec<Row> {
             None,
             "as above; floor column: median CRI EXITED time",
         ),
+        Row::measured(
+            "B9",
+            "kill → /pods, kubelet-rs minus upstream at the same kill phase (paired)",
+            "ms",
+            (Spread::of(&paired_differences_ms(runs)), None, None),
+            None,
+            "per repetition the median over the kills of the difference; both kubelets get the same \
+             kill phases, so the wait for the next 1 s relist cancels: this is the difference in \
+             their own work from relist to status (negative: kubelet-rs faster)",
+        ),
     ]
+}
+
+/// Per repetition, the median over kill index `i` of kubelet-rs's kill `i` minus upstream's
+/// kill `i`, in ms: both ran the same kill phases, so the wait for the next relist cancels
+/// and what is left is the difference in the kubelets' own work from relist to status.
+/// Repetitions without two good runs with the same number of kills are skipped.
+pub fn paired_differences_ms(runs: &[EventRun]) -> Vec<f64> {
+    let find = |v: Variant, rep: usize| {
+        runs.iter()
+            .find(|r| r.variant == v && r.repeat == rep && r.error.is_none())
+            .and_then(|r| r.outcome.as_ref())
+    };
+    let mut reps: Vec<usize> = runs.iter().map(|r| r.repeat).collect();
+    reps.sort_unstable();
+    reps.dedup();
+    reps.into_iter()
+        .filter_map(|rep| {
+            let (a, b) = (
+                find(Variant::KubeletRs, rep)?,
+                find(Variant::Upstream, rep)?,
+            );
+            if a.samples.len() != b.samples.len() {
+                return None;
+            }
+            let d: Vec<f64> = a
+                .samples
+                .iter()
+                .zip(&b.samples)
+                .map(|(x, y)| (x.pods_status_s - y.pods_status_s) * 1e3)
+                .collect();
+            crate::stats::median(&d)
+        })
+        .collect()
 }
 
 /// The B9 row when the benchmark did not run.
@@ -492,8 +537,11 @@ pub async fn run_interleaved(
     use crate::kubelet::{KubeletRunConfig, run_kubelet_variant};
     let seed = clock_seed();
     let mut runs = Vec::new();
-    let mut index = 0;
     for repeat in 0..opts.repeat {
+        // Both kubelets of a repetition get the same kill phases (paired: the wait for the
+        // next relist, which the phase decides, is then the same on both sides); the
+        // golden-ratio sequence continues from repetition to repetition.
+        let phase_seed = kill_phase(repeat * opts.kills, seed);
         let kubelets = [
             (Variant::KubeletRs, &bins.kubelet_rs),
             (Variant::Upstream, &bins.upstream),
@@ -508,9 +556,6 @@ pub async fn run_interleaved(
                 outcome: None,
                 error: None,
             };
-            // The kill phases continue the golden-ratio sequence from run to run.
-            let phase_seed = kill_phase(index * opts.kills, seed);
-            index += 1;
             run.error = prepare(repo, opts, &rt, &mut run).await.err();
             if run.error.is_none() {
                 let cfg = KubeletRunConfig {
@@ -791,7 +836,7 @@ mod tests {
             failed,
         ];
         let rows = b9_rows(&runs, 3);
-        assert_eq!(rows.len(), 2);
+        assert_eq!(rows.len(), 3);
         let med = &rows[0];
         assert_eq!(med.id, "B9");
         let rs = med.kubelet_rs.unwrap();
@@ -807,6 +852,20 @@ mod tests {
         assert_eq!(max.kubelet_rs.unwrap().median, 0.8);
         assert!((max.upstream.unwrap().median - 1.3).abs() < 1e-9);
         assert_eq!(max.met, None);
+        // Paired: rep 0 differences -500, -500, -200 ms → -500; rep 1 -500, 0, -1000 → -500.
+        let d = paired_differences_ms(&runs);
+        assert_eq!(d.len(), 2);
+        assert!(d.iter().all(|x| (x + 500.0).abs() < 1e-6), "{d:?}");
+        let paired = &rows[2];
+        assert!((paired.kubelet_rs.unwrap().median + 500.0).abs() < 1e-6);
+        assert!(paired.upstream.is_none() && paired.ratio_upstream.is_none());
+        // A repetition with a failed run or different kill counts is skipped.
+        let uneven = vec![
+            run(Variant::KubeletRs, 0, &[0.5, 0.7], &[0.0, 0.0]),
+            run(Variant::Upstream, 0, &[1.0], &[0.0]),
+            run(Variant::KubeletRs, 1, &[0.5], &[0.0]),
+        ];
+        assert!(paired_differences_ms(&uneven).is_empty());
         // Nothing measured: rows without numbers.
         let none = b9_rows(&[], 5);
         assert!(none[0].kubelet_rs.is_none() && none[0].met.is_none());
