@@ -7,6 +7,9 @@
 //! * [`floor`]: RunPodSandbox + CreateContainer + StartContainer straight over CRI;
 //! * [`kubelet`]: a kubelet in standalone mode given N static pod manifests at once.
 //!
+//! The `event-detection` binary and the suite's B9 phase ([`event_detect`]) kill containers
+//! from outside and time how fast each kubelet's `/pods` shows it.
+//!
 //! Pure pieces ([`stats`], [`steps`], [`report`], [`manifest`], [`tracker`], [`cli`]) are unit-tested; the
 //! rest talks to the real runtime and is exercised by running the benchmark.
 
