@@ -14,6 +14,7 @@ pub mod charge;
 pub mod cli;
 pub mod cluster;
 pub mod cri_ops;
+pub mod cri_proxy;
 pub mod env;
 pub mod error;
 pub mod floor;
