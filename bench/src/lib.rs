@@ -27,6 +27,7 @@ pub mod process;
 pub mod report;
 pub mod scrape;
 pub mod stats;
+pub mod steady;
 pub mod steps;
 pub mod suite;
 pub mod suite_report;

@@ -270,7 +270,7 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
     if let Some(doc) = &cluster_doc {
         rows.extend(sr::cluster_rows(doc));
     }
-    rows.extend(sr::unmeasured_rows(cluster_doc.is_some()));
+    rows.extend(sr::unmeasured_rows(cluster_doc.is_some(), false));
     if opts.quick {
         rows.retain(|r| !r.note.starts_with("not measured"));
     } else {
