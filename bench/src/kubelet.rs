@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use kubelet_cri::RemoteRuntimeService;
 
-use crate::cri_proxy::CriProxy;
 use crate::cri_ops::{
     bench_sandboxes, cleanup_leftovers, is_ready, remove_pod_cgroups, running_pod_names,
     sandbox_uid,
 };
+use crate::cri_proxy::CriProxy;
 use crate::error::{BenchError, BenchResult};
 use crate::manifest::{
     KubeletSettings, PodTemplate, kubelet_config, pod_name, static_pod_full_name,

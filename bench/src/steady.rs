@@ -227,9 +227,8 @@ Shared_Clean:       3000 kB
 
     #[test]
     fn window_figures() {
-        let counts = |v: &[(&str, u64)]| {
-            CallCounts(v.iter().map(|(m, n)| ((*m).to_owned(), *n)).collect())
-        };
+        let counts =
+            |v: &[(&str, u64)]| CallCounts(v.iter().map(|(m, n)| ((*m).to_owned(), *n)).collect());
         let s = |t: f64, rss: u64| SteadySample {
             t_s: t,
             cpu_s: None,
@@ -254,7 +253,10 @@ Shared_Clean:       3000 kB
         assert_eq!(o.rss_max_mib, Some(44.0));
         assert_eq!(o.pss_mib, Some(21.0));
         assert_eq!(o.cri_calls_per_min, 122.0);
-        assert_eq!(o.cri_by_method_per_min["RuntimeService/ListPodSandbox"], 60.0);
+        assert_eq!(
+            o.cri_by_method_per_min["RuntimeService/ListPodSandbox"],
+            60.0
+        );
         assert_eq!(o.cri_by_method_per_min["ImageService/ImageFsInfo"], 2.0);
         assert_eq!(
             crate::suite_report::top_methods(&o.cri_by_method_per_min, 2),

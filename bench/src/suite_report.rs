@@ -449,7 +449,12 @@ pub fn render_cri_methods(records: &[RunRecord], sizes: &[usize]) -> String {
         let methods: std::collections::BTreeSet<&String> = rs.keys().chain(up.keys()).collect();
         for m in methods {
             let cell = |x: Option<&f64>| x.map_or_else(|| "0".to_owned(), |v| sig(*v));
-            let _ = writeln!(s, "| {n} | {m} | {} | {} |", cell(rs.get(m)), cell(up.get(m)));
+            let _ = writeln!(
+                s,
+                "| {n} | {m} | {} | {} |",
+                cell(rs.get(m)),
+                cell(up.get(m))
+            );
         }
     }
     s
@@ -775,7 +780,10 @@ mod tests {
         // The floor's records have no steady outcome: no value in the steady rows.
         let rows = steady_rows(&recs, &[30, 110], 300.0);
         let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-        assert_eq!(ids, ["B6", "B6", "B6", "B6", "B10", "B10", "B10", "B10", "B10"]);
+        assert_eq!(
+            ids,
+            ["B6", "B6", "B6", "B6", "B10", "B10", "B10", "B10", "B10"]
+        );
         let cpu = &rows[0];
         assert_eq!(cpu.unit, "CPU-s/min");
         assert!((cpu.kubelet_rs.unwrap().median - 0.11).abs() < 1e-9);
@@ -785,7 +793,9 @@ mod tests {
         let cri = &rows[3];
         assert!((cri.upstream.unwrap().median - 17.0).abs() < 1e-9);
         assert!(
-            cri.note.contains("kubelet-rs: ListContainers 1.10; upstream: ListContainers 11.0, ImageFsInfo 6.00"),
+            cri.note.contains(
+                "kubelet-rs: ListContainers 1.10; upstream: ListContainers 11.0, ImageFsInfo 6.00"
+            ),
             "{}",
             cri.note
         );
@@ -798,9 +808,16 @@ mod tests {
         let up = cri_method_medians(&recs, 30, Variant::Upstream);
         assert_eq!(up["ImageService/ImageFsInfo"], 6.0);
         let md = render_cri_methods(&recs, &[30]);
-        assert!(md.contains("| 30 | ImageService/ImageFsInfo | 0 | 6.00 |"), "{md}");
+        assert!(
+            md.contains("| 30 | ImageService/ImageFsInfo | 0 | 6.00 |"),
+            "{md}"
+        );
         // Measured: B6 and B10 leave the unmeasured rows.
-        assert!(unmeasured_rows(true, true).iter().all(|r| r.id != "B6" && r.id != "B10"));
+        assert!(
+            unmeasured_rows(true, true)
+                .iter()
+                .all(|r| r.id != "B6" && r.id != "B10")
+        );
         assert!(unmeasured_rows(true, false).iter().any(|r| r.id == "B6"));
     }
 
