@@ -365,7 +365,11 @@ pub fn top_methods(m: &std::collections::BTreeMap<String, f64>, top: usize) -> S
 
 /// The B6 (and, at [`B10_PODS`], B10) rows of the steady-state runs: CPU, RSS, PSS and CRI
 /// calls per minute over the window; at [`B10_PODS`] also the time to all RUNNING.
-pub fn steady_rows(records: &[RunRecord], sizes: &[usize], window_s: f64) -> Vec<Row> {
+pub fn steady_rows(
+    records: &[RunRecord],
+    sizes: &[usize],
+    (window_s, settle_s): (f64, f64),
+) -> Vec<Row> {
     let mut rows = Vec::new();
     let st = |f: fn(&crate::steady::SteadyOutcome) -> Option<f64>| {
         move |r: &RunRecord| r.steady.as_ref().and_then(f)
@@ -403,7 +407,9 @@ pub fn steady_rows(records: &[RunRecord], sizes: &[usize], window_s: f64) -> Vec
             "CPU-s/min",
             two(&st(|o| o.cpu_s_per_min)),
             goal(0.15),
-            "cpuacct of the kubelet's own cgroup over the window (30 s after all RUNNING)",
+            &format!(
+                "cpuacct of the kubelet's own cgroup over the window, which starts {settle_s:.0} s after all RUNNING"
+            ),
         ));
         rows.push(Row::measured(
             id,
@@ -778,7 +784,7 @@ mod tests {
             }
         }
         // The floor's records have no steady outcome: no value in the steady rows.
-        let rows = steady_rows(&recs, &[30, 110], 300.0);
+        let rows = steady_rows(&recs, &[30, 110], (300.0, 30.0));
         let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(
             ids,

@@ -52,7 +52,11 @@ async fn run(opts: Options, args: Vec<String>) -> anyhow::Result<bool> {
     let summary = aggregate(&records);
     println!("{}", render_markdown(&summary, opts.goal));
     if let Some(steady) = &opts.steady {
-        let rows = sr::steady_rows(&records, &opts.pods, steady.window.as_secs_f64());
+        let rows = sr::steady_rows(
+            &records,
+            &opts.pods,
+            (steady.window.as_secs_f64(), steady.settle.as_secs_f64()),
+        );
         println!("{}", sr::render_rows(&rows));
         println!("{}", sr::render_cri_methods(&records, &opts.pods));
     }

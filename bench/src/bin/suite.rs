@@ -30,7 +30,7 @@ const USAGE: &str = "\
 usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
              [--kubelet PATH] [--upstream PATH] [--repeat N] [--no-cluster]
              [--cluster-idle-seconds S] [--baseline FILE] [--allow-foreign-pods]
-             [--no-steady] [--steady-seconds S] [--steady-repeat N]
+             [--no-steady] [--steady-seconds S] [--steady-repeat N] [--steady-pods N]...
 
   --out-dir DIR          where results.json, results.md, the plots and the raw JSON of each
                          command go (default bench/results/<UTC date>-suite; --quick: a
@@ -50,7 +50,10 @@ usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
   --allow-foreign-pods   passed to the static-pods runs (only with the runtime lock held)
   --no-steady            skip the steady-state runs (B6 at 30 and 100 pods, B10 at 110 pods;
                          not made in --quick mode)
-  --steady-seconds S     steady-state window after all RUNNING + 30 s (default 300)
+  --steady-seconds S     steady-state window after all RUNNING + 30 s (default 300); with
+                         --quick, given explicitly, the steady-state runs are made too
+  --steady-pods N        steady-state batch size, repeatable (default 30, 100 (B6) and 110
+                         (B10)); a size below 110 gives B6 rows, 110 and more B10 rows
   --steady-repeat N      repetitions of the steady-state runs (default: --repeat); each
                          kubelet run takes about S + 60 s, i.e. 3 sizes x 2 kubelets x N runs
 ";
@@ -71,6 +74,7 @@ struct SuiteOptions {
     steady: bool,
     steady_seconds: f64,
     steady_repeat: usize,
+    steady_pods: Vec<usize>,
 }
 
 fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
@@ -89,7 +93,9 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
         steady: true,
         steady_seconds: 300.0,
         steady_repeat: 0,
+        steady_pods: Vec::new(),
     };
+    let mut explicit_steady = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().with_context(|| format!("{a} needs a value"));
@@ -116,6 +122,7 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
             "--no-steady" => o.steady = false,
             "--steady-seconds" => {
                 o.steady_seconds = val()?.parse().context("--steady-seconds")?;
+                explicit_steady = true;
                 if !(o.steady_seconds.is_finite() && o.steady_seconds > 0.0) {
                     bail!("--steady-seconds must be more than 0");
                 }
@@ -125,6 +132,13 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
                 if o.steady_repeat == 0 {
                     bail!("--steady-repeat must be at least 1");
                 }
+            }
+            "--steady-pods" => {
+                let n: usize = val()?.parse().context("--steady-pods")?;
+                if n == 0 {
+                    bail!("--steady-pods must be at least 1");
+                }
+                o.steady_pods.push(n);
             }
             other => bail!("unknown argument {other:?}\n{USAGE}"),
         }
@@ -137,8 +151,11 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
     if o.steady_repeat == 0 {
         o.steady_repeat = o.repeat;
     }
-    if o.quick {
+    if o.quick && !explicit_steady {
         o.steady = false;
+    }
+    if o.steady_pods.is_empty() {
+        o.steady_pods = vec![30, 100, sr::B10_PODS];
     }
     if o.record_baseline && !o.quick {
         bail!("--record-baseline needs --quick");
@@ -287,7 +304,7 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         .with_context(|| format!("writing {}", sp_json.display()))?;
 
     // 1b. steady state: B6 (30, 100 pods), B10 (110 pods), through the CRI counting proxy.
-    let steady_pods: Vec<usize> = vec![30, 100, sr::B10_PODS];
+    let steady_pods: Vec<usize> = opts.steady_pods.clone();
     let steady_records: Vec<RunRecord> = if opts.steady {
         let steady_opts = Options {
             pods: steady_pods.clone(),
@@ -359,10 +376,11 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         rows.extend(sr::cluster_rows(doc));
     }
     if !steady_records.is_empty() {
+        let settle = kubelet_bench::steady::SteadyConfig::with_window(Duration::ZERO).settle;
         rows.extend(sr::steady_rows(
             &steady_records,
             &steady_pods,
-            opts.steady_seconds,
+            (opts.steady_seconds, settle.as_secs_f64()),
         ));
     }
     rows.extend(sr::unmeasured_rows(
@@ -932,4 +950,43 @@ fn render_md(
         }
     }
     s
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(args: &[&str]) -> SuiteOptions {
+        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        parse(&args).unwrap().unwrap()
+    }
+
+    #[test]
+    fn steady_options() {
+        let full = parse_ok(&["--repeat", "2"]);
+        assert!(full.steady);
+        assert_eq!(full.steady_seconds, 300.0);
+        assert_eq!(full.steady_repeat, 2);
+        assert_eq!(full.steady_pods, vec![30, 100, 110]);
+        assert!(!parse_ok(&["--no-steady"]).steady);
+        // Quick mode: no steady runs unless a window is asked for.
+        assert!(!parse_ok(&["--quick"]).steady);
+        let q = parse_ok(&[
+            "--quick",
+            "--steady-seconds",
+            "30",
+            "--steady-pods",
+            "10",
+            "--steady-repeat",
+            "1",
+        ]);
+        assert!(q.steady);
+        assert_eq!((q.steady_seconds, q.steady_repeat), (30.0, 1));
+        assert_eq!(q.steady_pods, vec![10]);
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(parse(&args(&["--steady-seconds", "0"])).is_err());
+        assert!(parse(&args(&["--steady-pods", "0"])).is_err());
+        assert!(parse(&args(&["--steady-repeat", "0"])).is_err());
+    }
 }
