@@ -374,7 +374,11 @@ pub fn steady_rows(
     let st = |f: fn(&crate::steady::SteadyOutcome) -> Option<f64>| {
         move |r: &RunRecord| r.steady.as_ref().and_then(f)
     };
-    let mins = window_s / 60.0;
+    let window = if window_s >= 60.0 && (window_s % 60.0).abs() < 1e-9 {
+        format!("{:.0} min", window_s / 60.0)
+    } else {
+        format!("{window_s:.0} s")
+    };
     for &n in sizes {
         let b10 = n >= B10_PODS;
         let id = if b10 { "B10" } else { "B6" };
@@ -403,7 +407,7 @@ pub fn steady_rows(
         }
         rows.push(Row::measured(
             id,
-            &format!("{n} pods, steady state {mins:.0} min: kubelet CPU"),
+            &format!("{n} pods, steady state {window}: kubelet CPU"),
             "CPU-s/min",
             two(&st(|o| o.cpu_s_per_min)),
             goal(0.15),
@@ -795,7 +799,10 @@ mod tests {
         assert!((cpu.kubelet_rs.unwrap().median - 0.11).abs() < 1e-9);
         assert!((cpu.ratio_upstream.unwrap() - 0.1).abs() < 1e-9);
         assert_eq!(cpu.met, Some(true));
-        assert!(cpu.figure.contains("5 min"));
+        assert!(cpu.figure.contains("steady state 5 min:"), "{}", cpu.figure);
+        let short = steady_rows(&recs, &[30], (30.0, 10.0));
+        assert!(short[0].figure.contains("steady state 30 s:"));
+        assert!(short[0].note.contains("starts 10 s after"));
         let cri = &rows[3];
         assert!((cri.upstream.unwrap().median - 17.0).abs() < 1e-9);
         assert!(

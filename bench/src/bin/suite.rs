@@ -815,13 +815,19 @@ fn write_plots(
             ));
         }
     }
-    // B6: RSS and CPU over the steady window, 30 pods, first successful run of each kubelet.
+    // B6: RSS and CPU over the steady window, 30 pods (else the smallest batch), first
+    // successful run of each kubelet.
+    let plot_n = if steady.iter().any(|r| r.pods == 30) {
+        30
+    } else {
+        steady.iter().map(|r| r.pods).min().unwrap_or(30)
+    };
     let mut rss = Vec::new();
     let mut cpu = Vec::new();
     for v in [Variant::KubeletRs, Variant::Upstream] {
         let Some(o) = steady
             .iter()
-            .filter(|r| r.pods == 30 && r.variant == v && r.error.is_none())
+            .filter(|r| r.pods == plot_n && r.variant == v && r.error.is_none())
             .find_map(|r| r.steady.as_ref())
         else {
             continue;
@@ -845,7 +851,7 @@ fn write_plots(
         plots_to_write.push((
             "b6-steady-rss",
             LinePlot {
-                title: "B6: kubelet RSS, steady state, 30 static pods".into(),
+                title: format!("B6: kubelet RSS, steady state, {plot_n} static pods"),
                 x_desc: "seconds into the window".into(),
                 y_desc: "RSS (MiB)".into(),
                 series: rss,
@@ -854,7 +860,7 @@ fn write_plots(
         plots_to_write.push((
             "b6-steady-cpu",
             LinePlot {
-                title: "B6: kubelet CPU, steady state, 30 static pods, cumulative".into(),
+                title: format!("B6: kubelet CPU, steady state, {plot_n} static pods, cumulative"),
                 x_desc: "seconds into the window".into(),
                 y_desc: "CPU-seconds since the window began".into(),
                 series: cpu,
