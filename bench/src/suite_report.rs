@@ -404,6 +404,14 @@ pub fn steady_rows(
                 None,
                 "maxPods 110 (default); the kubelets through the CRI counting proxy, the floor direct",
             ));
+            rows.push(Row::measured(
+                id,
+                &format!("{n} static pods, CRI calls over start-up"),
+                "calls",
+                two(&|r: &RunRecord| Some(r.steady.as_ref()?.cri_calls_startup? as f64)),
+                None,
+                "counting proxy, first rename → all RUNNING",
+            ));
         }
         rows.push(Row::measured(
             id,
@@ -792,7 +800,9 @@ mod tests {
         let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(
             ids,
-            ["B6", "B6", "B6", "B6", "B10", "B10", "B10", "B10", "B10"]
+            [
+                "B6", "B6", "B6", "B6", "B10", "B10", "B10", "B10", "B10", "B10"
+            ]
         );
         let cpu = &rows[0];
         assert_eq!(cpu.unit, "CPU-s/min");
@@ -816,7 +826,9 @@ mod tests {
         assert!(b10.figure.contains("makespan"));
         assert_eq!(b10.floor.unwrap().median, 10.0);
         assert_eq!(b10.goal, None);
-        assert_eq!(rows[5].goal, None);
+        assert_eq!(rows[5].unit, "calls");
+        assert_eq!(rows[5].kubelet_rs, None);
+        assert_eq!(rows[6].goal, None);
         // Per method: a method a run did not call counts 0 there.
         let up = cri_method_medians(&recs, 30, Variant::Upstream);
         assert_eq!(up["ImageService/ImageFsInfo"], 6.0);
