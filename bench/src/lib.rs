@@ -7,13 +7,18 @@
 //! * [`floor`]: RunPodSandbox + CreateContainer + StartContainer straight over CRI;
 //! * [`kubelet`]: a kubelet in standalone mode given N static pod manifests at once.
 //!
-//! Pure pieces ([`stats`], [`steps`], [`report`], [`manifest`], [`tracker`], [`cli`]) are unit-tested; the
-//! rest talks to the real runtime and is exercised by running the benchmark.
+//! * with `--steady-seconds` (B6, B10, [`steady`]): a steady-state window once the pods run,
+//!   the kubelet behind the CRI call-counting proxy ([`cri_proxy`]).
+//!
+//! Pure pieces ([`stats`], [`steps`], [`report`], [`manifest`], [`tracker`], [`cli`], the
+//! arithmetic of [`steady`] and [`cri_proxy`]) are unit-tested; the rest talks to the real
+//! runtime and is exercised by running the benchmark.
 
 pub mod charge;
 pub mod cli;
 pub mod cluster;
 pub mod cri_ops;
+pub mod cri_proxy;
 pub mod env;
 pub mod error;
 pub mod floor;
@@ -26,6 +31,7 @@ pub mod process;
 pub mod report;
 pub mod scrape;
 pub mod stats;
+pub mod steady;
 pub mod steps;
 pub mod suite;
 pub mod suite_report;
