@@ -29,6 +29,10 @@ the raw CRI floor, kubelet-rs with static pods, and (optionally) the upstream ku
   --quiet-timeout SECS before each run, wait this long for no other kubelet process and no
                        foreign ready pod on the shared containerd (default 120)
   --allow-foreign-pods run the kubelets even then (they kill pods they do not own!)
+  --steady-seconds S   B6/B10: once all pods run, wait --steady-settle, then measure the
+                       kubelet's CPU, RSS/PSS and CRI calls by method over S seconds; the
+                       kubelets then talk to containerd through the counting proxy
+  --steady-settle S    all RUNNING → steady window start (default 30)
 ";
 
 /// Parsed options.
@@ -68,6 +72,8 @@ pub struct Options {
     pub quiet_timeout: Duration,
     /// Run kubelets even when foreign pods or kubelets are present.
     pub allow_foreign_pods: bool,
+    /// Steady-state window after start-up (B6, B10).
+    pub steady: Option<crate::steady::SteadyConfig>,
 }
 
 impl Default for Options {
@@ -90,6 +96,7 @@ impl Default for Options {
             keep: false,
             quiet_timeout: Duration::from_secs(120),
             allow_foreign_pods: false,
+            steady: None,
         }
     }
 }
@@ -134,6 +141,7 @@ fn secs(flag: &str, v: &str) -> Result<Duration, String> {
 /// Parses the arguments after the program name.
 pub fn parse_args(args: &[String]) -> Result<Parsed, String> {
     let mut o = Options::default();
+    let mut steady_settle = None;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let f = flag.as_str();
@@ -162,11 +170,24 @@ pub fn parse_args(args: &[String]) -> Result<Parsed, String> {
             "--keep" => o.keep = true,
             "--quiet-timeout" => o.quiet_timeout = secs(f, value(f, &mut it)?)?,
             "--allow-foreign-pods" => o.allow_foreign_pods = true,
+            "--steady-seconds" => {
+                let w = secs(f, value(f, &mut it)?)?;
+                if w.is_zero() {
+                    return Err(format!("{f} must be more than 0"));
+                }
+                o.steady = Some(crate::steady::SteadyConfig::with_window(w));
+            }
+            "--steady-settle" => steady_settle = Some(secs(f, value(f, &mut it)?)?),
             other => return Err(format!("unknown argument {other:?} (see --help)")),
         }
     }
     if o.pods.is_empty() {
         o.pods = vec![30, 100];
+    }
+    match (&mut o.steady, steady_settle) {
+        (Some(s), Some(settle)) => s.settle = settle,
+        (None, Some(_)) => return Err("--steady-settle needs --steady-seconds".into()),
+        _ => {}
     }
     Ok(Parsed::Run(Box::new(o)))
 }
@@ -228,6 +249,10 @@ mod tests {
             "--quiet-timeout",
             "7",
             "--allow-foreign-pods",
+            "--steady-seconds",
+            "60",
+            "--steady-settle",
+            "5",
         ])
         .unwrap();
         assert_eq!(o.pods, vec![30, 100]);
@@ -244,6 +269,19 @@ mod tests {
         assert_eq!(o.goal, 1.5);
         assert!(o.skip_floor && o.skip_kubelet_rs && o.keep && o.allow_foreign_pods);
         assert_eq!(o.quiet_timeout, Duration::from_secs(7));
+        let steady = o.steady.unwrap();
+        assert_eq!(steady.window, Duration::from_secs(60));
+        assert_eq!(steady.settle, Duration::from_secs(5));
+        assert_eq!(steady.sample_every, Duration::from_secs(5));
+        assert!(run(&[]).unwrap().steady.is_none());
+        assert_eq!(
+            run(&["--steady-settle", "5"]).unwrap_err(),
+            "--steady-settle needs --steady-seconds"
+        );
+        assert_eq!(
+            run(&["--steady-seconds", "0"]).unwrap_err(),
+            "--steady-seconds must be more than 0"
+        );
     }
 
     #[test]

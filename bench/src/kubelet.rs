@@ -17,6 +17,7 @@ use crate::cri_ops::{
     bench_sandboxes, cleanup_leftovers, is_ready, remove_pod_cgroups, running_pod_names,
     sandbox_uid,
 };
+use crate::cri_proxy::CriProxy;
 use crate::error::{BenchError, BenchResult};
 use crate::event_detect::{EventDetectConfig, EventDetectOutcome};
 use crate::manifest::{
@@ -66,6 +67,9 @@ pub struct KubeletRunConfig {
     pub probe_cost: Option<ProbeCostConfig>,
     /// B9 kills once the pods run (`port` and `pods` are set here).
     pub event_detect: Option<EventDetectConfig>,
+    /// Steady-state window once the pods run (B6, B10). When set, the kubelet talks to the
+    /// runtime through the CRI call-counting proxy ([`crate::cri_proxy`]) for the whole run.
+    pub steady: Option<crate::steady::SteadyConfig>,
 }
 
 impl KubeletRunConfig {
@@ -99,6 +103,7 @@ impl KubeletRunConfig {
             template,
             probe_cost: None,
             event_detect: None,
+            steady: None,
         }
     }
 }
@@ -128,6 +133,8 @@ pub struct KubeletOutcome {
     /// CPU charged to the kubelet from the first rename to all RUNNING (its cgroup, see
     /// `crate::charge`).
     pub startup_cpu: crate::report::StartupCpu,
+    /// The steady-state window, when asked for.
+    pub steady: Option<crate::steady::SteadyOutcome>,
 }
 
 /// Files of one run: `config.json`, `kubelet.log`, `manifests/`, `logs/`, `root/`, `plugins/`.
@@ -170,8 +177,20 @@ pub async fn run_kubelet_variant(
             0
         };
     let config_path = dir.path("config.json");
+    // B6/B10: the kubelet's CRI calls go through the counting proxy (stopped when dropped,
+    // after the kubelet).
+    let proxy = match cfg.steady {
+        Some(_) => Some(CriProxy::start(
+            &dir.path("cri-proxy.sock"),
+            Path::new(crate::charge::socket_path(&cfg.endpoint)),
+        )?),
+        None => None,
+    };
+    let endpoint = proxy
+        .as_ref()
+        .map_or_else(|| cfg.endpoint.clone(), CriProxy::endpoint);
     let config = kubelet_config(&KubeletSettings {
-        runtime_endpoint: &cfg.endpoint,
+        runtime_endpoint: &endpoint,
         static_pod_path: &dir.path("manifests"),
         pod_logs_dir: &dir.path("logs"),
         volume_plugin_dir: &dir.path("plugins"),
@@ -189,8 +208,9 @@ pub async fn run_kubelet_variant(
     )?;
     let mut uids = BTreeSet::new();
     let ports = (healthz_port, read_only_port);
-    let result = measure(&rt, cfg, &dir, &mut proc, ports, &mut uids).await;
+    let result = measure(&rt, cfg, &dir, &mut proc, ports, &mut uids, proxy.as_ref()).await;
     let stopped = proc.stop(Duration::from_secs(15)).await;
+    drop(proxy);
     for (m, e) in crate::env::unmount_under(dir.dir.path()) {
         eprintln!("[bench] WARNING: cannot unmount {}: {e}", m.display());
     }
@@ -229,6 +249,7 @@ async fn measure(
     proc: &mut KubeletProcess,
     (healthz_port, read_only_port): (u16, u16),
     uids: &mut BTreeSet<String>,
+    proxy: Option<&CriProxy>,
 ) -> BenchResult<KubeletOutcome> {
     let healthy_after = proc.wait_healthy(healthz_port, cfg.healthz_timeout).await?;
     tokio::time::sleep(cfg.settle).await;
@@ -239,6 +260,7 @@ async fn measure(
         proc.cpu_seconds(),
         crate::charge::runtime_cpu_seconds(&cfg.endpoint),
     );
+    let cri0 = proxy.map(CriProxy::counts);
     let starts = write_manifests(&manifests, &names, &cfg.image, cfg.template)?;
     let full_names: Vec<String> = names.iter().map(|n| static_pod_full_name(n)).collect();
     let mut tracker = RunningTracker::new(full_names.clone());
@@ -261,6 +283,7 @@ async fn measure(
         proc.cpu_seconds(),
         crate::charge::runtime_cpu_seconds(&cfg.endpoint),
     );
+    let cri_calls_startup = proxy.zip(cri0).map(|(p, c0)| p.counts().since(&c0).total());
     let (latencies, makespan) = tracker
         .latencies(&starts)
         .ok_or_else(|| BenchError::Kubelet("pods seen running without a start time".into()))?;
@@ -296,6 +319,15 @@ async fn measure(
         }
         _ => None,
     };
+    let steady = match (&cfg.steady, proxy) {
+        (Some(s), Some(p)) => {
+            let mut o = crate::steady::measure(proc, s, || p.counts()).await?;
+            o.cri_calls_startup = cri_calls_startup;
+            Some(o)
+        }
+        _ => None,
+    };
+    // After any steady window: the kills change what runs.
     let event_detect = match (&cfg.event_detect, starts.first()) {
         (Some(e), Some(&first)) => {
             let e = EventDetectConfig {
@@ -325,6 +357,7 @@ async fn measure(
         probe_cost,
         event_detect,
         steps: Vec::new(),
+        steady,
     })
 }
 

@@ -7,16 +7,21 @@
 //! * [`floor`]: RunPodSandbox + CreateContainer + StartContainer straight over CRI;
 //! * [`kubelet`]: a kubelet in standalone mode given N static pod manifests at once.
 //!
+//! * with `--steady-seconds` (B6, B10, [`steady`]): a steady-state window once the pods run,
+//!   the kubelet behind the CRI call-counting proxy ([`cri_proxy`]).
+//!
 //! The `event-detection` binary and the suite's B9 phase ([`event_detect`]) kill containers
 //! from outside and time how fast each kubelet's `/pods` shows it.
 //!
-//! Pure pieces ([`stats`], [`steps`], [`report`], [`manifest`], [`tracker`], [`cli`]) are unit-tested; the
-//! rest talks to the real runtime and is exercised by running the benchmark.
+//! Pure pieces ([`stats`], [`steps`], [`report`], [`manifest`], [`tracker`], [`cli`], the
+//! arithmetic of [`steady`], [`cri_proxy`] and [`event_detect`]) are unit-tested; the rest
+//! talks to the real runtime and is exercised by running the benchmark.
 
 pub mod charge;
 pub mod cli;
 pub mod cluster;
 pub mod cri_ops;
+pub mod cri_proxy;
 pub mod env;
 pub mod error;
 pub mod event_detect;
@@ -30,6 +35,7 @@ pub mod process;
 pub mod report;
 pub mod scrape;
 pub mod stats;
+pub mod steady;
 pub mod steps;
 pub mod suite;
 pub mod suite_report;

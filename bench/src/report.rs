@@ -123,6 +123,9 @@ pub struct RunRecord {
     /// Kubelets: CPU charged over start-up (`None` for the floor and failed runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_cpu: Option<StartupCpu>,
+    /// Kubelets with `--steady-seconds`: the steady-state window (B6, B10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::steady::SteadyOutcome>,
 }
 
 /// Medians over the repeats of one (N, variant).
@@ -377,6 +380,7 @@ mod tests {
             error: None,
             latencies_s: Vec::new(),
             startup_cpu: None,
+            steady: None,
         }
     }
 

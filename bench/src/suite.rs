@@ -145,6 +145,7 @@ fn empty_record(variant: Variant, pods: usize, repeat: usize) -> RunRecord {
         error: None,
         latencies_s: Vec::new(),
         startup_cpu: None,
+        steady: None,
     }
 }
 
@@ -239,6 +240,7 @@ async fn kubelet_run(
         event_detect: None,
         scrape: None,
         extra_args: Vec::new(),
+        steady: opts.steady,
     };
     match run_kubelet_variant(rt, &cfg).await {
         Ok(o) => {
@@ -248,6 +250,7 @@ async fn kubelet_run(
             rec.steps = o.steps;
             rec.latencies_s = o.latencies_s;
             rec.startup_cpu = Some(o.startup_cpu);
+            rec.steady = o.steady;
         }
         Err(e) => rec.error = Some(e.to_string()),
     }

@@ -316,6 +316,168 @@ pub fn cluster_rows(doc: &serde_json::Value) -> Vec<Row> {
     rows
 }
 
+/// Batch size from which steady-state rows are B10 (upstream's default `maxPods`) rather
+/// than B6.
+pub const B10_PODS: usize = 110;
+
+/// Per method, the median over the successful runs of (`pods`, `variant`) of its calls per
+/// minute in the steady window (a method a run did not call counts 0 there).
+pub fn cri_method_medians(
+    records: &[RunRecord],
+    pods: usize,
+    variant: Variant,
+) -> std::collections::BTreeMap<String, f64> {
+    let runs: Vec<&crate::steady::SteadyOutcome> = records
+        .iter()
+        .filter(|r| r.pods == pods && r.variant == variant && r.error.is_none())
+        .filter_map(|r| r.steady.as_ref())
+        .collect();
+    let methods: std::collections::BTreeSet<&String> = runs
+        .iter()
+        .flat_map(|o| o.cri_by_method_per_min.keys())
+        .collect();
+    methods
+        .into_iter()
+        .filter_map(|m| {
+            let v: Vec<f64> = runs
+                .iter()
+                .map(|o| o.cri_by_method_per_min.get(m).copied().unwrap_or(0.0))
+                .collect();
+            Some((m.clone(), median(&v)?))
+        })
+        .collect()
+}
+
+/// `Method rate, …` of the `top` busiest methods of a per-method map.
+pub fn top_methods(m: &std::collections::BTreeMap<String, f64>, top: usize) -> String {
+    let mut v: Vec<(&String, &f64)> = m.iter().collect();
+    v.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
+    let mut parts: Vec<String> = v
+        .iter()
+        .take(top)
+        .map(|(m, r)| format!("{} {}", m.rsplit('/').next().unwrap_or(m), sig(**r)))
+        .collect();
+    if v.len() > top {
+        parts.push(format!("+{} more", v.len() - top));
+    }
+    parts.join(", ")
+}
+
+/// The B6 (and, at [`B10_PODS`], B10) rows of the steady-state runs: CPU, RSS, PSS and CRI
+/// calls per minute over the window; at [`B10_PODS`] also the time to all RUNNING.
+pub fn steady_rows(
+    records: &[RunRecord],
+    sizes: &[usize],
+    (window_s, settle_s): (f64, f64),
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let st = |f: fn(&crate::steady::SteadyOutcome) -> Option<f64>| {
+        move |r: &RunRecord| r.steady.as_ref().and_then(f)
+    };
+    let window = if window_s >= 60.0 && (window_s % 60.0).abs() < 1e-9 {
+        format!("{:.0} min", window_s / 60.0)
+    } else {
+        format!("{window_s:.0} s")
+    };
+    for &n in sizes {
+        let b10 = n >= B10_PODS;
+        let id = if b10 { "B10" } else { "B6" };
+        let goal = |v: f64| (!b10).then_some((GoalKind::VsUpstream, v));
+        let two = |f: &dyn Fn(&RunRecord) -> Option<f64>| {
+            (
+                Spread::of(&per_repeat(records, n, Variant::KubeletRs, f)),
+                Spread::of(&per_repeat(records, n, Variant::Upstream, f)),
+                None,
+            )
+        };
+        if b10 {
+            let makespan = |r: &RunRecord| r.startup.map(|s| s.makespan_s);
+            rows.push(Row::measured(
+                id,
+                &format!("{n} static pods → all RUNNING (CRI), makespan"),
+                "s",
+                (
+                    Spread::of(&per_repeat(records, n, Variant::KubeletRs, makespan)),
+                    Spread::of(&per_repeat(records, n, Variant::Upstream, makespan)),
+                    Spread::of(&per_repeat(records, n, Variant::Floor, makespan)),
+                ),
+                None,
+                "maxPods 110 (default); the kubelets through the CRI counting proxy, the floor direct",
+            ));
+            rows.push(Row::measured(
+                id,
+                &format!("{n} static pods, CRI calls over start-up"),
+                "calls",
+                two(&|r: &RunRecord| Some(r.steady.as_ref()?.cri_calls_startup? as f64)),
+                None,
+                "counting proxy, first rename → all RUNNING",
+            ));
+        }
+        rows.push(Row::measured(
+            id,
+            &format!("{n} pods, steady state {window}: kubelet CPU"),
+            "CPU-s/min",
+            two(&st(|o| o.cpu_s_per_min)),
+            goal(0.15),
+            &format!(
+                "cpuacct of the kubelet's own cgroup over the window, which starts {settle_s:.0} s after all RUNNING"
+            ),
+        ));
+        rows.push(Row::measured(
+            id,
+            &format!("{n} pods, steady state: kubelet RSS"),
+            "MiB",
+            two(&st(|o| o.rss_mib)),
+            goal(0.2),
+            "median of smaps_rollup Rss sampled every 5 s over the window",
+        ));
+        rows.push(Row::measured(
+            id,
+            &format!("{n} pods, steady state: kubelet PSS"),
+            "MiB",
+            two(&st(|o| o.pss_mib)),
+            None,
+            "median of smaps_rollup Pss",
+        ));
+        let methods = |v: Variant| top_methods(&cri_method_medians(records, n, v), 4);
+        rows.push(Row::measured(
+            id,
+            &format!("{n} pods, steady state: CRI calls"),
+            "calls/min",
+            two(&st(|o| Some(o.cri_calls_per_min))),
+            goal(1.0),
+            &format!(
+                "counting proxy; kubelet-rs: {}; upstream: {}",
+                methods(Variant::KubeletRs),
+                methods(Variant::Upstream)
+            ),
+        ));
+    }
+    rows
+}
+
+/// The per-method table of the steady-state runs (medians of calls per minute).
+pub fn render_cri_methods(records: &[RunRecord], sizes: &[usize]) -> String {
+    let mut s = String::from(
+        "| pods | CRI method | kubelet-rs calls/min | upstream calls/min |\n|---|---|---|---|\n",
+    );
+    for &n in sizes {
+        let rs = cri_method_medians(records, n, Variant::KubeletRs);
+        let up = cri_method_medians(records, n, Variant::Upstream);
+        let methods: std::collections::BTreeSet<&String> = rs.keys().chain(up.keys()).collect();
+        for m in methods {
+            let cell = |x: Option<&f64>| x.map_or_else(|| "0".to_owned(), |v| sig(*v));
+            let _ = writeln!(
+                s,
+                "| {n} | {m} | {} | {} |",
+                cell(rs.get(m)),
+                cell(up.get(m))
+            );
+        }
+    }
+    s
+}
+
 /// Nearest-rank percentile of unsorted values.
 pub fn nearest_rank(values: &[f64], p: f64) -> Option<f64> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
@@ -328,9 +490,10 @@ pub fn nearest_rank(values: &[f64], p: f64) -> Option<f64> {
 }
 
 /// Rows of the benchmarks no command measures yet (B1/B2 standalone, B3 first static pod,
-/// B6, B10): explicit, with no number. B9 has its command (`crate::event_detect`); the suite
-/// adds its rows, or `event_detect::b9_not_measured` when it did not run it.
-pub fn unmeasured_rows(with_cluster: bool) -> Vec<Row> {
+/// B6 and B10 unless `with_steady`): explicit, with no number. B9 has its command
+/// (`crate::event_detect`); the suite adds its rows, or `event_detect::b9_not_measured` when it
+/// did not run it.
+pub fn unmeasured_rows(with_cluster: bool, with_steady: bool) -> Vec<Row> {
     let mut rows = vec![
         Row::not_measured(
             "B1",
@@ -354,15 +517,18 @@ pub fn unmeasured_rows(with_cluster: bool) -> Vec<Row> {
             "B6",
             "steady state 30/100 pods for 5 min: CPU, RSS, CRI calls per minute by method",
             Some((GoalKind::VsUpstream, 1.0)),
-            "needs the CRI call-counting proxy in front of containerd",
+            "steady-state runs not made (--no-steady or --quick)",
         ),
         Row::not_measured(
             "B10",
             "110 pods on one node: time to all Running, steady-state cost",
             None,
-            "no command yet (static-pods --pods 110 gives the first half by hand)",
+            "steady-state runs not made (--no-steady or --quick)",
         ),
     ];
+    if with_steady {
+        rows.retain(|r| r.id != "B6" && r.id != "B10");
+    }
     if !with_cluster {
         for (id, what) in [
             ("B1", "idle RSS, cluster mode"),
@@ -588,7 +754,92 @@ mod tests {
             error: None,
             latencies_s: Vec::new(),
             startup_cpu: None,
+            steady: None,
         }
+    }
+
+    fn steady_rec(variant: Variant, pods: usize, repeat: usize, cpu: f64) -> RunRecord {
+        let mut r = rec(variant, pods, repeat, 2.0);
+        let mut by = std::collections::BTreeMap::new();
+        by.insert("RuntimeService/ListContainers".to_owned(), cpu * 10.0);
+        if variant == Variant::Upstream {
+            by.insert("ImageService/ImageFsInfo".to_owned(), 6.0);
+        }
+        r.steady = Some(crate::steady::SteadyOutcome {
+            window_s: 300.0,
+            cpu_s_per_min: Some(cpu),
+            cpu_in_cgroup: true,
+            rss_mib: Some(cpu * 100.0),
+            rss_max_mib: None,
+            pss_mib: None,
+            cri_calls_per_min: by.values().sum(),
+            cri_by_method_per_min: by,
+            cri_calls_startup: None,
+            samples: Vec::new(),
+        });
+        r
+    }
+
+    #[test]
+    fn steady_rows_b6_and_b10() {
+        let mut recs = Vec::new();
+        for rep in 0..3 {
+            let f = rep as f64;
+            recs.push(rec(Variant::Floor, 110, rep, 10.0));
+            for n in [30, 110] {
+                recs.push(steady_rec(Variant::KubeletRs, n, rep, 0.1 + f * 0.01));
+                recs.push(steady_rec(Variant::Upstream, n, rep, 1.0 + f * 0.1));
+            }
+        }
+        // The floor's records have no steady outcome: no value in the steady rows.
+        let rows = steady_rows(&recs, &[30, 110], (300.0, 30.0));
+        let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "B6", "B6", "B6", "B6", "B10", "B10", "B10", "B10", "B10", "B10"
+            ]
+        );
+        let cpu = &rows[0];
+        assert_eq!(cpu.unit, "CPU-s/min");
+        assert!((cpu.kubelet_rs.unwrap().median - 0.11).abs() < 1e-9);
+        assert!((cpu.ratio_upstream.unwrap() - 0.1).abs() < 1e-9);
+        assert_eq!(cpu.met, Some(true));
+        assert!(cpu.figure.contains("steady state 5 min:"), "{}", cpu.figure);
+        let short = steady_rows(&recs, &[30], (30.0, 10.0));
+        assert!(short[0].figure.contains("steady state 30 s:"));
+        assert!(short[0].note.contains("starts 10 s after"));
+        let cri = &rows[3];
+        assert!((cri.upstream.unwrap().median - 17.0).abs() < 1e-9);
+        assert!(
+            cri.note.contains(
+                "kubelet-rs: ListContainers 1.10; upstream: ListContainers 11.0, ImageFsInfo 6.00"
+            ),
+            "{}",
+            cri.note
+        );
+        let b10 = &rows[4];
+        assert!(b10.figure.contains("makespan"));
+        assert_eq!(b10.floor.unwrap().median, 10.0);
+        assert_eq!(b10.goal, None);
+        assert_eq!(rows[5].unit, "calls");
+        assert_eq!(rows[5].kubelet_rs, None);
+        assert_eq!(rows[6].goal, None);
+        // Per method: a method a run did not call counts 0 there.
+        let up = cri_method_medians(&recs, 30, Variant::Upstream);
+        assert_eq!(up["ImageService/ImageFsInfo"], 6.0);
+        let md = render_cri_methods(&recs, &[30]);
+        assert!(
+            md.contains("| 30 | ImageService/ImageFsInfo | 0 | 6.00 |"),
+            "{md}"
+        );
+        // Measured: B6 and B10 leave the unmeasured rows.
+        assert!(
+            unmeasured_rows(true, true)
+                .iter()
+                .all(|r| r.id != "B6" && r.id != "B10")
+        );
+        assert!(unmeasured_rows(true, false).iter().any(|r| r.id == "B6"));
     }
 
     #[test]

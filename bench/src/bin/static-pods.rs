@@ -8,6 +8,7 @@ use kubelet_bench::cli::{self, Options, Parsed};
 use kubelet_bench::env;
 use kubelet_bench::report::{aggregate, render_markdown};
 use kubelet_bench::suite::{JsonReport, resolve_binaries, run_all_on_the_runtime};
+use kubelet_bench::suite_report as sr;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -50,6 +51,15 @@ async fn run(opts: Options, args: Vec<String>) -> anyhow::Result<bool> {
     let (runtime, records) = run_all_on_the_runtime(&repo, &opts, &bins, "[bench]").await?;
     let summary = aggregate(&records);
     println!("{}", render_markdown(&summary, opts.goal));
+    if let Some(steady) = &opts.steady {
+        let rows = sr::steady_rows(
+            &records,
+            &opts.pods,
+            (steady.window.as_secs_f64(), steady.settle.as_secs_f64()),
+        );
+        println!("{}", sr::render_rows(&rows));
+        println!("{}", sr::render_cri_methods(&records, &opts.pods));
+    }
     for r in records.iter().filter(|r| r.error.is_none()) {
         if let Some(busy) = &r.busy_before {
             let what = format!("N={} {} run {}", r.pods, r.variant.label(), r.repeat + 1);

@@ -32,6 +32,7 @@ usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
              [--kubelet PATH] [--upstream PATH] [--repeat N] [--no-cluster]
              [--cluster-idle-seconds S] [--baseline FILE] [--allow-foreign-pods]
              [--no-event-detection]
+             [--no-steady] [--steady-seconds S] [--steady-repeat N] [--steady-pods N]...
 
   --out-dir DIR          where results.json, results.md, the plots and the raw JSON of each
                          command go (default bench/results/<UTC date>-suite; --quick: a
@@ -50,6 +51,14 @@ usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
   --cluster-idle-seconds idle period of cluster-node (default 150)
   --no-event-detection   skip B9 (container killed from outside → /pods; full run only)
   --allow-foreign-pods   passed to the static-pods runs (only with the runtime lock held)
+  --no-steady            skip the steady-state runs (B6 at 30 and 100 pods, B10 at 110 pods;
+                         not made in --quick mode)
+  --steady-seconds S     steady-state window after all RUNNING + 30 s (default 300); with
+                         --quick, given explicitly, the steady-state runs are made too
+  --steady-pods N        steady-state batch size, repeatable (default 30, 100 (B6) and 110
+                         (B10)); a size below 110 gives B6 rows, 110 and more B10 rows
+  --steady-repeat N      repetitions of the steady-state runs (default: --repeat); each
+                         kubelet run takes about S + 60 s, i.e. 3 sizes x 2 kubelets x N runs
 ";
 
 #[derive(Debug)]
@@ -66,6 +75,10 @@ struct SuiteOptions {
     cluster_idle: u64,
     allow_foreign_pods: bool,
     event_detection: bool,
+    steady: bool,
+    steady_seconds: f64,
+    steady_repeat: usize,
+    steady_pods: Vec<usize>,
 }
 
 fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
@@ -82,7 +95,12 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
         cluster_idle: 150,
         allow_foreign_pods: false,
         event_detection: true,
+        steady: true,
+        steady_seconds: 300.0,
+        steady_repeat: 0,
+        steady_pods: Vec::new(),
     };
+    let mut explicit_steady = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().with_context(|| format!("{a} needs a value"));
@@ -107,6 +125,27 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
             }
             "--allow-foreign-pods" => o.allow_foreign_pods = true,
             "--no-event-detection" => o.event_detection = false,
+            "--no-steady" => o.steady = false,
+            "--steady-seconds" => {
+                o.steady_seconds = val()?.parse().context("--steady-seconds")?;
+                explicit_steady = true;
+                if !(o.steady_seconds.is_finite() && o.steady_seconds > 0.0) {
+                    bail!("--steady-seconds must be more than 0");
+                }
+            }
+            "--steady-repeat" => {
+                o.steady_repeat = val()?.parse().context("--steady-repeat")?;
+                if o.steady_repeat == 0 {
+                    bail!("--steady-repeat must be at least 1");
+                }
+            }
+            "--steady-pods" => {
+                let n: usize = val()?.parse().context("--steady-pods")?;
+                if n == 0 {
+                    bail!("--steady-pods must be at least 1");
+                }
+                o.steady_pods.push(n);
+            }
             other => bail!("unknown argument {other:?}\n{USAGE}"),
         }
     }
@@ -114,6 +153,15 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
         // Default: 3 for a full run; 5 for the quick mode, whose N=10 runs are short and whose
         // verdict rests on the median ratio (a single disturbed repetition must not move it).
         o.repeat = if o.quick { 5 } else { 3 };
+    }
+    if o.steady_repeat == 0 {
+        o.steady_repeat = o.repeat;
+    }
+    if o.quick && !explicit_steady {
+        o.steady = false;
+    }
+    if o.steady_pods.is_empty() {
+        o.steady_pods = vec![30, 100, sr::B10_PODS];
     }
     if o.record_baseline && !o.quick {
         bail!("--record-baseline needs --quick");
@@ -261,7 +309,64 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
     std::fs::write(&sp_json, serde_json::to_string_pretty(&report)? + "\n")
         .with_context(|| format!("writing {}", sp_json.display()))?;
 
-    // 2. B9 event detection (full run only), in-process on the same runtime.
+    // 1b. steady state: B6 (30, 100 pods), B10 (110 pods), through the CRI counting proxy.
+    let steady_pods: Vec<usize> = opts.steady_pods.clone();
+    let steady_records: Vec<RunRecord> = if opts.steady {
+        let steady_opts = Options {
+            pods: steady_pods.clone(),
+            repeat: opts.steady_repeat,
+            steady: Some(kubelet_bench::steady::SteadyConfig::with_window(
+                Duration::from_secs_f64(opts.steady_seconds),
+            )),
+            // 110 pods on a 2-CPU machine: more than the 60 s of the B4 runs.
+            timeout: Duration::from_secs(300),
+            ..sp_opts.clone()
+        };
+        eprintln!(
+            "[suite] steady state {steady_pods:?}, {} s windows, {} repetitions",
+            opts.steady_seconds, opts.steady_repeat
+        );
+        let (_, recs) = run_all_on_the_runtime(&repo, &steady_opts, &bins, "[suite]").await?;
+        for r in &recs {
+            if let Some(e) = &r.error {
+                let msg = format!(
+                    "steady N={} {} run {} failed: {e}",
+                    r.pods,
+                    r.variant.label(),
+                    r.repeat + 1
+                );
+                notes.push(msg.clone());
+                failed.push(msg);
+            } else if let Some(busy) = &r.busy_before {
+                notes.push(format!(
+                    "steady N={} {} run {} ran while there were {busy}",
+                    r.pods,
+                    r.variant.label(),
+                    r.repeat + 1
+                ));
+            }
+        }
+        let steady_json = out_dir.join("steady-pods.json");
+        let report = JsonReport {
+            command: std::iter::once("suite".to_owned())
+                .chain(args.clone())
+                .collect(),
+            endpoint: runtime.endpoint.clone(),
+            cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            kubelet_rs: bins.kubelet_rs.as_ref().map(|p| p.display().to_string()),
+            upstream: bins.upstream.as_ref().map(|p| p.display().to_string()),
+            notes: bins.notes.clone(),
+            runs: recs.clone(),
+            summary: aggregate(&recs),
+        };
+        std::fs::write(&steady_json, serde_json::to_string_pretty(&report)? + "\n")
+            .with_context(|| format!("writing {}", steady_json.display()))?;
+        recs
+    } else {
+        Vec::new()
+    };
+
+    // 1c. B9 event detection (full run only), in-process on the same runtime.
     let b9 = if opts.event_detection && !opts.quick {
         let b9_opts = EventBenchOptions {
             repeat: opts.repeat,
@@ -304,14 +409,14 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         None
     };
 
-    // 3. cluster mode (full run only): the sibling cluster-node binary.
+    // 2. cluster mode (full run only): the sibling cluster-node binary.
     let cluster_doc = if opts.cluster && !opts.quick {
         run_cluster_node(&opts, &bins, &out_dir, &mut notes)
     } else {
         None
     };
 
-    // 4. B12: stripped sizes.
+    // 3. B12: stripped sizes.
     let size = size_row(&bins, &out_dir);
 
     // The table.
@@ -319,7 +424,18 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
     if let Some(doc) = &cluster_doc {
         rows.extend(sr::cluster_rows(doc));
     }
-    rows.extend(sr::unmeasured_rows(cluster_doc.is_some()));
+    if !steady_records.is_empty() {
+        let settle = kubelet_bench::steady::SteadyConfig::with_window(Duration::ZERO).settle;
+        rows.extend(sr::steady_rows(
+            &steady_records,
+            &steady_pods,
+            (opts.steady_seconds, settle.as_secs_f64()),
+        ));
+    }
+    rows.extend(sr::unmeasured_rows(
+        cluster_doc.is_some(),
+        !steady_records.is_empty(),
+    ));
     match &b9 {
         Some((b9_rows, _)) => rows.extend(b9_rows.iter().cloned()),
         None => rows.push(b9_not_measured(if opts.quick {
@@ -416,7 +532,28 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
     }
 
     // Plots.
-    let plot_files = write_plots(&out_dir, &records, cluster_doc.as_ref(), &mut notes);
+    let plot_files = write_plots(
+        &out_dir,
+        (&records, &steady_records),
+        cluster_doc.as_ref(),
+        &mut notes,
+    );
+    let cri_by_method: serde_json::Value = steady_pods
+        .iter()
+        .map(|&n| {
+            let of = |v: Variant| serde_json::json!(sr::cri_method_medians(&steady_records, n, v));
+            (
+                n.to_string(),
+                serde_json::json!({
+                    "kubelet-rs": of(Variant::KubeletRs),
+                    "upstream": of(Variant::Upstream),
+                }),
+            )
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    let cri_methods_md =
+        (!steady_records.is_empty()).then(|| sr::render_cri_methods(&steady_records, &steady_pods));
 
     // results.json and results.md.
     let results = serde_json::json!({
@@ -433,12 +570,15 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         "rows": rows,
         "quick_figures": figures,
         "quick_verdicts": verdicts,
+        "steady_seconds": (!steady_records.is_empty()).then_some(opts.steady_seconds),
+        "cri_by_method_per_min": (!steady_records.is_empty()).then_some(cri_by_method),
         "plots": plot_files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "notes": notes,
         "raw": {
             "static_pods": "static-pods.json",
             "cluster_node": cluster_doc.as_ref().map(|_| "cluster-node.json"),
             "event_detection": b9.as_ref().map(|(_, f)| *f),
+            "steady_pods": (!steady_records.is_empty()).then_some("steady-pods.json"),
         },
     });
     std::fs::write(
@@ -454,6 +594,7 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         &quick_lines,
         &plot_files,
         &notes,
+        cri_methods_md.as_deref(),
     );
     std::fs::write(out_dir.join("results.md"), &md)?;
     println!("{md}");
@@ -572,7 +713,7 @@ fn size_row(bins: &kubelet_bench::suite::Binaries, out_dir: &Path) -> Row {
 
 fn write_plots(
     out_dir: &Path,
-    records: &[RunRecord],
+    (records, steady): (&[RunRecord], &[RunRecord]),
     cluster: Option<&serde_json::Value>,
     notes: &mut Vec<String>,
 ) -> Vec<PathBuf> {
@@ -732,6 +873,58 @@ fn write_plots(
             ));
         }
     }
+    // B6: RSS and CPU over the steady window, 30 pods (else the smallest batch), first
+    // successful run of each kubelet.
+    let plot_n = if steady.iter().any(|r| r.pods == 30) {
+        30
+    } else {
+        steady.iter().map(|r| r.pods).min().unwrap_or(30)
+    };
+    let mut rss = Vec::new();
+    let mut cpu = Vec::new();
+    for v in [Variant::KubeletRs, Variant::Upstream] {
+        let Some(o) = steady
+            .iter()
+            .filter(|r| r.pods == plot_n && r.variant == v && r.error.is_none())
+            .find_map(|r| r.steady.as_ref())
+        else {
+            continue;
+        };
+        let pts = |f: &dyn Fn(&kubelet_bench::steady::SteadySample) -> Option<f64>| {
+            o.samples
+                .iter()
+                .filter_map(|s| Some((s.t_s, f(s)?)))
+                .collect::<Vec<_>>()
+        };
+        rss.push(Series {
+            label: v.label().into(),
+            points: pts(&|s| Some(s.rss_kib? as f64 / 1024.0)),
+        });
+        cpu.push(Series {
+            label: v.label().into(),
+            points: pts(&|s| s.cpu_s),
+        });
+    }
+    if !rss.is_empty() {
+        plots_to_write.push((
+            "b6-steady-rss",
+            LinePlot {
+                title: format!("B6: kubelet RSS, steady state, {plot_n} static pods"),
+                x_desc: "seconds into the window".into(),
+                y_desc: "RSS (MiB)".into(),
+                series: rss,
+            },
+        ));
+        plots_to_write.push((
+            "b6-steady-cpu",
+            LinePlot {
+                title: format!("B6: kubelet CPU, steady state, {plot_n} static pods, cumulative"),
+                x_desc: "seconds into the window".into(),
+                y_desc: "CPU-seconds since the window began".into(),
+                series: cpu,
+            },
+        ));
+    }
     let mut files = Vec::new();
     for (stem, plot) in &plots_to_write {
         match plots::write(out_dir, stem, plot) {
@@ -756,6 +949,7 @@ fn render_md(
     quick_lines: &[String],
     plots: &[PathBuf],
     notes: &[String],
+    cri_methods: Option<&str>,
 ) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
@@ -793,6 +987,13 @@ fn render_md(
             let _ = writeln!(s, "- {l}");
         }
     }
+    if let Some(t) = cri_methods {
+        s.push_str(
+            "\n## CRI calls by method, steady state (B6, B10)\n\nMedians over the repetitions \
+             of the calls per minute in the window, counted by the proxy in front of containerd.\n\n",
+        );
+        s.push_str(t);
+    }
     if !plots.is_empty() {
         s.push_str("\n## Plots\n\n");
         for p in plots
@@ -813,4 +1014,43 @@ fn render_md(
         }
     }
     s
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(args: &[&str]) -> SuiteOptions {
+        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        parse(&args).unwrap().unwrap()
+    }
+
+    #[test]
+    fn steady_options() {
+        let full = parse_ok(&["--repeat", "2"]);
+        assert!(full.steady);
+        assert_eq!(full.steady_seconds, 300.0);
+        assert_eq!(full.steady_repeat, 2);
+        assert_eq!(full.steady_pods, vec![30, 100, 110]);
+        assert!(!parse_ok(&["--no-steady"]).steady);
+        // Quick mode: no steady runs unless a window is asked for.
+        assert!(!parse_ok(&["--quick"]).steady);
+        let q = parse_ok(&[
+            "--quick",
+            "--steady-seconds",
+            "30",
+            "--steady-pods",
+            "10",
+            "--steady-repeat",
+            "1",
+        ]);
+        assert!(q.steady);
+        assert_eq!((q.steady_seconds, q.steady_repeat), (30.0, 1));
+        assert_eq!(q.steady_pods, vec![10]);
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(parse(&args(&["--steady-seconds", "0"])).is_err());
+        assert!(parse(&args(&["--steady-pods", "0"])).is_err());
+        assert!(parse(&args(&["--steady-repeat", "0"])).is_err());
+    }
 }

@@ -335,29 +335,45 @@ impl PreparedTls {
     /// `ReloadKubeletServerCertificateFile` (`NewKubeletServerCertificateDynamicFileManager`):
     /// when `tlsCertFile` and `tlsPrivateKeyFile` were given (and not `serverTLSBootstrap`),
     /// serve the pair through a [`ServingCertificates`] channel that a task refreshes when
-    /// either file changes — every `period` it reads both files and reloads when their
-    /// contents differ (upstream: fsnotify plus a one-minute resync).
+    /// either file changes, as upstream's `DynamicCertKeyPairContent`: on every inotify
+    /// event in the files' directories (upstream: fsnotify) and every `resync` (upstream:
+    /// one minute) it reads both files and reloads when their contents differ. Where
+    /// inotify cannot be set up, the files are read every `resync` only (logged).
     /// A pair that does not load or match is logged and the last good one kept, as upstream.
     /// The task ends with `cancel`. Returns `self` unchanged otherwise.
     pub fn reload_serving_files(
         self,
-        period: std::time::Duration,
+        resync: std::time::Duration,
         cancel: tokio_util::sync::CancellationToken,
     ) -> Result<Self, TlsError> {
         if !self.explicit_files || self.serving.is_some() {
             return Ok(self);
         }
+        // Watching before the first read: a change after it is an event.
+        let mut events = match watch_directories_of(&self.paths) {
+            Ok(events) => Some(events),
+            Err(e) => {
+                tracing::warn!(err = %e, cert_file = %self.paths.cert.display(), "cannot watch the serving certificate files; they are re-read every {resync:?} only");
+                None
+            }
+        };
         let mut seen = file_contents(&self.paths);
         let first = certified_key(&self.paths, &self.provider)?;
         let (tx, rx) = watch::channel(Some(first));
         let paths = self.paths.clone();
         let provider = self.provider.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(period);
+            let mut tick = tokio::time::interval(resync);
             loop {
                 tokio::select! {
                     _ = cancel.cancelled() => return,
                     _ = tick.tick() => {}
+                    event = next_event(&mut events) => {
+                        if !event {
+                            tracing::warn!(cert_file = %paths.cert.display(), "the watch of the serving certificate files ended; they are re-read every {resync:?} only");
+                            events = None;
+                        }
+                    }
                 }
                 let now = file_contents(&paths);
                 if now == seen {
@@ -446,6 +462,39 @@ impl PreparedTls {
 
 /// Both files' contents (`None` for one that cannot be read): a few kilobytes, compared
 /// as they are (a rewrite within one timestamp tick still counts).
+/// Inotify events (writes, renames, creations, removals, attribute changes) in the
+/// directories of the certificate and the key: a file replaced by rename, or a symlink swap
+/// as Kubernetes secrets and cert-manager do, is an event of its directory.
+fn watch_directories_of(paths: &CertKeyPaths) -> std::io::Result<inotify::EventStream<Vec<u8>>> {
+    use inotify::{Inotify, WatchMask};
+    let mask = WatchMask::CLOSE_WRITE
+        | WatchMask::MOVED_TO
+        | WatchMask::MOVED_FROM
+        | WatchMask::CREATE
+        | WatchMask::DELETE
+        | WatchMask::ATTRIB;
+    let inotify = Inotify::init()?;
+    for file in [&paths.cert, &paths.key] {
+        let dir = match file.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        // Adding the same directory twice returns the same watch.
+        inotify.watches().add(dir, mask)?;
+    }
+    inotify.into_event_stream(vec![0u8; 4096])
+}
+
+/// Waits for the next event of `events`: `true` for an event, `false` when the stream
+/// ended or failed. Pends forever without a stream (the resync alone reads the files).
+async fn next_event(events: &mut Option<inotify::EventStream<Vec<u8>>>) -> bool {
+    use futures::StreamExt;
+    match events {
+        Some(stream) => matches!(stream.next().await, Some(Ok(_))),
+        None => std::future::pending().await,
+    }
+}
+
 fn file_contents(paths: &CertKeyPaths) -> [Option<Vec<u8>>; 2] {
     [
         std::fs::read(&paths.cert).ok(),
@@ -645,7 +694,8 @@ mod tests {
             ..Default::default()
         };
         let cancel = tokio_util::sync::CancellationToken::new();
-        let period = std::time::Duration::from_millis(20);
+        // An hour's resync: only the inotify events can bring the changes below in time.
+        let period = std::time::Duration::from_secs(3600);
         let prepared = prepare_tls(&s, None)
             .unwrap()
             .reload_serving_files(period, cancel.clone())
@@ -674,8 +724,29 @@ mod tests {
         // A key that does not match: logged, the second pair stays.
         let other = crate::certs::generate_self_signed("third", &[]).unwrap();
         std::fs::write(&paths.key, other.key_pem).unwrap();
-        tokio::time::sleep(period * 10).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         assert_eq!(current(&rx), second);
+
+        // A pair replaced by renames (as tools write files atomically) is an event too.
+        let fourth = crate::certs::generate_self_signed("fourth", &[]).unwrap();
+        let tmp_key = dir.path().join(".key.tmp");
+        let tmp_cert = dir.path().join(".cert.tmp");
+        std::fs::write(&tmp_key, fourth.key_pem).unwrap();
+        std::fs::write(&tmp_cert, fourth.cert_pem).unwrap();
+        std::fs::rename(&tmp_key, &paths.key).unwrap();
+        std::fs::rename(&tmp_cert, &paths.cert).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while current(&rx) == second {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the renamed pair was never loaded"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            current(&rx).as_ref(),
+            load_certs(&paths.cert).unwrap()[0].as_ref()
+        );
         cancel.cancel();
 
         // The default `--cert-dir` pair is not watched (upstream: tlsCertFile and

@@ -259,7 +259,8 @@ async fn serving_certificate_files_are_reloaded_without_a_restart() {
     cfg.prepared_tls = Some(
         kubelet_server::prepare_tls(&cfg.tls, None)
             .unwrap()
-            .reload_serving_files(std::time::Duration::from_millis(50), cancel.clone())
+            // An hour's resync: the change must come through the inotify watch.
+            .reload_serving_files(std::time::Duration::from_secs(3600), cancel.clone())
             .unwrap(),
     );
     let (server, stop) = start(cfg).await;

@@ -15,9 +15,10 @@ use super::KubeletDeps;
 use crate::auth::{Reviewers, build_auth, build_auth_components};
 use crate::startup::RunError;
 
-/// How often the serving certificate files are checked for a change
-/// (`ReloadKubeletServerCertificateFile`).
-const SERVING_FILES_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+/// How often the serving certificate files are re-read besides their directories' inotify
+/// events (`ReloadKubeletServerCertificateFile`; upstream's dynamic cert-key content
+/// resyncs every minute).
+const SERVING_FILES_RESYNC: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The secure server's settings from flags, configuration and the node IPs
 /// `check_startable` parsed (the TLS not yet checked: `prepared_tls` is `None`; no token
@@ -127,7 +128,7 @@ pub async fn start_secure_server(
         // are served as they change (the default --cert-dir pair is not watched).
         cfg.prepared_tls = cfg
             .prepared_tls
-            .map(|p| p.reload_serving_files(SERVING_FILES_POLL, cancel.clone()))
+            .map(|p| p.reload_serving_files(SERVING_FILES_RESYNC, cancel.clone()))
             .transpose()
             .map_err(kubelet_server::ServerError::from)?;
     }
