@@ -19,6 +19,7 @@ use crate::cri_ops::{
 };
 use crate::cri_proxy::CriProxy;
 use crate::error::{BenchError, BenchResult};
+use crate::event_detect::{EventDetectConfig, EventDetectOutcome};
 use crate::manifest::{
     KubeletSettings, PodTemplate, kubelet_config, pod_name, static_pod_full_name,
     static_pod_manifest,
@@ -64,6 +65,8 @@ pub struct KubeletRunConfig {
     pub template: PodTemplate,
     /// Prober cost window once the pods run (`port` and `pods` are set here).
     pub probe_cost: Option<ProbeCostConfig>,
+    /// B9 kills once the pods run (`port` and `pods` are set here).
+    pub event_detect: Option<EventDetectConfig>,
     /// Steady-state window once the pods run (B6, B10). When set, the kubelet talks to the
     /// runtime through the CRI call-counting proxy ([`crate::cri_proxy`]) for the whole run.
     pub steady: Option<crate::steady::SteadyConfig>,
@@ -99,6 +102,7 @@ impl KubeletRunConfig {
             extra_args,
             template,
             probe_cost: None,
+            event_detect: None,
             steady: None,
         }
     }
@@ -119,6 +123,8 @@ pub struct KubeletOutcome {
     pub scrape: Option<ScrapeOutcome>,
     /// The prober cost window, when asked for.
     pub probe_cost: Option<ProbeCostOutcome>,
+    /// The B9 kills, when asked for.
+    pub event_detect: Option<EventDetectOutcome>,
     /// Where the start-up time went, from the kubelet's `-v=2` log ([`crate::steps`]); filled
     /// in once the kubelet has stopped.
     pub steps: Vec<crate::steps::StepMedian>,
@@ -164,11 +170,12 @@ pub async fn run_kubelet_variant(
     let dir = RunDir::create(&cfg.work_dir)?;
     let healthz_port = crate::env::free_port()?;
     let port = crate::env::free_port()?;
-    let read_only_port = if cfg.scrape.is_some() || cfg.probe_cost.is_some() {
-        crate::env::free_port()?
-    } else {
-        0
-    };
+    let read_only_port =
+        if cfg.scrape.is_some() || cfg.probe_cost.is_some() || cfg.event_detect.is_some() {
+            crate::env::free_port()?
+        } else {
+            0
+        };
     let config_path = dir.path("config.json");
     // B6/B10: the kubelet's CRI calls go through the counting proxy (stopped when dropped,
     // after the kubelet).
@@ -303,7 +310,7 @@ async fn measure(
         (Some(p), Some(pid), Some(&first)) => {
             let p = ProbeCostConfig {
                 port: read_only_port,
-                pods: full_names,
+                pods: full_names.clone(),
                 ..p.clone()
             };
             let outcome = crate::probe_cost::measure(pid, &p, first).await?;
@@ -317,6 +324,20 @@ async fn measure(
             let mut o = crate::steady::measure(proc, s, || p.counts()).await?;
             o.cri_calls_startup = cri_calls_startup;
             Some(o)
+        }
+        _ => None,
+    };
+    // After any steady window: the kills change what runs.
+    let event_detect = match (&cfg.event_detect, starts.first()) {
+        (Some(e), Some(&first)) => {
+            let e = EventDetectConfig {
+                port: read_only_port,
+                pods: full_names,
+                ..e.clone()
+            };
+            let outcome = crate::event_detect::measure(rt, &e, first).await?;
+            proc.check_alive()?;
+            Some(outcome)
         }
         _ => None,
     };
@@ -334,6 +355,7 @@ async fn measure(
         healthy_after,
         scrape,
         probe_cost,
+        event_detect,
         steps: Vec::new(),
         steady,
     })

@@ -10,9 +10,12 @@
 //! * with `--steady-seconds` (B6, B10, [`steady`]): a steady-state window once the pods run,
 //!   the kubelet behind the CRI call-counting proxy ([`cri_proxy`]).
 //!
+//! The `event-detection` binary and the suite's B9 phase ([`event_detect`]) kill containers
+//! from outside and time how fast each kubelet's `/pods` shows it.
+//!
 //! Pure pieces ([`stats`], [`steps`], [`report`], [`manifest`], [`tracker`], [`cli`], the
-//! arithmetic of [`steady`] and [`cri_proxy`]) are unit-tested; the rest talks to the real
-//! runtime and is exercised by running the benchmark.
+//! arithmetic of [`steady`], [`cri_proxy`] and [`event_detect`]) are unit-tested; the rest
+//! talks to the real runtime and is exercised by running the benchmark.
 
 pub mod charge;
 pub mod cli;
@@ -21,6 +24,7 @@ pub mod cri_ops;
 pub mod cri_proxy;
 pub mod env;
 pub mod error;
+pub mod event_detect;
 pub mod floor;
 pub mod guard;
 pub mod kubelet;

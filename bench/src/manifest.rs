@@ -41,6 +41,9 @@ pub enum PodTemplate {
     /// One busybox `sleep 3600` container (B4, stats scrapes).
     #[default]
     Sleep,
+    /// [`PodTemplate::Sleep`] with `restartPolicy: Never` (B9, event detection: a killed
+    /// container stays terminated, no restart overtakes the observation).
+    SleepNoRestart,
     /// One busybox `httpd` container serving [`WEB_HEALTHZ`] on [`WEB_PORT`] (issue 9's
     /// prober cost); with `probes`, an exec readiness probe (`cat /tmp/ready`) and an
     /// httpGet liveness probe on that port, both every second.
@@ -50,11 +53,12 @@ pub enum PodTemplate {
     },
 }
 
-/// A static pod manifest of `template`, `imagePullPolicy: Never`, `restartPolicy: Always`,
-/// `terminationGracePeriodSeconds: 1`.
+/// A static pod manifest of `template`, `imagePullPolicy: Never`, `restartPolicy: Always`
+/// (`Never` for [`PodTemplate::SleepNoRestart`]), `terminationGracePeriodSeconds: 1`.
 pub fn static_pod_manifest(name: &str, image: &str, template: PodTemplate) -> String {
     match template {
-        PodTemplate::Sleep => sleep_pod(name, image),
+        PodTemplate::Sleep => sleep_pod(name, image, "Always"),
+        PodTemplate::SleepNoRestart => sleep_pod(name, image, "Never"),
         PodTemplate::Web { probes } => web_pod(name, image, probes),
     }
 }
@@ -81,10 +85,10 @@ fn web_pod(name: &str, image: &str, probes: bool) -> String {
             "periodSeconds": 1,
         });
     }
-    pod_of(name, container)
+    pod_of(name, container, "Always")
 }
 
-fn sleep_pod(name: &str, image: &str) -> String {
+fn sleep_pod(name: &str, image: &str, restart_policy: &str) -> String {
     pod_of(
         name,
         json!({
@@ -93,11 +97,12 @@ fn sleep_pod(name: &str, image: &str) -> String {
             "imagePullPolicy": "Never",
             "command": ["sleep", "3600"],
         }),
+        restart_policy,
     )
 }
 
 /// A pod of the benchmark's namespace with one `container`.
-fn pod_of(name: &str, container: Value) -> String {
+fn pod_of(name: &str, container: Value, restart_policy: &str) -> String {
     pretty(&json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -108,7 +113,7 @@ fn pod_of(name: &str, container: Value) -> String {
         },
         "spec": {
             "containers": [container],
-            "restartPolicy": "Always",
+            "restartPolicy": restart_policy,
             "terminationGracePeriodSeconds": 1,
         },
     }))
@@ -208,6 +213,16 @@ mod tests {
         assert_eq!(c["imagePullPolicy"], "Never");
         assert_eq!(c["command"], json!(["sleep", "3600"]));
         assert_eq!(spec["containers"].as_array().unwrap().len(), 1);
+        // B9's pods differ in the restart policy only.
+        let never = yaml(&static_pod_manifest(
+            "krsbench-a-001",
+            "docker.io/library/busybox:1.36",
+            PodTemplate::SleepNoRestart,
+        ));
+        assert_eq!(never["spec"]["restartPolicy"], "Never");
+        let mut same = never.clone();
+        same["spec"]["restartPolicy"] = json!("Always");
+        assert_eq!(same, pod);
     }
 
     #[test]

@@ -237,6 +237,7 @@ async fn kubelet_run(
         keep: opts.keep,
         template: crate::manifest::PodTemplate::Sleep,
         probe_cost: None,
+        event_detect: None,
         scrape: None,
         extra_args: Vec::new(),
         steady: opts.steady,

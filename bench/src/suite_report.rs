@@ -490,7 +490,9 @@ pub fn nearest_rank(values: &[f64], p: f64) -> Option<f64> {
 }
 
 /// Rows of the benchmarks no command measures yet (B1/B2 standalone, B3 first static pod,
-/// B6, B9, B10 unless `with_steady`): explicit, with no number.
+/// B6 and B10 unless `with_steady`): explicit, with no number. B9 has its command
+/// (`crate::event_detect`); the suite adds its rows, or `event_detect::b9_not_measured` when it
+/// did not run it.
 pub fn unmeasured_rows(with_cluster: bool, with_steady: bool) -> Vec<Row> {
     let mut rows = vec![
         Row::not_measured(
@@ -516,12 +518,6 @@ pub fn unmeasured_rows(with_cluster: bool, with_steady: bool) -> Vec<Row> {
             "steady state 30/100 pods for 5 min: CPU, RSS, CRI calls per minute by method",
             Some((GoalKind::VsUpstream, 1.0)),
             "steady-state runs not made (--no-steady or --quick)",
-        ),
-        Row::not_measured(
-            "B9",
-            "event detection: container killed from outside → status in /pods",
-            Some((GoalKind::VsUpstream, 1.0)),
-            "no command yet",
         ),
         Row::not_measured(
             "B10",

@@ -19,6 +19,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use kubelet_bench::cli::Options;
 use kubelet_bench::env;
+use kubelet_bench::event_detect::{EventBenchOptions, b9_not_measured, b9_rows, run_interleaved};
 use kubelet_bench::plots::{self, LinePlot, Series};
 use kubelet_bench::report::{RunRecord, Variant, aggregate};
 use kubelet_bench::suite::{JsonReport, resolve_binaries, run_all_on_the_runtime};
@@ -30,6 +31,7 @@ const USAGE: &str = "\
 usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
              [--kubelet PATH] [--upstream PATH] [--repeat N] [--no-cluster]
              [--cluster-idle-seconds S] [--baseline FILE] [--allow-foreign-pods]
+             [--no-event-detection]
              [--no-steady] [--steady-seconds S] [--steady-repeat N] [--steady-pods N]...
 
   --out-dir DIR          where results.json, results.md, the plots and the raw JSON of each
@@ -47,6 +49,7 @@ usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
   --repeat N             repetitions, interleaved (default 3; --quick: 5)
   --no-cluster           skip cluster-node (B1/B2/B3/B5/B7 cluster rows become 'not measured')
   --cluster-idle-seconds idle period of cluster-node (default 150)
+  --no-event-detection   skip B9 (container killed from outside → /pods; full run only)
   --allow-foreign-pods   passed to the static-pods runs (only with the runtime lock held)
   --no-steady            skip the steady-state runs (B6 at 30 and 100 pods, B10 at 110 pods;
                          not made in --quick mode)
@@ -71,6 +74,7 @@ struct SuiteOptions {
     cluster: bool,
     cluster_idle: u64,
     allow_foreign_pods: bool,
+    event_detection: bool,
     steady: bool,
     steady_seconds: f64,
     steady_repeat: usize,
@@ -90,6 +94,7 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
         cluster: true,
         cluster_idle: 150,
         allow_foreign_pods: false,
+        event_detection: true,
         steady: true,
         steady_seconds: 300.0,
         steady_repeat: 0,
@@ -119,6 +124,7 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
                 o.cluster_idle = val()?.parse().context("--cluster-idle-seconds")?
             }
             "--allow-foreign-pods" => o.allow_foreign_pods = true,
+            "--no-event-detection" => o.event_detection = false,
             "--no-steady" => o.steady = false,
             "--steady-seconds" => {
                 o.steady_seconds = val()?.parse().context("--steady-seconds")?;
@@ -360,6 +366,49 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         Vec::new()
     };
 
+    // 1c. B9 event detection (full run only), in-process on the same runtime.
+    let b9 = if opts.event_detection && !opts.quick {
+        let b9_opts = EventBenchOptions {
+            repeat: opts.repeat,
+            allow_foreign_pods: opts.allow_foreign_pods,
+            quiet_timeout: sp_opts.quiet_timeout,
+            ..EventBenchOptions::default()
+        };
+        eprintln!(
+            "[suite] B9 event detection: {} kills per run, {} repetitions",
+            b9_opts.kills, b9_opts.repeat
+        );
+        let cri = kubelet_bench::cri_ops::connect(&runtime.endpoint).await?;
+        let runs = tokio::select! {
+            r = run_interleaved(&repo, &b9_opts, &runtime, cri.clone(), &bins, "[suite]") => r,
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("[suite] interrupted: cleaning up");
+                kubelet_bench::cri_ops::cleanup_leftovers(&cri).await?;
+                bail!("interrupted");
+            }
+        };
+        for r in &runs {
+            if let Some(e) = &r.error {
+                let msg = format!("B9 {} run {} failed: {e}", r.variant.label(), r.repeat + 1);
+                notes.push(msg.clone());
+                failed.push(msg);
+            } else if let Some(busy) = &r.busy_before {
+                notes.push(format!(
+                    "B9 {} run {} ran while there were {busy}",
+                    r.variant.label(),
+                    r.repeat + 1
+                ));
+            }
+        }
+        let path = out_dir.join("event-detection.json");
+        let doc = serde_json::json!({ "kills": b9_opts.kills, "runs": runs });
+        std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+        Some((b9_rows(&runs, b9_opts.kills), "event-detection.json"))
+    } else {
+        None
+    };
+
     // 2. cluster mode (full run only): the sibling cluster-node binary.
     let cluster_doc = if opts.cluster && !opts.quick {
         run_cluster_node(&opts, &bins, &out_dir, &mut notes)
@@ -387,6 +436,14 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         cluster_doc.is_some(),
         !steady_records.is_empty(),
     ));
+    match &b9 {
+        Some((b9_rows, _)) => rows.extend(b9_rows.iter().cloned()),
+        None => rows.push(b9_not_measured(if opts.quick {
+            "not part of the quick mode (run `event-detection` or a full suite)"
+        } else {
+            "skipped (--no-event-detection)"
+        })),
+    }
     if opts.quick {
         rows.retain(|r| !r.note.starts_with("not measured"));
     } else {
@@ -520,6 +577,7 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         "raw": {
             "static_pods": "static-pods.json",
             "cluster_node": cluster_doc.as_ref().map(|_| "cluster-node.json"),
+            "event_detection": b9.as_ref().map(|(_, f)| *f),
             "steady_pods": (!steady_records.is_empty()).then_some("steady-pods.json"),
         },
     });
