@@ -549,6 +549,48 @@ async fn big_logs_are_rotated_and_old_ones_dropped() {
     );
 }
 
+/// Not upstream (which asks every pass): the log rotation asks each running container for
+/// its log path once, and again only for a new container.
+#[tokio::test]
+async fn log_rotation_asks_each_container_for_its_log_path_once() {
+    let env = Env::new();
+    let m = env.manager().await;
+    let p = pod(vec![busybox("app")], vec![]);
+    let (_, status) = sync(&env, &m, &p).await;
+    let first = running(&status, "app").id.id;
+    env.runtime.clear_calls();
+    for _ in 0..3 {
+        m.log_manager().rotate_logs().await.unwrap();
+    }
+    assert_eq!(env.calls("ListContainers"), 3, "one listing per pass");
+    assert_eq!(
+        env.calls("ContainerStatus"),
+        1,
+        "the log path is asked once"
+    );
+
+    // The container exits and is replaced: its path is forgotten, the new one asked once.
+    env.runtime.exit_container(&first, 1).unwrap();
+    env.runtime.clear_calls();
+    m.log_manager().rotate_logs().await.unwrap();
+    assert_eq!(
+        env.calls("ContainerStatus"),
+        0,
+        "an exited container is not rotated"
+    );
+    let (_, status) = sync(&env, &m, &p).await;
+    let second = running(&status, "app").id.id;
+    assert_ne!(second, first);
+    env.runtime.clear_calls();
+    m.log_manager().rotate_logs().await.unwrap();
+    m.log_manager().rotate_logs().await.unwrap();
+    assert_eq!(
+        env.calls("ContainerStatus"),
+        1,
+        "the new container's path, once"
+    );
+}
+
 #[tokio::test]
 async fn termination_message_falls_back_to_logs_on_error() {
     let env = Env::new();
