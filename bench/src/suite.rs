@@ -323,3 +323,35 @@ pub struct JsonReport {
     /// Medians per (N, variant).
     pub summary: Vec<Aggregate>,
 }
+
+impl JsonReport {
+    /// The report of `runs` made by the command `program` with `args` on `runtime` with
+    /// `bins`; the summary is their [`aggregate`](crate::report::aggregate).
+    pub fn new(
+        program: &str,
+        args: &[String],
+        runtime: &RuntimeInfo,
+        bins: &Binaries,
+        runs: Vec<RunRecord>,
+    ) -> Self {
+        let summary = crate::report::aggregate(&runs);
+        JsonReport {
+            command: std::iter::once(program.to_owned())
+                .chain(args.iter().cloned())
+                .collect(),
+            endpoint: runtime.endpoint.clone(),
+            cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            kubelet_rs: bins.kubelet_rs.as_ref().map(|p| p.display().to_string()),
+            upstream: bins.upstream.as_ref().map(|p| p.display().to_string()),
+            notes: bins.notes.clone(),
+            runs,
+            summary,
+        }
+    }
+
+    /// Writes the report, pretty-printed, to `path`.
+    pub fn write(&self, path: &Path) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("writing {}: {e}", path.display()))
+    }
+}

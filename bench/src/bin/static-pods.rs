@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use kubelet_bench::cli::{self, Options, Parsed};
 use kubelet_bench::env;
 use kubelet_bench::report::{aggregate, render_markdown};
@@ -72,20 +71,9 @@ async fn run(opts: Options, args: Vec<String>) -> anyhow::Result<bool> {
     }
     let all_ok = records.iter().all(|r| r.error.is_none());
     if let Some(out) = &opts.out {
-        let report = JsonReport {
-            command: std::iter::once("static-pods".to_owned())
-                .chain(args)
-                .collect(),
-            endpoint: runtime.endpoint.clone(),
-            cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
-            kubelet_rs: bins.kubelet_rs.as_ref().map(|p| p.display().to_string()),
-            upstream: bins.upstream.as_ref().map(|p| p.display().to_string()),
-            notes: bins.notes.clone(),
-            runs: records,
-            summary,
-        };
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(out, text + "\n").with_context(|| format!("writing {}", out.display()))?;
+        JsonReport::new("static-pods", &args, &runtime, &bins, records)
+            .write(out)
+            .map_err(anyhow::Error::msg)?;
         eprintln!("[bench] wrote {}", out.display());
     }
     Ok(all_ok)

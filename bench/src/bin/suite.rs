@@ -294,20 +294,9 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         .collect();
     notes.extend(failed.iter().cloned());
     let sp_json = out_dir.join("static-pods.json");
-    let report = JsonReport {
-        command: std::iter::once("suite".to_owned())
-            .chain(args.clone())
-            .collect(),
-        endpoint: runtime.endpoint.clone(),
-        cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
-        kubelet_rs: bins.kubelet_rs.as_ref().map(|p| p.display().to_string()),
-        upstream: bins.upstream.as_ref().map(|p| p.display().to_string()),
-        notes: bins.notes.clone(),
-        runs: records.clone(),
-        summary: aggregate(&records),
-    };
-    std::fs::write(&sp_json, serde_json::to_string_pretty(&report)? + "\n")
-        .with_context(|| format!("writing {}", sp_json.display()))?;
+    JsonReport::new("suite", &args, &runtime, &bins, records.clone())
+        .write(&sp_json)
+        .map_err(anyhow::Error::msg)?;
 
     // 1b. steady state: B6 (30, 100 pods), B10 (110 pods), through the CRI counting proxy.
     let steady_pods: Vec<usize> = opts.steady_pods.clone();
@@ -347,20 +336,9 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
             }
         }
         let steady_json = out_dir.join("steady-pods.json");
-        let report = JsonReport {
-            command: std::iter::once("suite".to_owned())
-                .chain(args.clone())
-                .collect(),
-            endpoint: runtime.endpoint.clone(),
-            cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
-            kubelet_rs: bins.kubelet_rs.as_ref().map(|p| p.display().to_string()),
-            upstream: bins.upstream.as_ref().map(|p| p.display().to_string()),
-            notes: bins.notes.clone(),
-            runs: recs.clone(),
-            summary: aggregate(&recs),
-        };
-        std::fs::write(&steady_json, serde_json::to_string_pretty(&report)? + "\n")
-            .with_context(|| format!("writing {}", steady_json.display()))?;
+        JsonReport::new("suite", &args, &runtime, &bins, recs.clone())
+            .write(&steady_json)
+            .map_err(anyhow::Error::msg)?;
         recs
     } else {
         Vec::new()
