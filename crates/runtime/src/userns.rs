@@ -14,12 +14,17 @@
 //! when the `kubelet` user exists, else every ID from `idsPerPod` up: [`get_kubelet_mappings`]),
 //! picked by upstream's random-start scan over a bitmap of blocks, and persists the choice
 //! as JSON in `<root-dir>/pods/<uid>/userns` (upstream's file format: a pod directory written
-//! by either kubelet is read by the other). The allocations on disk are recorded at start,
-//! released with [`UsernsManager::release`] when the pod is removed and reconciled by
-//! [`UsernsManager::cleanup_orphaned_pod_userns_allocations`] during housekeeping.
+//! by either kubelet is read by the other). The allocations on disk are recorded at start
+//! ([`UsernsManager::new`], upstream `MakeUserNsManager`); upstream releases a pod's range
+//! in `syncTerminatedPod` ([`UsernsManager::release`]) and reconciles them in
+//! `HandlePodCleanups` ([`UsernsManager::cleanup_orphaned_pod_userns_allocations`]).
+//! The runtime manager uses the manager given by
+//! `KubeGenericRuntimeManager::with_userns_manager`; without one such a pod fails with
+//! [`UsernsError::NoAllocator`].
 //!
 //! Differences from upstream: the `userns` file is written through [`OsInterface`] as a
-//! temporary file renamed into place, without upstream's fsync of the pod directory.
+//! temporary file renamed into place, without upstream's fsync of the pod directory; the
+//! `kubelet` user is looked up in `/etc/passwd` only (Go's `user.Lookup` without cgo).
 
 use crate::os::OsInterface;
 use k8s_openapi::api::core::v1::Pod;
