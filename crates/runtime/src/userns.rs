@@ -451,12 +451,12 @@ impl UsernsManager {
         seed: u64,
     ) -> Result<Self, UsernsError> {
         let len_ = ids_per_pod.unwrap_or(DEFAULT_IDS_PER_POD);
-        if len_ == 0 || len_ % USER_NS_UNIT_LENGTH != 0 {
+        if len_ == 0 || !len_.is_multiple_of(USER_NS_UNIT_LENGTH) {
             return Err(UsernsError::Config(format!(
                 "kubelet user namespace length {len_} is not a multiple of {USER_NS_UNIT_LENGTH}"
             )));
         }
-        if mapping_id % len_ != 0 {
+        if !mapping_id.is_multiple_of(len_) {
             return Err(UsernsError::Config(format!(
                 "kubelet user assigned ID {mapping_id} is not a multiple of {len_}"
             )));
@@ -466,7 +466,7 @@ impl UsernsManager {
                 "kubelet user assigned ID {mapping_id} must be greater or equal to {len_}"
             )));
         }
-        if mapping_len % len_ != 0 {
+        if !mapping_len.is_multiple_of(len_) {
             return Err(UsernsError::Config(format!(
                 "kubelet user assigned IDs length {mapping_len} is not a multiple of {len_}"
             )));
@@ -598,7 +598,7 @@ impl UsernsManager {
                 "wrong user namespace length {length}"
             )));
         }
-        if from % self.user_ns_length != 0 {
+        if !from.is_multiple_of(self.user_ns_length) {
             return Err(UsernsError::Invalid(format!(
                 "wrong user namespace offset specified {from}"
             )));
@@ -641,7 +641,7 @@ impl UsernsManager {
         tracing::debug!(pod_uid = uid, "releasing pod user namespace allocation");
         st.removed += 1;
         let _ = self.os.remove_file(&self.pod_dir(uid).join(MAPPINGS_FILE));
-        if st.removed % MAP_REINITIALIZE_THRESHOLD == 0 {
+        if st.removed.is_multiple_of(MAP_REINITIALIZE_THRESHOLD) {
             st.used_by.shrink_to_fit();
             st.removed = 0;
         }
