@@ -106,6 +106,8 @@ pub struct KubeGenericRuntimeManager {
     /// The pod cgroups a resize writes (set by the kubelet; unset: containers only).
     pub(crate) pod_cgroups: std::sync::OnceLock<Arc<dyn crate::resize::PodCgroupConfig>>,
     pub(crate) lifecycle_http: Arc<dyn LifecycleHttpClient>,
+    /// Upstream `usernsManager` (the ID ranges of `hostUsers: false` pods).
+    pub(crate) userns: Option<Arc<crate::userns::UsernsManager>>,
 }
 
 /// Maps a CRI error to the runtime-neutral one.
@@ -182,6 +184,7 @@ impl KubeGenericRuntimeManager {
             actuated: Arc::default(),
             pod_cgroups: std::sync::OnceLock::new(),
             lifecycle_http: Arc::new(NoLifecycleHttpClient),
+            userns: None,
         })
     }
 
@@ -191,6 +194,21 @@ impl KubeGenericRuntimeManager {
     pub fn with_runtime_class_manager(mut self, manager: Arc<dyn RuntimeHandlerResolver>) -> Self {
         self.runtime_classes = manager;
         self
+    }
+
+    /// Allocates the ID ranges of `hostUsers: false` pods through `manager` (upstream
+    /// `usernsManager`, made at start by `MakeUserNsManager`); without it such a pod fails
+    /// with [`crate::userns::UsernsError::NoAllocator`] on a runtime that supports them.
+    #[must_use]
+    pub fn with_userns_manager(mut self, manager: Arc<crate::userns::UsernsManager>) -> Self {
+        self.userns = Some(manager);
+        self
+    }
+
+    /// The user namespace manager set by [`Self::with_userns_manager`] (for the kubelet's
+    /// `Release` on pod removal and `CleanupOrphanedPodUsernsAllocations`).
+    pub fn userns_manager(&self) -> Option<&Arc<crate::userns::UsernsManager>> {
+        self.userns.as_ref()
     }
 
     /// Sends the `httpGet` lifecycle hooks through `client` (upstream's

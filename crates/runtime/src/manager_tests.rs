@@ -883,6 +883,65 @@ async fn host_users_false_on_a_runtime_without_user_namespaces_fails_the_sandbox
 }
 
 #[tokio::test]
+async fn host_users_false_on_a_runtime_with_user_namespaces_gets_pod_mode_mappings() {
+    use kubelet_cri::v1::{IdMapping, NamespaceMode, RuntimeHandler, RuntimeHandlerFeatures};
+    let env = Env::new();
+    env.runtime.with_state(|s| {
+        s.runtime_handlers = vec![RuntimeHandler {
+            name: String::new(),
+            features: Some(RuntimeHandlerFeatures {
+                recursive_read_only_mounts: false,
+                user_namespaces: true,
+            }),
+        }];
+    });
+    let os: Arc<dyn OsInterface> = env.os.clone();
+    // the kubelet's range holds exactly one pod: the mapping is known in advance
+    let userns = Arc::new(
+        crate::userns::UsernsManager::new(
+            os,
+            std::path::Path::new("/var/lib/kubelet"),
+            (131_072, 65536),
+            None,
+            1,
+        )
+        .unwrap(),
+    );
+    let m = env.manager().await.with_userns_manager(userns.clone());
+    let mut p = pod(vec![busybox("app")], vec![]);
+    p.spec.as_mut().unwrap().host_users = Some(false);
+    let (result, _) = sync(&env, &m, &p).await;
+    assert!(result.error().is_none(), "{result:?}");
+    let sb = &env.runtime.sandboxes()[0];
+    let ns = sb
+        .config
+        .linux
+        .as_ref()
+        .and_then(|l| l.security_context.as_ref())
+        .and_then(|sc| sc.namespace_options.as_ref())
+        .and_then(|ns| ns.userns_options.clone())
+        .unwrap();
+    let want = vec![IdMapping {
+        host_id: 131_072,
+        container_id: 0,
+        length: 65536,
+    }];
+    assert_eq!(ns.mode, NamespaceMode::Pod as i32);
+    assert_eq!(ns.uids, want);
+    assert_eq!(ns.gids, want);
+    // persisted in the pod directory in upstream's format
+    assert_eq!(
+        env.os
+            .read_to_string(std::path::Path::new("/var/lib/kubelet/pods/uid-1/userns"))
+            .unwrap(),
+        r#"{"uidMappings":[{"hostId":131072,"containerId":0,"length":65536}],"gidMappings":[{"hostId":131072,"containerId":0,"length":65536}]}"#
+    );
+    assert!(userns.pod_allocated("uid-1"));
+    userns.release("uid-1");
+    assert!(!userns.pod_allocated("uid-1"));
+}
+
+#[tokio::test]
 async fn pods_sharing_host_users_run_in_the_node_user_namespace() {
     let env = Env::new();
     let m = env.manager().await;

@@ -345,8 +345,13 @@ impl KubeGenericRuntimeManager {
                 .await
                 .map(|r| r.runtime_handlers)
                 .unwrap_or_default();
-            let userns = crate::userns::user_namespace_for_pod(pod, &runtime_handler, &handlers)
-                .map_err(|e| generate_failed(e.to_string()))?;
+            let userns = crate::userns::user_namespace_for_pod(
+                pod,
+                &runtime_handler,
+                &handlers,
+                self.userns.as_deref(),
+            )
+            .map_err(|e| generate_failed(e.to_string()))?;
             if let Some(ns) = config
                 .linux
                 .as_mut()

@@ -382,9 +382,11 @@ impl RuntimeService for FakeRuntimeService {
             .status
             .clone()
             .unwrap_or_else(ready_runtime_status);
+        let st = self.lock();
         Ok(StatusResponse {
             status: Some(status),
-            features: self.lock().features,
+            features: st.features,
+            runtime_handlers: st.runtime_handlers.clone(),
             ..Default::default()
         })
     }

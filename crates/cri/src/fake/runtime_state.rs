@@ -62,6 +62,9 @@ pub struct FakeRuntimeState {
     /// containerd 1.6) by default. With `supplemental_groups_policy` set, containers
     /// report their `user` as [`fake_container_user`] computes it.
     pub features: Option<RuntimeFeatures>,
+    /// `runtime_handlers` of the Status answer; empty (a runtime before CRI handlers,
+    /// like containerd 1.6) by default.
+    pub runtime_handlers: Vec<RuntimeHandler>,
     /// Linux section of RuntimeConfig (the cgroup driver); `None` answers without one.
     pub linux_config: Option<LinuxRuntimeConfiguration>,
     /// Stats per container ID (containers without an entry get attributes only).
