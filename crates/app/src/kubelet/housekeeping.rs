@@ -100,6 +100,14 @@ pub async fn handle_pod_cleanups(kl: &Kubelet) {
             .map(|u| (*u).to_string())
             .chain(running.into_iter().map(|p| p.id))
             .collect();
+        // Remove orphaned pod user namespace allocations (upstream: the pod manager's pods
+        // and the running runtime pods are kept).
+        if let Some(userns) = &kl.userns
+            && let Err(e) =
+                userns.cleanup_orphaned_pod_userns_allocations(known.iter().map(String::as_str))
+        {
+            tracing::error!(err = %e, "Failed cleaning up orphaned pod user namespaces allocations");
+        }
         // Volumes of orphaned pods are unmounted first (upstream: the reconciler tears them
         // down once the pod is gone), so the directories can go.
         let errors = kl

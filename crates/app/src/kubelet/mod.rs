@@ -142,6 +142,8 @@ pub struct Kubelet {
     pub actuated: Arc<kubelet_runtime::resize::ActuatedState>,
     /// The eviction manager (`kubelet-eviction`): node pressure, evictions, its admit handler.
     pub eviction_manager: Arc<kubelet_eviction::ManagerImpl>,
+    /// User namespace ID allocations (`None` with `UserNamespacesSupport` off).
+    pub userns: Option<Arc<kubelet_runtime::userns::UsernsManager>>,
     registered_sources: BTreeSet<String>,
     seen_sources: Mutex<HashSet<String>>,
     worker_count: AtomicUsize,
@@ -407,6 +409,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         probe_manager: probe_manager.clone(),
         pleg: pleg.clone(),
         objects: objects.clone(),
+        userns: manager.userns_manager().cloned(),
     });
     let resync = c.sync_frequency.as_std().unwrap_or(Duration::from_secs(60));
     let pod_workers = PodWorkers::new(
@@ -456,6 +459,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         allocation,
         actuated,
         eviction_manager: eviction.manager.clone(),
+        userns: manager.userns_manager().cloned(),
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
         worker_count: AtomicUsize::new(0),

@@ -160,12 +160,56 @@ pub async fn build_runtime(
     // Upstream's `insecureContainerLifecycleHTTPClient` has the prober's transport.
     let lifecycle_http =
         kubelet_prober::HttpProber::new().map_err(|e| err("failed to create the prober", e))?;
-    Ok(Arc::new(
-        manager
-            .with_runtime_class_manager(runtime_classes)
-            .with_lifecycle_http_client(Arc::new(lifecycle_http))
-            .with_actuated_state(Arc::new(actuated)),
-    ))
+    let mut manager = manager
+        .with_runtime_class_manager(runtime_classes)
+        .with_lifecycle_http_client(Arc::new(lifecycle_http))
+        .with_actuated_state(Arc::new(actuated));
+    if let Some(userns) = userns_manager(
+        deps.server,
+        &settings.root_dir,
+        &kubelet_runtime::userns::RealSubIds,
+        Arc::new(RealOs),
+    )? {
+        manager = manager.with_userns_manager(userns);
+    }
+    Ok(Arc::new(manager))
+}
+
+/// The user namespace manager (upstream `NewMainKubelet`'s `userns.MakeUserNsManager`): with
+/// the `UserNamespacesSupport` gate on (its 1.35 default), the kubelet's ID range from the
+/// `kubelet` user's subordinate IDs (`getsubids`) or the default, `userNamespaces.idsPerPod`
+/// per pod, the allocations of existing pod directories recorded; a failure stops the start
+/// with upstream's message. `None` with the gate off.
+pub(crate) fn userns_manager(
+    s: &kubelet_config::KubeletServer,
+    root_dir: &std::path::Path,
+    subids: &dyn kubelet_runtime::userns::SubIdsCommand,
+    os: Arc<dyn kubelet_runtime::os::OsInterface>,
+) -> Result<Option<Arc<kubelet_runtime::userns::UsernsManager>>, RunError> {
+    use kubelet_runtime::userns::{DEFAULT_IDS_PER_POD, UsernsManager, get_kubelet_mappings};
+    if !s
+        .feature_gates
+        .enabled(kubelet_features::gates::USER_NAMESPACES_SUPPORT)
+    {
+        return Ok(None);
+    }
+    // Validation keeps `idsPerPod` a positive multiple of 65536 that fits in 32 bits.
+    let ids_per_pod = s
+        .config
+        .user_namespaces
+        .as_ref()
+        .and_then(|u| u.ids_per_pod)
+        .and_then(|n| u32::try_from(n).ok());
+    let mapping = get_kubelet_mappings(
+        os.as_ref(),
+        subids,
+        ids_per_pod.unwrap_or(DEFAULT_IDS_PER_POD),
+    )
+    .map_err(|e| err("create user namespace manager", e))?;
+    let max_pods = usize::try_from(s.config.max_pods).unwrap_or(0);
+    let manager = UsernsManager::new(os, root_dir, mapping, ids_per_pod, max_pods)
+        .map_err(|e| err("create user namespace manager", e))?;
+    Ok(Some(Arc::new(manager)))
 }
 
 /// A pod resources state checkpointed to `<root-dir>/<file>` (upstream

@@ -343,3 +343,54 @@ fn debug_handler_settings_reach_the_secure_server() {
     assert_eq!(d.debug.node_log_dir, PathBuf::from("/var/log/"));
     assert!(d.debug.set_verbosity.is_some());
 }
+
+/// `userNamespaces.idsPerPod` and `maxPods` size the user namespace manager the runtime gets
+/// (upstream `MakeUserNsManager`), over the `kubelet` user's subordinate IDs; with the
+/// `UserNamespacesSupport` gate off there is none.
+#[test]
+fn user_namespaces_ids_per_pod_sizes_the_pods_user_namespaces() {
+    use kubelet_runtime::os::{FakeOs, OsInterface};
+    struct SubIds;
+    impl kubelet_runtime::userns::SubIdsCommand for SubIds {
+        fn output(&self, _group: bool, user: &str) -> Result<String, String> {
+            // Ten pods' worth of 131072 IDs from 131072 on.
+            Ok(format!("0: {user} 131072 1310720\n"))
+        }
+    }
+    let os = Arc::new(FakeOs::new());
+    os.write_file(
+        std::path::Path::new("/etc/passwd"),
+        b"root:x:0:0::/root:/bin/sh\nkubelet:x:900:900::/:/usr/sbin/nologin\n",
+    )
+    .unwrap();
+    let root = std::path::Path::new("/var/lib/kubelet");
+    let s = server(&[], "maxPods: 10\nuserNamespaces:\n  idsPerPod: 131072\n");
+    let m = runtime_setup::userns_manager(&s, root, &SubIds, os.clone())
+        .unwrap()
+        .expect("the gate is on by default");
+    let got = m.get_or_create("pod-a").unwrap();
+    assert_eq!(got.uid_mappings.len(), 1);
+    let uid = got.uid_mappings[0];
+    assert_eq!((uid.container_id, uid.length), (0, 131072));
+    assert!(
+        uid.host_id >= 131072 && uid.host_id.is_multiple_of(131072),
+        "{uid:?}"
+    );
+    assert_eq!(got.gid_mappings, got.uid_mappings);
+
+    // Eleven pods do not fit in ten pods' IDs: upstream's start-up error.
+    let s = server(&[], "maxPods: 11\nuserNamespaces:\n  idsPerPod: 131072\n");
+    let Err(e) = runtime_setup::userns_manager(&s, root, &SubIds, os.clone()) else {
+        panic!("eleven pods fit in ten pods' IDs");
+    };
+    let e = e.to_string();
+    assert!(e.contains("create user namespace manager"), "{e}");
+    assert!(e.contains("not enough to support 11 pods"), "{e}");
+
+    let s = server(&["--feature-gates=UserNamespacesSupport=false"], "");
+    assert!(
+        runtime_setup::userns_manager(&s, root, &SubIds, os)
+            .unwrap()
+            .is_none()
+    );
+}

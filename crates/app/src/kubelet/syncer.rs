@@ -58,6 +58,8 @@ pub struct KubeletSyncer {
     pub pleg: Arc<kubelet_pleg::GenericPleg>,
     /// The ConfigMap/Secret/token managers (`None` in standalone mode): pull secrets.
     pub objects: Option<Arc<kubelet_objects::KubeletObjects>>,
+    /// User namespace ID allocations (`None` with `UserNamespacesSupport` off).
+    pub userns: Option<Arc<kubelet_runtime::userns::UsernsManager>>,
 }
 
 /// How many pods may be in the runtime's `SyncPod` at the same time: 12 per CPU.
@@ -428,6 +430,10 @@ impl PodSyncer for KubeletSyncer {
         }
         if let Some(pc) = &self.pod_cgroups {
             pc.sync_terminated_pod(pod)?;
+        }
+        // The pod's user namespace IDs are free again (upstream `usernsManager.Release`).
+        if let Some(userns) = &self.userns {
+            userns.release(pod_uid(pod));
         }
         self.status_manager.terminate_pod(pod);
         Ok(())

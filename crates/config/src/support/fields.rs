@@ -1081,8 +1081,8 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "userNamespaces.idsPerPod",
         None,
-        ignored(
-            "sizes the user namespace of pods with `hostUsers: false` (kubelet-rs does not run such pods)",
-        ),
+        done(&[
+            "crates/app/src/kubelet/support_proofs.rs::user_namespaces_ids_per_pod_sizes_the_pods_user_namespaces",
+        ]),
     ),
 ];
