@@ -177,7 +177,7 @@ impl ContainerLogManager {
                 method: "ListContainers",
                 message: e.to_string(),
             })?;
-        let running: Vec<&str> = containers
+        let running: std::collections::HashSet<&str> = containers
             .iter()
             .filter(|c| c.state == ContainerState::ContainerRunning as i32)
             .map(|c| c.id.as_str())

@@ -912,15 +912,7 @@ async fn host_users_false_on_a_runtime_with_user_namespaces_gets_pod_mode_mappin
     p.spec.as_mut().unwrap().host_users = Some(false);
     let (result, _) = sync(&env, &m, &p).await;
     assert!(result.error().is_none(), "{result:?}");
-    let sb = &env.runtime.sandboxes()[0];
-    let ns = sb
-        .config
-        .linux
-        .as_ref()
-        .and_then(|l| l.security_context.as_ref())
-        .and_then(|sc| sc.namespace_options.as_ref())
-        .and_then(|ns| ns.userns_options.clone())
-        .unwrap();
+    let ns = first_sandbox_userns(&env).unwrap();
     let want = vec![IdMapping {
         host_id: 131_072,
         container_id: 0,
@@ -947,16 +939,19 @@ async fn pods_sharing_host_users_run_in_the_node_user_namespace() {
     let m = env.manager().await;
     let (result, _) = sync(&env, &m, &pod(vec![busybox("app")], vec![])).await;
     assert!(result.error().is_none(), "{result:?}");
-    let sb = &env.runtime.sandboxes()[0];
-    let ns = sb
+    let ns = first_sandbox_userns(&env).map(|u| u.mode);
+    assert_eq!(ns, Some(kubelet_cri::v1::NamespaceMode::Node as i32));
+}
+
+/// The user namespace options the first sandbox was created with.
+fn first_sandbox_userns(env: &Env) -> Option<kubelet_cri::v1::UserNamespace> {
+    env.runtime.sandboxes()[0]
         .config
         .linux
         .as_ref()
         .and_then(|l| l.security_context.as_ref())
         .and_then(|sc| sc.namespace_options.as_ref())
-        .and_then(|ns| ns.userns_options.as_ref())
-        .map(|u| u.mode);
-    assert_eq!(ns, Some(kubelet_cri::v1::NamespaceMode::Node as i32));
+        .and_then(|ns| ns.userns_options.clone())
 }
 
 fn with_resources(mut c: ApiContainer, cpu: &str, memory: &str) -> ApiContainer {
