@@ -74,6 +74,10 @@ pub struct Options {
     pub allow_foreign_pods: bool,
     /// Steady-state window after start-up (B6, B10).
     pub steady: Option<crate::steady::SteadyConfig>,
+    /// Idle window with no pod before the manifests (B1/B2 standalone, 0 pods).
+    pub idle_window: Option<crate::steady::SteadyConfig>,
+    /// Manifests in place before the kubelet starts; clocks start at exec (B3).
+    pub preplaced: bool,
 }
 
 impl Default for Options {
@@ -97,6 +101,8 @@ impl Default for Options {
             quiet_timeout: Duration::from_secs(120),
             allow_foreign_pods: false,
             steady: None,
+            idle_window: None,
+            preplaced: false,
         }
     }
 }

@@ -55,6 +55,8 @@ pub struct NodeRun {
     pub api_per_idle_minute: Option<f64>,
     /// RSS at the end of the idle minute, KiB.
     pub idle_rss_kib: Option<u64>,
+    /// PSS (`Pss` of `/proc/<pid>/smaps_rollup`) at the end of the idle minute, KiB.
+    pub idle_pss_kib: Option<u64>,
     /// CPU seconds (user + system) used during the idle minute.
     pub idle_cpu_seconds: Option<f64>,
     /// RSS and CPU over the idle period, one sample every 5 s (and at its end).

@@ -70,6 +70,13 @@ pub struct KubeletRunConfig {
     /// Steady-state window once the pods run (B6, B10). When set, the kubelet talks to the
     /// runtime through the CRI call-counting proxy ([`crate::cri_proxy`]) for the whole run.
     pub steady: Option<crate::steady::SteadyConfig>,
+    /// Idle window with no pod at all, after `/healthz` and `settle`, before any manifest is
+    /// written (B1/B2 standalone, 0 pods); through the counting proxy like `steady`.
+    pub idle_window: Option<crate::steady::SteadyConfig>,
+    /// The manifests are in place before the kubelet is started, and each pod's clock starts
+    /// at the kubelet's `exec` (B3: process start → first static pod Running), not at a
+    /// rename; `/healthz` is awaited after the pods run.
+    pub preplaced: bool,
 }
 
 impl KubeletRunConfig {
@@ -104,6 +111,8 @@ impl KubeletRunConfig {
             probe_cost: None,
             event_detect: None,
             steady: None,
+            idle_window: None,
+            preplaced: false,
         }
     }
 }
@@ -135,6 +144,8 @@ pub struct KubeletOutcome {
     pub startup_cpu: crate::report::StartupCpu,
     /// The steady-state window, when asked for.
     pub steady: Option<crate::steady::SteadyOutcome>,
+    /// The idle window with no pod, when asked for.
+    pub idle: Option<crate::steady::SteadyOutcome>,
 }
 
 /// Files of one run: `config.json`, `kubelet.log`, `manifests/`, `logs/`, `root/`, `plugins/`.
@@ -179,7 +190,7 @@ pub async fn run_kubelet_variant(
     let config_path = dir.path("config.json");
     // B6/B10: the kubelet's CRI calls go through the counting proxy (stopped when dropped,
     // after the kubelet).
-    let proxy = match cfg.steady {
+    let proxy = match cfg.steady.or(cfg.idle_window) {
         Some(_) => Some(CriProxy::start(
             &dir.path("cri-proxy.sock"),
             Path::new(crate::charge::socket_path(&cfg.endpoint)),
@@ -199,6 +210,15 @@ pub async fn run_kubelet_variant(
         read_only_port,
     });
     std::fs::write(&config_path, config).map_err(BenchError::io("write", &config_path))?;
+    let names: Vec<String> = (0..cfg.pods).map(|i| pod_name(&cfg.tag, i)).collect();
+    // B3: the manifests are there before the kubelet starts; every clock starts at exec.
+    let preplaced = if cfg.preplaced {
+        write_manifests(&dir.path("manifests"), &names, &cfg.image, cfg.template)?;
+        true
+    } else {
+        false
+    };
+    let spawned = Instant::now();
     let mut proc = KubeletProcess::spawn(
         &cfg.binary,
         &config_path,
@@ -208,7 +228,19 @@ pub async fn run_kubelet_variant(
     )?;
     let mut uids = BTreeSet::new();
     let ports = (healthz_port, read_only_port);
-    let result = measure(&rt, cfg, &dir, &mut proc, ports, &mut uids, proxy.as_ref()).await;
+    let started = preplaced.then_some(spawned);
+    let run = (names.as_slice(), started);
+    let result = measure(
+        &rt,
+        cfg,
+        &dir,
+        &mut proc,
+        ports,
+        run,
+        &mut uids,
+        proxy.as_ref(),
+    )
+    .await;
     let stopped = proc.stop(Duration::from_secs(15)).await;
     drop(proxy);
     for (m, e) in crate::env::unmount_under(dir.dir.path()) {
@@ -242,26 +274,40 @@ pub async fn run_kubelet_variant(
     }
 }
 
+/// `(names, preplaced)`: the batch's pod names, and the kubelet's exec time when the
+/// manifests were written before it (B3).
+#[allow(clippy::too_many_arguments)]
 async fn measure(
     rt: &RemoteRuntimeService,
     cfg: &KubeletRunConfig,
     dir: &RunDir,
     proc: &mut KubeletProcess,
     (healthz_port, read_only_port): (u16, u16),
+    (names, preplaced): (&[String], Option<Instant>),
     uids: &mut BTreeSet<String>,
     proxy: Option<&CriProxy>,
 ) -> BenchResult<KubeletOutcome> {
-    let healthy_after = proc.wait_healthy(healthz_port, cfg.healthz_timeout).await?;
-    tokio::time::sleep(cfg.settle).await;
-    proc.check_alive()?;
     let manifests = dir.path("manifests");
-    let names: Vec<String> = (0..cfg.pods).map(|i| pod_name(&cfg.tag, i)).collect();
+    let mut healthy_after = None;
+    let mut idle = None;
+    if preplaced.is_none() {
+        healthy_after = Some(proc.wait_healthy(healthz_port, cfg.healthz_timeout).await?);
+        tokio::time::sleep(cfg.settle).await;
+        proc.check_alive()?;
+        idle = match (&cfg.idle_window, proxy) {
+            (Some(w), Some(p)) => Some(crate::steady::measure(proc, w, || p.counts()).await?),
+            _ => None,
+        };
+    }
     let cpu0 = (
         proc.cpu_seconds(),
         crate::charge::runtime_cpu_seconds(&cfg.endpoint),
     );
     let cri0 = proxy.map(CriProxy::counts);
-    let starts = write_manifests(&manifests, &names, &cfg.image, cfg.template)?;
+    let starts = match preplaced {
+        Some(t) => vec![t; names.len()],
+        None => write_manifests(&manifests, names, &cfg.image, cfg.template)?,
+    };
     let full_names: Vec<String> = names.iter().map(|n| static_pod_full_name(n)).collect();
     let mut tracker = RunningTracker::new(full_names.clone());
     loop {
@@ -283,6 +329,13 @@ async fn measure(
         proc.cpu_seconds(),
         crate::charge::runtime_cpu_seconds(&cfg.endpoint),
     );
+    let healthy_after = match healthy_after {
+        Some(h) => h,
+        None => {
+            proc.wait_healthy(healthz_port, cfg.healthz_timeout).await?;
+            preplaced.map_or(Duration::ZERO, |t| t.elapsed())
+        }
+    };
     let cri_calls_startup = proxy.zip(cri0).map(|(p, c0)| p.counts().since(&c0).total());
     let (latencies, makespan) = tracker
         .latencies(&starts)
@@ -341,7 +394,7 @@ async fn measure(
         }
         _ => None,
     };
-    let (teardown_stopped, teardown_gone) = teardown(rt, cfg, &manifests, &names, proc).await?;
+    let (teardown_stopped, teardown_gone) = teardown(rt, cfg, &manifests, names, proc).await?;
     let startup_cpu = crate::report::StartupCpu {
         kubelet_memory_peak_mib: proc.memory_peak_mib(),
         ..startup_cpu
@@ -358,6 +411,7 @@ async fn measure(
         event_detect,
         steps: Vec::new(),
         steady,
+        idle,
     })
 }
 

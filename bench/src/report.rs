@@ -126,6 +126,9 @@ pub struct RunRecord {
     /// Kubelets with `--steady-seconds`: the steady-state window (B6, B10).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::steady::SteadyOutcome>,
+    /// Kubelets with an idle window: the window with no pod (B1/B2 standalone, 0 pods).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle: Option<crate::steady::SteadyOutcome>,
 }
 
 /// Medians over the repeats of one (N, variant).
@@ -381,6 +384,7 @@ mod tests {
             latencies_s: Vec::new(),
             startup_cpu: None,
             steady: None,
+            idle: None,
         }
     }
 

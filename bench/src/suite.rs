@@ -146,6 +146,7 @@ fn empty_record(variant: Variant, pods: usize, repeat: usize) -> RunRecord {
         latencies_s: Vec::new(),
         startup_cpu: None,
         steady: None,
+        idle: None,
     }
 }
 
@@ -241,6 +242,8 @@ async fn kubelet_run(
         scrape: None,
         extra_args: Vec::new(),
         steady: opts.steady,
+        idle_window: opts.idle_window,
+        preplaced: opts.preplaced,
     };
     match run_kubelet_variant(rt, &cfg).await {
         Ok(o) => {
@@ -251,6 +254,7 @@ async fn kubelet_run(
             rec.latencies_s = o.latencies_s;
             rec.startup_cpu = Some(o.startup_cpu);
             rec.steady = o.steady;
+            rec.idle = o.idle;
         }
         Err(e) => rec.error = Some(e.to_string()),
     }

@@ -252,6 +252,14 @@ pub fn cluster_rows(doc: &serde_json::Value) -> Vec<Row> {
             "VmRSS of the kubelet process at the end of the idle period",
         ),
         Row::measured(
+            "B1",
+            "idle PSS, cluster mode, 30 pods running",
+            "MiB",
+            pair(&|r| Some(r.get("idle_pss_kib")?.as_f64()? / 1024.0)),
+            None,
+            "Pss of the kubelet's smaps_rollup at the end of the idle period (shared pages split)",
+        ),
+        Row::measured(
             "B2",
             "idle CPU, cluster mode, 30 pods running",
             "CPU-s/min",
@@ -489,29 +497,29 @@ pub fn nearest_rank(values: &[f64], p: f64) -> Option<f64> {
     v.get(rank.clamp(1, v.len()) - 1).copied()
 }
 
-/// Rows of the benchmarks no command measures yet (B1/B2 standalone, B3 first static pod,
-/// B6 and B10 unless `with_steady`): explicit, with no number. B9 has its command
-/// (`crate::event_detect`); the suite adds its rows, or `event_detect::b9_not_measured` when it
-/// did not run it.
-pub fn unmeasured_rows(with_cluster: bool, with_steady: bool) -> Vec<Row> {
+/// Rows of the benchmarks this run did not measure (B1/B2 standalone and B3 first static pod
+/// unless `with_standalone`, B6 and B10 unless `with_steady`, the cluster rows unless
+/// `with_cluster`): explicit, with no number. B9 has its command (`crate::event_detect`); the
+/// suite adds its rows, or `event_detect::b9_not_measured` when it did not run it.
+pub fn unmeasured_rows(with_cluster: bool, with_steady: bool, with_standalone: bool) -> Vec<Row> {
     let mut rows = vec![
         Row::not_measured(
             "B1",
             "idle RSS and PSS, standalone, 0 and 30 pods",
             Some((GoalKind::VsUpstream, 0.2)),
-            "no standalone idle command yet (PSS nowhere)",
+            "standalone runs not made (--no-standalone or --quick)",
         ),
         Row::not_measured(
             "B2",
             "idle CPU, standalone, 0 and 30 pods",
             Some((GoalKind::VsUpstream, 0.15)),
-            "no standalone idle command yet",
+            "standalone runs not made (--no-standalone or --quick)",
         ),
         Row::not_measured(
             "B3",
             "process start → first static pod Running",
             Some((GoalKind::VsUpstream, 0.33)),
-            "static-pods starts the clock at the manifest rename, not at exec",
+            "standalone runs not made (--no-standalone or --quick)",
         ),
         Row::not_measured(
             "B6",
@@ -529,6 +537,9 @@ pub fn unmeasured_rows(with_cluster: bool, with_steady: bool) -> Vec<Row> {
     if with_steady {
         rows.retain(|r| r.id != "B6" && r.id != "B10");
     }
+    if with_standalone {
+        rows.retain(|r| !["B1", "B2", "B3"].contains(&r.id.as_str()));
+    }
     if !with_cluster {
         for (id, what) in [
             ("B1", "idle RSS, cluster mode"),
@@ -544,6 +555,64 @@ pub fn unmeasured_rows(with_cluster: bool, with_steady: bool) -> Vec<Row> {
                 "cluster-node not run (--no-cluster)",
             ));
         }
+    }
+    rows
+}
+
+/// Standalone rows from the suite's standalone runs: B3 from the runs whose one manifest was
+/// in place before exec (`start`), B1/B2 with no pod from the idle windows (`idle`), and B1/B2
+/// with 30 pods from the steady-state window at N = 30 (`steady`, when it was measured).
+pub fn standalone_rows(start: &[RunRecord], idle: &[RunRecord], steady: &[RunRecord]) -> Vec<Row> {
+    let two = |records: &[RunRecord], n: usize, f: &dyn Fn(&RunRecord) -> Option<f64>| {
+        (
+            Spread::of(&per_repeat(records, n, Variant::KubeletRs, f)),
+            Spread::of(&per_repeat(records, n, Variant::Upstream, f)),
+            None,
+        )
+    };
+    let first_pod = |r: &RunRecord| r.startup.map(|s| s.makespan_s * 1000.0);
+    let (rs, up, _) = two(start, 1, &first_pod);
+    let floor = Spread::of(&per_repeat(start, 1, Variant::Floor, first_pod));
+    let mut rows = vec![Row::measured(
+        "B3",
+        "process start → first static pod RUNNING (CRI)",
+        "ms",
+        (rs, up, floor),
+        Some((GoalKind::VsUpstream, 0.33)),
+        "one manifest in place before exec; exec → its container RUNNING in ListContainers; floor: the same pod through CRI alone",
+    )];
+    type Pick = fn(&crate::steady::SteadyOutcome) -> Option<f64>;
+    let figures: [(&str, &str, &str, Pick, f64); 3] = [
+        ("B1", "idle RSS", "MiB", |o| o.rss_mib, 0.2),
+        ("B1", "idle PSS", "MiB", |o| o.pss_mib, 0.2),
+        ("B2", "idle CPU", "CPU-s/min", |o| o.cpu_s_per_min, 0.15),
+    ];
+    let steady_at_30 = steady.iter().any(|r| r.pods == 30 && r.steady.is_some());
+    for (id, what, unit, pick, goal) in figures {
+        let of_idle = move |r: &RunRecord| r.idle.as_ref().and_then(pick);
+        rows.push(Row::measured(
+            id,
+            &format!("{what}, standalone, no pod"),
+            unit,
+            two(idle, 1, &of_idle),
+            Some((GoalKind::VsUpstream, goal)),
+            "an idle window after /healthz and 30 s, before any manifest (smaps_rollup every 5 s, the kubelet's cgroup cpuacct)",
+        ));
+        let figure = format!("{what}, standalone, 30 pods");
+        let goal = Some((GoalKind::VsUpstream, goal));
+        rows.push(if steady_at_30 {
+            let of_steady = move |r: &RunRecord| r.steady.as_ref().and_then(pick);
+            Row::measured(
+                id,
+                &figure,
+                unit,
+                two(steady, 30, &of_steady),
+                goal,
+                "the B6 steady-state window with 30 pods",
+            )
+        } else {
+            Row::not_measured(id, &figure, goal, "no steady-state run with 30 pods")
+        });
     }
     rows
 }
@@ -755,6 +824,7 @@ mod tests {
             latencies_s: Vec::new(),
             startup_cpu: None,
             steady: None,
+            idle: None,
         }
     }
 
@@ -778,6 +848,69 @@ mod tests {
             samples: Vec::new(),
         });
         r
+    }
+
+    #[test]
+    fn standalone_rows_b1_b2_b3() {
+        let (mut start, mut idle, mut steady) = (Vec::new(), Vec::new(), Vec::new());
+        for rep in 0..3 {
+            let f = rep as f64;
+            start.push(rec(Variant::KubeletRs, 1, rep, 0.2 + f * 0.01));
+            start.push(rec(Variant::Upstream, 1, rep, 1.0 + f * 0.1));
+            for (v, cpu) in [(Variant::KubeletRs, 0.05), (Variant::Upstream, 1.0)] {
+                let mut r = steady_rec(v, 1, rep, cpu + f * 0.01);
+                r.idle = r.steady.take();
+                idle.push(r);
+            }
+            steady.push(steady_rec(Variant::KubeletRs, 30, rep, 0.2));
+            steady.push(steady_rec(Variant::Upstream, 30, rep, 2.0));
+        }
+        let rows = standalone_rows(&start, &idle, &steady);
+        let figs: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.id.as_str(), r.figure.as_str()))
+            .collect();
+        assert_eq!(
+            figs,
+            [
+                ("B3", "process start → first static pod RUNNING (CRI)"),
+                ("B1", "idle RSS, standalone, no pod"),
+                ("B1", "idle RSS, standalone, 30 pods"),
+                ("B1", "idle PSS, standalone, no pod"),
+                ("B1", "idle PSS, standalone, 30 pods"),
+                ("B2", "idle CPU, standalone, no pod"),
+                ("B2", "idle CPU, standalone, 30 pods"),
+            ]
+        );
+        // B3 in ms, the median of the repetitions.
+        assert!((rows[0].kubelet_rs.unwrap().median - 210.0).abs() < 1e-9);
+        assert!((rows[0].upstream.unwrap().median - 1100.0).abs() < 1e-9);
+        assert_eq!(rows[0].met, Some(true));
+        assert_eq!(rows[0].floor, None);
+        start.push(rec(Variant::Floor, 1, 0, 0.15));
+        let with_floor = standalone_rows(&start, &idle, &steady);
+        assert!((with_floor[0].floor.unwrap().median - 150.0).abs() < 1e-9);
+        // No pod: the idle windows; 30 pods: the steady windows.
+        assert!((rows[5].kubelet_rs.unwrap().median - 0.06).abs() < 1e-9);
+        assert!((rows[6].ratio_upstream.unwrap() - 0.1).abs() < 1e-9);
+        assert!((rows[1].kubelet_rs.unwrap().median - 6.0).abs() < 1e-9);
+        // The PSS of the fake windows is unknown: no number, no verdict.
+        assert_eq!(rows[3].kubelet_rs, None);
+        assert_eq!(rows[3].met, None);
+        // Without a 30-pod steady run those rows say so.
+        let rows = standalone_rows(&start, &idle, &[]);
+        assert!(rows[2].note.starts_with("not measured"), "{}", rows[2].note);
+        // Measured: B1/B2/B3 standalone leave the unmeasured rows.
+        assert!(
+            unmeasured_rows(true, true, true)
+                .iter()
+                .all(|r| !["B1", "B2", "B3"].contains(&r.id.as_str()))
+        );
+        assert!(
+            unmeasured_rows(true, true, false)
+                .iter()
+                .any(|r| r.id == "B3")
+        );
     }
 
     #[test]
@@ -835,11 +968,15 @@ mod tests {
         );
         // Measured: B6 and B10 leave the unmeasured rows.
         assert!(
-            unmeasured_rows(true, true)
+            unmeasured_rows(true, true, false)
                 .iter()
                 .all(|r| r.id != "B6" && r.id != "B10")
         );
-        assert!(unmeasured_rows(true, false).iter().any(|r| r.id == "B6"));
+        assert!(
+            unmeasured_rows(true, false, false)
+                .iter()
+                .any(|r| r.id == "B6")
+        );
     }
 
     #[test]

@@ -225,6 +225,7 @@ async fn measure(
             run.idle_cpu_seconds =
                 Some((cluster::cpu_seconds(pid)? - cpu0) * 60.0 / opts.idle.as_secs_f64());
             run.idle_rss_kib = Some(cluster::rss_kib(pid)?);
+            run.idle_pss_kib = kubelet_bench::steady::memory_kib(pid).1;
             tokio::time::sleep(Duration::from_secs(2)).await;
             let n = cluster::audit_requests(audit, user, a0, a1)?;
             run.api_per_idle_minute = Some(n as f64 * 60.0 / opts.idle.as_secs_f64());

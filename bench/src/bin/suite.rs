@@ -31,7 +31,7 @@ const USAGE: &str = "\
 usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
              [--kubelet PATH] [--upstream PATH] [--repeat N] [--no-cluster]
              [--cluster-idle-seconds S] [--baseline FILE] [--allow-foreign-pods]
-             [--no-event-detection]
+             [--no-event-detection] [--no-standalone] [--standalone-idle-seconds S]
              [--no-steady] [--steady-seconds S] [--steady-repeat N] [--steady-pods N]...
 
   --out-dir DIR          where results.json, results.md, the plots and the raw JSON of each
@@ -50,6 +50,10 @@ usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
   --no-cluster           skip cluster-node (B1/B2/B3/B5/B7 cluster rows become 'not measured')
   --cluster-idle-seconds idle period of cluster-node (default 150)
   --no-event-detection   skip B9 (container killed from outside → /pods; full run only)
+  --no-standalone        skip the standalone start and idle runs (B3 exec → first static pod
+                         RUNNING; B1/B2 with no pod; full run only)
+  --standalone-idle-seconds S
+                         idle window of the standalone runs with no pod (default 150)
   --allow-foreign-pods   passed to the static-pods runs (only with the runtime lock held)
   --no-steady            skip the steady-state runs (B6 at 30 and 100 pods, B10 at 110 pods;
                          not made in --quick mode)
@@ -75,6 +79,8 @@ struct SuiteOptions {
     cluster_idle: u64,
     allow_foreign_pods: bool,
     event_detection: bool,
+    standalone: bool,
+    standalone_idle_seconds: f64,
     steady: bool,
     steady_seconds: f64,
     steady_repeat: usize,
@@ -95,6 +101,8 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
         cluster_idle: 150,
         allow_foreign_pods: false,
         event_detection: true,
+        standalone: true,
+        standalone_idle_seconds: 150.0,
         steady: true,
         steady_seconds: 300.0,
         steady_repeat: 0,
@@ -125,6 +133,13 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
             }
             "--allow-foreign-pods" => o.allow_foreign_pods = true,
             "--no-event-detection" => o.event_detection = false,
+            "--no-standalone" => o.standalone = false,
+            "--standalone-idle-seconds" => {
+                o.standalone_idle_seconds = val()?.parse().context("--standalone-idle-seconds")?;
+                if !(o.standalone_idle_seconds.is_finite() && o.standalone_idle_seconds > 0.0) {
+                    bail!("--standalone-idle-seconds must be more than 0");
+                }
+            }
             "--no-steady" => o.steady = false,
             "--steady-seconds" => {
                 o.steady_seconds = val()?.parse().context("--steady-seconds")?;
@@ -186,6 +201,26 @@ fn main() -> ExitCode {
         }
     };
     env::block_on_main("suite", run(opts, args))
+}
+
+/// Notes (and failures) of the runs of one phase: `what N=… kubelet run K failed: …`, or that
+/// it ran while the runtime was busy.
+fn note_runs(what: &str, recs: &[RunRecord], notes: &mut Vec<String>, failed: &mut Vec<String>) {
+    for r in recs {
+        let run = format!(
+            "{what} N={} {} run {}",
+            r.pods,
+            r.variant.label(),
+            r.repeat + 1
+        );
+        if let Some(e) = &r.error {
+            let msg = format!("{run} failed: {e}");
+            notes.push(msg.clone());
+            failed.push(msg);
+        } else if let Some(busy) = &r.busy_before {
+            notes.push(format!("{run} ran while there were {busy}"));
+        }
+    }
 }
 
 fn git_commit(repo: &Path) -> String {
@@ -316,25 +351,7 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
             opts.steady_seconds, opts.steady_repeat
         );
         let (_, recs) = run_all_on_the_runtime(&repo, &steady_opts, &bins, "[suite]").await?;
-        for r in &recs {
-            if let Some(e) = &r.error {
-                let msg = format!(
-                    "steady N={} {} run {} failed: {e}",
-                    r.pods,
-                    r.variant.label(),
-                    r.repeat + 1
-                );
-                notes.push(msg.clone());
-                failed.push(msg);
-            } else if let Some(busy) = &r.busy_before {
-                notes.push(format!(
-                    "steady N={} {} run {} ran while there were {busy}",
-                    r.pods,
-                    r.variant.label(),
-                    r.repeat + 1
-                ));
-            }
-        }
+        note_runs("steady", &recs, &mut notes, &mut failed);
         let steady_json = out_dir.join("steady-pods.json");
         JsonReport::new("suite", &args, &runtime, &bins, recs.clone())
             .write(&steady_json)
@@ -344,7 +361,48 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         Vec::new()
     };
 
-    // 1c. B9 event detection (full run only), in-process on the same runtime.
+    // 1c. standalone start and idle (full run only): B3 (the one manifest in place before
+    // exec → its container RUNNING) and B1/B2 with no pod (an idle window before any manifest).
+    let standalone = if opts.standalone && !opts.quick {
+        let one = Options {
+            pods: vec![1],
+            skip_floor: true,
+            ..sp_opts.clone()
+        };
+        // B3's floor: the same pod through CRI alone (RunPodSandbox + Create + Start).
+        let start_opts = Options {
+            preplaced: true,
+            skip_floor: false,
+            ..one.clone()
+        };
+        let idle_opts = Options {
+            idle_window: Some(kubelet_bench::steady::SteadyConfig::with_window(
+                Duration::from_secs_f64(opts.standalone_idle_seconds),
+            )),
+            ..one
+        };
+        eprintln!(
+            "[suite] standalone: exec → first static pod, then {} s idle windows with no pod, {} repetitions",
+            opts.standalone_idle_seconds, opts.repeat
+        );
+        let (_, start) = run_all_on_the_runtime(&repo, &start_opts, &bins, "[suite]").await?;
+        note_runs("standalone start", &start, &mut notes, &mut failed);
+        let (_, idle) = run_all_on_the_runtime(&repo, &idle_opts, &bins, "[suite]").await?;
+        note_runs("standalone idle", &idle, &mut notes, &mut failed);
+        for (file, recs) in [
+            ("standalone-start.json", &start),
+            ("standalone-idle.json", &idle),
+        ] {
+            JsonReport::new("suite", &args, &runtime, &bins, recs.clone())
+                .write(&out_dir.join(file))
+                .map_err(anyhow::Error::msg)?;
+        }
+        Some((start, idle))
+    } else {
+        None
+    };
+
+    // 1d. B9 event detection (full run only), in-process on the same runtime.
     let b9 = if opts.event_detection && !opts.quick {
         let b9_opts = EventBenchOptions {
             repeat: opts.repeat,
@@ -410,9 +468,13 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
             (opts.steady_seconds, settle.as_secs_f64()),
         ));
     }
+    if let Some((start, idle)) = &standalone {
+        rows.extend(sr::standalone_rows(start, idle, &steady_records));
+    }
     rows.extend(sr::unmeasured_rows(
         cluster_doc.is_some(),
         !steady_records.is_empty(),
+        standalone.is_some(),
     ));
     match &b9 {
         Some((b9_rows, _)) => rows.extend(b9_rows.iter().cloned()),
@@ -943,7 +1005,7 @@ fn render_md(
     s.push_str(&sr::render_rows(rows));
     s.push_str(
         "\nValues are medians over the repetitions with (min–max); ratios are of the medians. \
-         \"not measured\" rows have no command yet and carry no number. See bench/README.md, \
+         \"not measured\" rows were skipped in this run or have no command yet, and carry no number. See bench/README.md, \
          \"The suite\", for how each figure is taken.\n",
     );
     if opts.quick {
