@@ -166,6 +166,19 @@ pub fn kubelet_config(s: &KubeletSettings<'_>) -> String {
         // No CAP_SYS_RESOURCE on the benchmark host: the kubelet cannot lower its own score.
         "oomScoreAdj": 0,
         "resolvConf": "/etc/resolv.conf",
+        // As the cluster nodes (`hack/lib/cluster-node.sh`): this machine's disk has about 10 %
+        // available to non-root users, under the default nodefs 10 % / imagefs 15 % signals, so
+        // both kubelets would sit under DiskPressure and reclaim every 10 s (upstream deletes
+        // the pause image, which no registry gives back). Absolute thresholds, every signal
+        // listed; 100 turns image GC off. The same on both kubelets.
+        "evictionHard": {
+            "memory.available": "100Mi",
+            "nodefs.available": "1Gi",
+            "nodefs.inodesFree": "5%",
+            "imagefs.available": "1Gi",
+            "imagefs.inodesFree": "5%",
+        },
+        "imageGCHighThresholdPercent": 100,
     });
     pretty(&cfg)
 }
@@ -290,6 +303,9 @@ mod tests {
         assert_eq!(c["readOnlyPort"], 0);
         assert_eq!(c["authentication"]["webhook"]["enabled"], false);
         assert_eq!(c["authorization"]["mode"], "AlwaysAllow");
+        assert_eq!(c["imageGCHighThresholdPercent"], 100);
+        assert_eq!(c["evictionHard"]["imagefs.available"], "1Gi");
+        assert_eq!(c["evictionHard"]["memory.available"], "100Mi");
     }
 
     #[test]
