@@ -1093,4 +1093,17 @@ mod tests {
         assert!(parse(&args(&["--steady-pods", "0"])).is_err());
         assert!(parse(&args(&["--steady-repeat", "0"])).is_err());
     }
+
+    #[test]
+    fn standalone_options() {
+        let full = parse_ok(&[]);
+        assert!(full.standalone);
+        assert_eq!(full.standalone_idle_seconds, 150.0);
+        assert!(!parse_ok(&["--no-standalone"]).standalone);
+        let short = parse_ok(&["--standalone-idle-seconds", "60"]);
+        assert_eq!(short.standalone_idle_seconds, 60.0);
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert!(parse(&args(&["--standalone-idle-seconds", "0"])).is_err());
+        assert!(parse(&args(&["--standalone-idle-seconds", "NaN"])).is_err());
+    }
 }
