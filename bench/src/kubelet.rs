@@ -212,12 +212,9 @@ pub async fn run_kubelet_variant(
     std::fs::write(&config_path, config).map_err(BenchError::io("write", &config_path))?;
     let names: Vec<String> = (0..cfg.pods).map(|i| pod_name(&cfg.tag, i)).collect();
     // B3: the manifests are there before the kubelet starts; every clock starts at exec.
-    let preplaced = if cfg.preplaced {
+    if cfg.preplaced {
         write_manifests(&dir.path("manifests"), &names, &cfg.image, cfg.template)?;
-        true
-    } else {
-        false
-    };
+    }
     let spawned = Instant::now();
     let mut proc = KubeletProcess::spawn(
         &cfg.binary,
@@ -228,8 +225,7 @@ pub async fn run_kubelet_variant(
     )?;
     let mut uids = BTreeSet::new();
     let ports = (healthz_port, read_only_port);
-    let started = preplaced.then_some(spawned);
-    let run = (names.as_slice(), started);
+    let run = (names.as_slice(), cfg.preplaced.then_some(spawned));
     let result = measure(
         &rt,
         cfg,

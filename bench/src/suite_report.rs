@@ -167,6 +167,22 @@ pub fn paired_ratios(
         .collect()
 }
 
+/// The row values of `f` over the successful runs with `n` pods: the kubelet-rs, upstream and
+/// (when `with_floor`) floor spreads over the repetitions.
+fn spreads(
+    records: &[RunRecord],
+    n: usize,
+    f: &dyn Fn(&RunRecord) -> Option<f64>,
+    with_floor: bool,
+) -> (Option<Spread>, Option<Spread>, Option<Spread>) {
+    let of = |v: Variant| Spread::of(&per_repeat(records, n, v, f));
+    (
+        of(Variant::KubeletRs),
+        of(Variant::Upstream),
+        with_floor.then(|| of(Variant::Floor)).flatten(),
+    )
+}
+
 /// The B4 and B8 rows of the `static-pods` runs, per batch size.
 pub fn static_pod_rows(records: &[RunRecord], sizes: &[usize]) -> Vec<Row> {
     let mut rows = Vec::new();
@@ -174,15 +190,8 @@ pub fn static_pod_rows(records: &[RunRecord], sizes: &[usize]) -> Vec<Row> {
     let cpu = |r: &RunRecord| r.startup_cpu.and_then(|c| c.kubelet_cpu_s);
     let cpu_rt = |r: &RunRecord| r.startup_cpu.and_then(|c| c.kubelet_plus_runtime_cpu_s);
     for &n in sizes {
-        let three = |f: &dyn Fn(&RunRecord) -> Option<f64>, floor: bool| {
-            (
-                Spread::of(&per_repeat(records, n, Variant::KubeletRs, f)),
-                Spread::of(&per_repeat(records, n, Variant::Upstream, f)),
-                floor
-                    .then(|| Spread::of(&per_repeat(records, n, Variant::Floor, f)))
-                    .flatten(),
-            )
-        };
+        let three =
+            |f: &dyn Fn(&RunRecord) -> Option<f64>, floor: bool| spreads(records, n, f, floor);
         rows.push(Row::measured(
             "B4",
             &format!("{n} static pods → all RUNNING (CRI), makespan"),
@@ -391,24 +400,14 @@ pub fn steady_rows(
         let b10 = n >= B10_PODS;
         let id = if b10 { "B10" } else { "B6" };
         let goal = |v: f64| (!b10).then_some((GoalKind::VsUpstream, v));
-        let two = |f: &dyn Fn(&RunRecord) -> Option<f64>| {
-            (
-                Spread::of(&per_repeat(records, n, Variant::KubeletRs, f)),
-                Spread::of(&per_repeat(records, n, Variant::Upstream, f)),
-                None,
-            )
-        };
+        let two = |f: &dyn Fn(&RunRecord) -> Option<f64>| spreads(records, n, f, false);
         if b10 {
             let makespan = |r: &RunRecord| r.startup.map(|s| s.makespan_s);
             rows.push(Row::measured(
                 id,
                 &format!("{n} static pods → all RUNNING (CRI), makespan"),
                 "s",
-                (
-                    Spread::of(&per_repeat(records, n, Variant::KubeletRs, makespan)),
-                    Spread::of(&per_repeat(records, n, Variant::Upstream, makespan)),
-                    Spread::of(&per_repeat(records, n, Variant::Floor, makespan)),
-                ),
+                spreads(records, n, &makespan, true),
                 None,
                 "maxPods 110 (default); the kubelets through the CRI counting proxy, the floor direct",
             ));
@@ -563,21 +562,12 @@ pub fn unmeasured_rows(with_cluster: bool, with_steady: bool, with_standalone: b
 /// in place before exec (`start`), B1/B2 with no pod from the idle windows (`idle`), and B1/B2
 /// with 30 pods from the steady-state window at N = 30 (`steady`, when it was measured).
 pub fn standalone_rows(start: &[RunRecord], idle: &[RunRecord], steady: &[RunRecord]) -> Vec<Row> {
-    let two = |records: &[RunRecord], n: usize, f: &dyn Fn(&RunRecord) -> Option<f64>| {
-        (
-            Spread::of(&per_repeat(records, n, Variant::KubeletRs, f)),
-            Spread::of(&per_repeat(records, n, Variant::Upstream, f)),
-            None,
-        )
-    };
     let first_pod = |r: &RunRecord| r.startup.map(|s| s.makespan_s * 1000.0);
-    let (rs, up, _) = two(start, 1, &first_pod);
-    let floor = Spread::of(&per_repeat(start, 1, Variant::Floor, first_pod));
     let mut rows = vec![Row::measured(
         "B3",
         "process start → first static pod RUNNING (CRI)",
         "ms",
-        (rs, up, floor),
+        spreads(start, 1, &first_pod, true),
         Some((GoalKind::VsUpstream, 0.33)),
         "one manifest in place before exec; exec → its container RUNNING in ListContainers; floor: the same pod through CRI alone",
     )];
@@ -594,7 +584,7 @@ pub fn standalone_rows(start: &[RunRecord], idle: &[RunRecord], steady: &[RunRec
             id,
             &format!("{what}, standalone, no pod"),
             unit,
-            two(idle, 1, &of_idle),
+            spreads(idle, 1, &of_idle, false),
             Some((GoalKind::VsUpstream, goal)),
             "an idle window after /healthz and 30 s, before any manifest (smaps_rollup every 5 s, the kubelet's cgroup cpuacct)",
         ));
@@ -606,7 +596,7 @@ pub fn standalone_rows(start: &[RunRecord], idle: &[RunRecord], steady: &[RunRec
                 id,
                 &figure,
                 unit,
-                two(steady, 30, &of_steady),
+                spreads(steady, 30, &of_steady, false),
                 goal,
                 "the B6 steady-state window with 30 pods",
             )
