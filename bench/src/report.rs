@@ -265,6 +265,34 @@ fn times(v: Option<f64>) -> String {
     v.map_or_else(|| "—".to_owned(), |v| format!("{v:.2}×"))
 }
 
+/// "Where the time goes": per (N, kubelet) the median offset of each start-up step from the
+/// kubelet seeing the pod, from its `-v=2` log; empty when no run has steps.
+pub fn render_steps(aggs: &[Aggregate]) -> String {
+    let mut s = String::new();
+    let timed: Vec<&Aggregate> = aggs.iter().filter(|a| !a.steps.is_empty()).collect();
+    if !timed.is_empty() {
+        s.push_str(
+            "\nWhere the time goes (median offset from the kubelet seeing the pod, s; from each kubelet's `-v=2` log, see `bench/README.md`):\n\n",
+        );
+        for a in timed {
+            let steps: Vec<String> = a
+                .steps
+                .iter()
+                .filter(|st| st.step != "seen")
+                .map(|st| format!("{} {:.3}", st.step, st.p50_s))
+                .collect();
+            let _ = writeln!(
+                s,
+                "- N={} {}: {}",
+                a.pods,
+                a.variant.label(),
+                steps.join(", ")
+            );
+        }
+    }
+    s
+}
+
 /// The markdown table: one row per (N, variant), times in seconds (medians over the repeats),
 /// ratios against the CRI floor of the same N, then the errors of failed runs.
 pub fn render_markdown(aggs: &[Aggregate], goal_ratio: f64) -> String {
@@ -316,27 +344,7 @@ pub fn render_markdown(aggs: &[Aggregate], goal_ratio: f64) -> String {
             let _ = writeln!(s, "- {v}");
         }
     }
-    let timed: Vec<&Aggregate> = aggs.iter().filter(|a| !a.steps.is_empty()).collect();
-    if !timed.is_empty() {
-        s.push_str(
-            "\nWhere the time goes (median offset from the kubelet seeing the pod, s; from each kubelet's `-v=2` log, see `bench/README.md`):\n\n",
-        );
-        for a in timed {
-            let steps: Vec<String> = a
-                .steps
-                .iter()
-                .filter(|st| st.step != "seen")
-                .map(|st| format!("{} {:.3}", st.step, st.p50_s))
-                .collect();
-            let _ = writeln!(
-                s,
-                "- N={} {}: {}",
-                a.pods,
-                a.variant.label(),
-                steps.join(", ")
-            );
-        }
-    }
+    s.push_str(&render_steps(aggs));
     let errors: Vec<&Aggregate> = aggs.iter().filter(|a| a.ok_runs < a.runs).collect();
     if !errors.is_empty() {
         s.push('\n');
@@ -490,6 +498,11 @@ mod tests {
             "{md}"
         );
         assert!(!md.contains("CRI floor: "), "{md}");
+        // The suite writes the same section into its results.md.
+        let steps = render_steps(&a);
+        assert!(steps.starts_with("\nWhere the time goes"), "{steps}");
+        assert!(md.contains(&steps), "{md}");
+        assert_eq!(render_steps(&a[..1]), "");
     }
 
     #[test]

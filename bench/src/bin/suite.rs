@@ -592,8 +592,16 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         })
         .collect::<serde_json::Map<_, _>>()
         .into();
-    let cri_methods_md =
-        (!steady_records.is_empty()).then(|| sr::render_cri_methods(&steady_records, &steady_pods));
+    // Sections after the table: where each kubelet's start-up time went (B4 runs, from the
+    // kubelets' `-v=2` logs), the CRI calls by method in the steady state.
+    let mut sections = vec![kubelet_bench::report::render_steps(&aggregate(&records))];
+    if !steady_records.is_empty() {
+        sections.push(format!(
+            "\n## CRI calls by method, steady state (B6, B10)\n\nMedians over the repetitions \
+             of the calls per minute in the window, counted by the proxy in front of containerd.\n\n{}",
+            sr::render_cri_methods(&steady_records, &steady_pods)
+        ));
+    }
 
     // results.json and results.md.
     let results = serde_json::json!({
@@ -634,7 +642,7 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         &quick_lines,
         &plot_files,
         &notes,
-        cri_methods_md.as_deref(),
+        &sections,
     );
     std::fs::write(out_dir.join("results.md"), &md)?;
     println!("{md}");
@@ -989,7 +997,7 @@ fn render_md(
     quick_lines: &[String],
     plots: &[PathBuf],
     notes: &[String],
-    cri_methods: Option<&str>,
+    sections: &[String],
 ) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
@@ -1027,12 +1035,8 @@ fn render_md(
             let _ = writeln!(s, "- {l}");
         }
     }
-    if let Some(t) = cri_methods {
-        s.push_str(
-            "\n## CRI calls by method, steady state (B6, B10)\n\nMedians over the repetitions \
-             of the calls per minute in the window, counted by the proxy in front of containerd.\n\n",
-        );
-        s.push_str(t);
+    for section in sections {
+        s.push_str(section);
     }
     if !plots.is_empty() {
         s.push_str("\n## Plots\n\n");
