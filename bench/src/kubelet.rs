@@ -291,7 +291,15 @@ async fn measure(
         tokio::time::sleep(cfg.settle).await;
         proc.check_alive()?;
         idle = match (&cfg.idle_window, proxy) {
-            (Some(w), Some(p)) => Some(crate::steady::measure(proc, w, || p.counts()).await?),
+            (Some(w), Some(p)) => Some(
+                crate::steady::measure(
+                    proc,
+                    w,
+                    || p.counts(),
+                    || crate::charge::runtime_cpu_seconds(&cfg.endpoint),
+                )
+                .await?,
+            ),
             _ => None,
         };
     }
@@ -370,7 +378,8 @@ async fn measure(
     };
     let steady = match (&cfg.steady, proxy) {
         (Some(s), Some(p)) => {
-            let mut o = crate::steady::measure(proc, s, || p.counts()).await?;
+            let runtime_cpu = || crate::charge::runtime_cpu_seconds(&cfg.endpoint);
+            let mut o = crate::steady::measure(proc, s, || p.counts(), runtime_cpu).await?;
             o.cri_calls_startup = cri_calls_startup;
             Some(o)
         }

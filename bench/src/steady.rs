@@ -59,6 +59,10 @@ pub struct SteadyOutcome {
     pub window_s: f64,
     /// Kubelet CPU-seconds per minute over the window (`None`: CPU unreadable).
     pub cpu_s_per_min: Option<f64>,
+    /// The kubelet's CPU plus that of the containerd serving it and its shims, CPU-seconds per
+    /// minute over the window: what its CRI calls cost the runtime is charged to it
+    /// ([`crate::charge::runtime_cpu_seconds`]; `None`: unreadable).
+    pub cpu_with_runtime_s_per_min: Option<f64>,
     /// Whether the CPU is the kubelet cgroup's (children included) or its own utime+stime.
     pub cpu_in_cgroup: bool,
     /// Median RSS, MiB.
@@ -109,6 +113,7 @@ impl SteadyOutcome {
         Self {
             window_s,
             cpu_s_per_min: cpu,
+            cpu_with_runtime_s_per_min: None,
             cpu_in_cgroup,
             rss_mib: median(&rss),
             rss_max_mib: rss.iter().copied().reduce(f64::max),
@@ -155,12 +160,29 @@ pub fn memory_kib(pid: u32) -> (Option<u64>, Option<u64>) {
     (rss, None)
 }
 
-/// The window over the running `proc`: `cri` reads the proxy's counts. Starts after
-/// `cfg.settle`; fails if the kubelet exits.
+/// Kubelet CPU-seconds per minute plus the runtime's CPU-seconds `runtime` (start, end) over a
+/// window of `window_s` seconds.
+pub fn with_runtime(
+    kubelet_per_min: Option<f64>,
+    runtime: (Option<f64>, Option<f64>),
+    window_s: f64,
+) -> Option<f64> {
+    match (kubelet_per_min, runtime) {
+        (Some(k), (Some(a), Some(b))) if b >= a && window_s > 0.0 => {
+            Some(k + (b - a) * 60.0 / window_s)
+        }
+        _ => None,
+    }
+}
+
+/// The window over the running `proc`: `cri` reads the proxy's counts, `runtime_cpu` the
+/// CPU-seconds so far of the runtime serving it. Starts after `cfg.settle`; fails if the
+/// kubelet exits.
 pub async fn measure(
     proc: &mut crate::process::KubeletProcess,
     cfg: &SteadyConfig,
     cri: impl Fn() -> CallCounts,
+    runtime_cpu: impl Fn() -> Option<f64>,
 ) -> crate::BenchResult<SteadyOutcome> {
     tokio::time::sleep(cfg.settle).await;
     proc.check_alive()?;
@@ -169,6 +191,7 @@ pub async fn measure(
         .ok_or_else(|| crate::BenchError::Kubelet("the kubelet has no process ID".into()))?;
     let t0 = Instant::now();
     let cpu0 = proc.cpu_seconds();
+    let rt0 = runtime_cpu();
     let cri0 = cri();
     let sample = |proc: &crate::process::KubeletProcess| {
         let (rss_kib, pss_kib) = memory_kib(pid);
@@ -193,13 +216,16 @@ pub async fn measure(
     }
     let cri1 = cri();
     let cpu1 = proc.cpu_seconds();
+    let rt1 = runtime_cpu();
     let window_s = t0.elapsed().as_secs_f64();
-    Ok(SteadyOutcome::from_window(
+    let mut o = SteadyOutcome::from_window(
         window_s,
         (cpu0, cpu1, proc.in_cgroup()),
         samples,
         (&cri0, &cri1),
-    ))
+    );
+    o.cpu_with_runtime_s_per_min = with_runtime(o.cpu_s_per_min, (rt0, rt1), window_s);
+    Ok(o)
 }
 
 #[cfg(test)]
@@ -270,7 +296,26 @@ Shared_Clean:       3000 kB
             (&CallCounts::default(), &CallCounts::default()),
         );
         assert_eq!(bad.cpu_s_per_min, None);
+        assert_eq!(bad.cpu_with_runtime_s_per_min, None);
         assert_eq!(bad.rss_mib, None);
         assert_eq!(bad.cri_calls_per_min, 0.0);
+    }
+
+    #[test]
+    fn kubelet_plus_runtime_cpu() {
+        // 0.5 CPU-s/min of the kubelet, the runtime 3 CPU-s over 60 s.
+        assert_eq!(
+            with_runtime(Some(0.5), (Some(10.0), Some(13.0)), 60.0),
+            Some(3.5)
+        );
+        assert_eq!(
+            with_runtime(Some(0.5), (Some(10.0), Some(11.0)), 120.0),
+            Some(1.0)
+        );
+        // Unreadable or going backwards (a restarted runtime): no figure.
+        assert_eq!(with_runtime(None, (Some(1.0), Some(2.0)), 60.0), None);
+        assert_eq!(with_runtime(Some(0.5), (None, Some(2.0)), 60.0), None);
+        assert_eq!(with_runtime(Some(0.5), (Some(3.0), Some(2.0)), 60.0), None);
+        assert_eq!(with_runtime(Some(0.5), (Some(1.0), Some(2.0)), 0.0), None);
     }
 }

@@ -459,6 +459,14 @@ pub fn steady_rows(
                 methods(Variant::Upstream)
             ),
         ));
+        rows.push(Row::measured(
+            id,
+            &format!("{n} pods, steady state: kubelet + containerd CPU"),
+            "CPU-s/min",
+            two(&st(|o| o.cpu_with_runtime_s_per_min)),
+            None,
+            "the kubelet's cgroup plus the containerd serving it and its shims over the window: what its CRI calls cost the runtime is charged to it",
+        ));
     }
     rows
 }
@@ -828,6 +836,7 @@ mod tests {
         r.steady = Some(crate::steady::SteadyOutcome {
             window_s: 300.0,
             cpu_s_per_min: Some(cpu),
+            cpu_with_runtime_s_per_min: Some(cpu * 10.0),
             cpu_in_cgroup: true,
             rss_mib: Some(cpu * 100.0),
             rss_max_mib: None,
@@ -920,7 +929,7 @@ mod tests {
         assert_eq!(
             ids,
             [
-                "B6", "B6", "B6", "B6", "B10", "B10", "B10", "B10", "B10", "B10"
+                "B6", "B6", "B6", "B6", "B6", "B10", "B10", "B10", "B10", "B10", "B10", "B10"
             ]
         );
         let cpu = &rows[0];
@@ -941,13 +950,19 @@ mod tests {
             "{}",
             cri.note
         );
-        let b10 = &rows[4];
+        // The second CPU figure: kubelet + containerd (no goal).
+        let with_rt = &rows[4];
+        assert!(with_rt.figure.contains("kubelet + containerd CPU"));
+        assert!((with_rt.kubelet_rs.unwrap().median - 1.1).abs() < 1e-9);
+        assert!((with_rt.upstream.unwrap().median - 11.0).abs() < 1e-9);
+        assert_eq!(with_rt.goal, None);
+        let b10 = &rows[5];
         assert!(b10.figure.contains("makespan"));
         assert_eq!(b10.floor.unwrap().median, 10.0);
         assert_eq!(b10.goal, None);
-        assert_eq!(rows[5].unit, "calls");
-        assert_eq!(rows[5].kubelet_rs, None);
-        assert_eq!(rows[6].goal, None);
+        assert_eq!(rows[6].unit, "calls");
+        assert_eq!(rows[6].kubelet_rs, None);
+        assert_eq!(rows[7].goal, None);
         // Per method: a method a run did not call counts 0 there.
         let up = cri_method_medians(&recs, 30, Variant::Upstream);
         assert_eq!(up["ImageService/ImageFsInfo"], 6.0);
