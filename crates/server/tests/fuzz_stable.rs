@@ -139,6 +139,24 @@ fn server_query_on_stable() {
     run("server_query", kubelet_server::fuzzing::query);
 }
 
+/// CI's libFuzzer run of 2026-12-02 (`hack/fuzz.sh`): a `/run/` request naming a container
+/// whose name holds the secret, which the error answer echoes. Not a leak: the request named
+/// it; the oracle now tells the two apart.
+#[test]
+fn a_secret_the_request_names_may_be_echoed() {
+    let input: &[u8] =
+        b"POST\n/run/default/p/LLLLLLLLLLLLLKRS-FUZZ-SECRET-OUTSIDE-THE-LOG-DIRLLc?cmd[ls%20-l";
+    assert!(kubelet_server::fuzzing::names_the_secret(input));
+    kubelet_server::fuzzing::request(input);
+    // Percent-encoded (twice) still names it; a request without it does not.
+    assert!(kubelet_server::fuzzing::names_the_secret(
+        b"GET\n/run/default/p/%254BRS-FUZZ-SECRET-OUTSIDE-THE-LOG-DIR"
+    ));
+    assert!(!kubelet_server::fuzzing::names_the_secret(
+        b"GET\n/logs/link-out%zz"
+    ));
+}
+
 /// The invariant is real: a request for the secret through a symlink would be caught.
 #[test]
 fn the_secret_is_outside_and_requests_for_it_are_refused() {
