@@ -61,6 +61,10 @@ pub struct NodeRun {
     pub idle_cpu_seconds: Option<f64>,
     /// RSS and CPU over the idle period, one sample every 5 s (and at its end).
     pub idle_samples: Vec<IdleSample>,
+    /// B8 in cluster mode: the first batch deleted through the API.
+    pub teardown: Option<crate::cluster_events::ApiTeardown>,
+    /// B9 in cluster mode: containers killed from outside, seen in the API.
+    pub kills: Vec<crate::cluster_events::ApiKill>,
     /// What went wrong, if anything.
     pub error: Option<String>,
 }

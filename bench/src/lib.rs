@@ -20,6 +20,7 @@
 pub mod charge;
 pub mod cli;
 pub mod cluster;
+pub mod cluster_events;
 pub mod cri_ops;
 pub mod cri_proxy;
 pub mod env;

@@ -330,6 +330,68 @@ pub fn cluster_rows(doc: &serde_json::Value) -> Vec<Row> {
         Some((GoalKind::VsUpstream, 1.0)),
         "",
     ));
+    let teardown = |key: &'static str| {
+        move |r: &serde_json::Value| Some(r.get("teardown")?.get(key)?.as_f64()? / 1000.0)
+    };
+    let torn = runs
+        .iter()
+        .find_map(|r| r.get("teardown")?.get("pods")?.as_u64());
+    if let Some(n) = torn {
+        rows.push(Row::measured(
+            "B8",
+            &format!("teardown of {n} pods in cluster mode (API delete → none running)"),
+            "s",
+            pair(&teardown("stopped_ms")),
+            Some((GoalKind::VsUpstream, 1.0)),
+            "all pods of the first batch deleted through the API at once → the node's containerd \
+             shows no ready sandbox and no running container of the namespace; \
+             terminationGracePeriodSeconds 1 (sleep ignores SIGTERM)",
+        ));
+        rows.push(Row::measured(
+            "B8",
+            &format!("teardown of {n} pods in cluster mode (API delete → pods gone from the API)"),
+            "s",
+            pair(&teardown("gone_ms")),
+            None,
+            "as above, until the API lists no pod: the kubelet's final status and the pods' removal",
+        ));
+    }
+    let kills = |f: fn(&[crate::cluster_events::ApiKill]) -> Option<f64>| {
+        move |r: &serde_json::Value| {
+            let k: Vec<crate::cluster_events::ApiKill> =
+                serde_json::from_value(r.get("kills")?.clone()).ok()?;
+            f(&k)
+        }
+    };
+    let k = doc.get("kills").and_then(serde_json::Value::as_u64);
+    if let Some(k) = k.filter(|&k| k > 0) {
+        use crate::cluster_events::{max_api_s, median_api_s, median_cri_s};
+        let floor = {
+            let v: Vec<f64> = runs.iter().filter_map(|r| kills(median_cri_s)(r)).collect();
+            Spread::of(&v)
+        };
+        let (rs, up, _) = pair(&kills(median_api_s));
+        rows.push(Row::measured(
+            "B9",
+            &format!("container killed from outside → status in the API, median of {k} kills"),
+            "s",
+            (rs, up, floor),
+            Some((GoalKind::VsUpstream, 1.0)),
+            "cluster mode: SIGKILL of the init process of a restartPolicy Never pod's container \
+             from outside; a watch on the pod, opened before the kill, until the API no longer \
+             shows it running with that ID; floor = CRI reports it EXITED (polled every 10 ms); \
+             both kubelets: generic PLEG (1 s relist), status manager patch",
+        ));
+        let (rs, up, _) = pair(&kills(max_api_s));
+        rows.push(Row::measured(
+            "B9",
+            &format!("container killed from outside → status in the API, slowest of {k} kills"),
+            "s",
+            (rs, up, floor),
+            None,
+            "as above; floor column: median CRI EXITED time",
+        ));
+    }
     rows
 }
 
@@ -554,6 +616,8 @@ pub fn unmeasured_rows(with_cluster: bool, with_steady: bool, with_standalone: b
             ("B3", "process start → node Ready"),
             ("B5", "API pod startup latency p50/p99"),
             ("B7", "API requests per pod start and per idle minute"),
+            ("B8", "teardown in cluster mode (API delete → none running)"),
+            ("B9", "container killed from outside → status in the API"),
         ] {
             rows.push(Row::not_measured(
                 id,
@@ -1054,6 +1118,36 @@ mod tests {
             rows.iter()
                 .any(|r| r.id == "B7" && r.figure.contains("idle"))
         );
+        // A document without teardown or kills (written before them) has no B8/B9 rows.
+        assert!(!rows.iter().any(|r| r.id == "B8" || r.id == "B9"));
+    }
+
+    #[test]
+    fn cluster_rows_b8_teardown_and_b9_kills_seen_in_the_api() {
+        let kill = |api: f64, cri: f64| {
+            serde_json::json!({"pod": "k-0", "container_id": "c", "pid": 1, "pause_s": 1.0,
+                               "api_status_s": api, "status_seen": "terminated", "cri_exited_s": cri})
+        };
+        let doc = serde_json::json!({"kills": 3, "runs": [
+            {"kubelet": "kubelet-rs", "teardown": {"pods": 30, "stopped_ms": 4000.0, "gone_ms": 5000.0},
+             "kills": [kill(0.5, 0.05), kill(0.7, 0.07), kill(0.6, 0.06)]},
+            {"kubelet": "upstream", "teardown": {"pods": 30, "stopped_ms": 5000.0, "gone_ms": 8000.0},
+             "kills": [kill(0.8, 0.05), kill(1.0, 0.05), kill(0.9, 0.05)]},
+        ]});
+        let rows = cluster_rows(&doc);
+        let b8: Vec<&Row> = rows.iter().filter(|r| r.id == "B8").collect();
+        assert_eq!(b8.len(), 2);
+        assert!(b8[0].figure.contains("30 pods") && b8[0].figure.contains("none running"));
+        assert!((b8[0].ratio_upstream.unwrap() - 0.8).abs() < 1e-9);
+        assert_eq!(b8[0].met, Some(true));
+        assert!((b8[1].ratio_upstream.unwrap() - 0.625).abs() < 1e-9);
+        let b9: Vec<&Row> = rows.iter().filter(|r| r.id == "B9").collect();
+        assert_eq!(b9.len(), 2);
+        assert!(b9[0].figure.contains("median of 3 kills"));
+        assert!((b9[0].ratio_upstream.unwrap() - 0.6 / 0.9).abs() < 1e-9);
+        // Floor: the median over both runs of each run's median CRI EXITED time.
+        assert!((b9[0].floor.unwrap().median - 0.055).abs() < 1e-9);
+        assert!((b9[1].kubelet_rs.unwrap().median - 0.7).abs() < 1e-9);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo run --release -p kubelet-bench --bin cluster-node -- [--repeat N] [--idle-seconds S]
-//!     [--batch PODS@RATE]... [--kubelet PATH] [--out FILE]
+//!     [--batch PODS@RATE]... [--kills K] [--kubelet PATH] [--out FILE]
 //! ```
 
 use std::path::PathBuf;
@@ -12,17 +12,19 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context as _, bail};
 use kubelet_bench::cluster::{self, Batch, NodeRun};
+use kubelet_bench::cluster_events;
 use kubelet_e2e::cluster::{Cluster, NodeKubelet, NodeSpec};
 
 struct Options {
     repeat: usize,
     idle: Duration,
     batches: Vec<Batch>,
+    kills: usize,
     kubelet: PathBuf,
     out: Option<PathBuf>,
 }
 
-const USAGE: &str = "usage: cluster-node [--repeat N] [--idle-seconds S] [--batch PODS@RATE]... [--kubelet PATH] [--out FILE]\n";
+const USAGE: &str = "usage: cluster-node [--repeat N] [--idle-seconds S] [--batch PODS@RATE]... [--kills K] [--kubelet PATH] [--out FILE]\n";
 
 fn default_kubelet() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
@@ -37,6 +39,7 @@ fn parse(args: &[String]) -> anyhow::Result<Options> {
         repeat: 1,
         idle: Duration::from_secs(60),
         batches: Vec::new(),
+        kills: 5,
         kubelet: default_kubelet(),
         out: None,
     };
@@ -48,6 +51,7 @@ fn parse(args: &[String]) -> anyhow::Result<Options> {
             "--idle-seconds" => {
                 o.idle = Duration::from_secs(val()?.parse().context("--idle-seconds")?)
             }
+            "--kills" => o.kills = val()?.parse().context("--kills")?,
             "--kubelet" => o.kubelet = PathBuf::from(val()?),
             "--out" => o.out = Some(PathBuf::from(val()?)),
             "--batch" => {
@@ -102,6 +106,8 @@ async fn main() -> anyhow::Result<()> {
         .map_err(anyhow::Error::msg)?;
     let mut runs = Vec::new();
     for rep in 0..opts.repeat {
+        // Both kubelets of a repetition get the same kill phases.
+        let seed = kubelet_bench::event_detect::clock_seed();
         for (kubelet, name, ip, port) in [
             ("kubelet-rs", "krsbench-rs", "198.18.255.20", 10270u16),
             ("upstream", "krsbench-up", "198.18.255.21", 10271u16),
@@ -118,7 +124,7 @@ async fn main() -> anyhow::Result<()> {
                 kubelet: kubelet.into(),
                 ..NodeRun::default()
             };
-            if let Err(e) = run_node(&c, &client, spec, &opts, &mut run).await {
+            if let Err(e) = run_node(&c, &client, spec, &opts, seed, &mut run).await {
                 eprintln!("[bench] {kubelet}: {e}");
                 run.error = Some(e);
             }
@@ -128,7 +134,7 @@ async fn main() -> anyhow::Result<()> {
     let table = cluster::render(&runs, &opts.batches);
     print!("{table}");
     if let Some(out) = &opts.out {
-        let json = serde_json::json!({ "batches": opts.batches, "idle_seconds": opts.idle.as_secs(), "runs": runs, "table": table });
+        let json = serde_json::json!({ "batches": opts.batches, "idle_seconds": opts.idle.as_secs(), "kills": opts.kills, "runs": runs, "table": table });
         std::fs::write(out, serde_json::to_string_pretty(&json)?)?;
     }
     if runs.iter().any(|r| r.error.is_some()) {
@@ -142,6 +148,7 @@ async fn run_node(
     client: &kube::Client,
     spec: NodeSpec,
     opts: &Options,
+    seed: f64,
     run: &mut NodeRun,
 ) -> Result<(), String> {
     let name = spec.name.clone();
@@ -161,7 +168,7 @@ async fn run_node(
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("node start: {e}"))?;
-    let result = measure(client, &node, &user, &audit, opts, run, ready).await;
+    let result = measure(client, &node, &user, &audit, (opts, seed), run, ready).await;
     let down = tokio::task::spawn_blocking(move || node.stop()).await;
     cluster::delete_node(client, &name).await;
     result?;
@@ -177,11 +184,14 @@ async fn measure(
     node: &kubelet_e2e::cluster::ClusterNode,
     user: &str,
     audit: &std::path::Path,
-    opts: &Options,
+    (opts, seed): (&Options, f64),
     run: &mut NodeRun,
     ready: tokio::task::JoinHandle<Result<SystemTime, String>>,
 ) -> Result<(), String> {
     let ready_at = ready.await.map_err(|e| e.to_string())??;
+    let rt = kubelet_bench::cri_ops::connect(&node.runtime_endpoint)
+        .await
+        .map_err(|e| e.to_string())?;
     let pid = node.kubelet_pid().map_err(|e| e.to_string())?;
     let started = cluster::process_start(pid)?;
     run.start_to_ready_ms = ready_at.duration_since(started).ok().map(cluster::ms);
@@ -230,6 +240,29 @@ async fn measure(
             let n = cluster::audit_requests(audit, user, a0, a1)?;
             run.api_per_idle_minute = Some(n as f64 * 60.0 / opts.idle.as_secs_f64());
         }
+        if i == 0 {
+            // B8 in cluster mode: this batch deleted through the API.
+            run.teardown = Some(
+                cluster_events::teardown(client, &rt, Duration::from_secs(120))
+                    .await
+                    .map_err(|e| format!("B8 teardown: {e}"))?,
+            );
+        } else {
+            cluster::delete_pods(client, Duration::from_secs(120)).await?;
+        }
+    }
+    if opts.kills > 0 {
+        // B9 in cluster mode.
+        run.kills = cluster_events::api_kills(
+            client,
+            &rt,
+            &node.spec.name,
+            opts.kills,
+            seed,
+            Duration::from_secs(60),
+        )
+        .await
+        .map_err(|e| format!("B9 kills: {e}"))?;
         cluster::delete_pods(client, Duration::from_secs(120)).await?;
     }
     Ok(())

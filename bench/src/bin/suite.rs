@@ -486,13 +486,6 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
     }
     if opts.quick {
         rows.retain(|r| !r.note.starts_with("not measured"));
-    } else {
-        rows.push(Row::not_measured(
-            "B8",
-            "teardown of 30 pods in cluster mode (API delete → containers gone)",
-            None,
-            "only the static-pod teardown is measured",
-        ));
     }
     rows.push(size);
     sr::sort_rows(&mut rows);
