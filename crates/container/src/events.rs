@@ -7,6 +7,7 @@
 //! `kubelet-events`; this crate only holds what the emitters need, so that the runtime, the
 //! status code and the node status code do not depend on the API client.
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
@@ -41,16 +42,40 @@ impl std::fmt::Display for EventType {
 /// its queue is full).
 pub trait EventRecorder: Send + Sync + std::fmt::Debug {
     /// `Event(object, eventtype, reason, message)`; callers format the message themselves
-    /// (`Eventf`).
-    fn event(&self, object: &ObjectReference, event_type: EventType, reason: &str, message: &str);
+    /// (`Eventf`). An event without annotations.
+    fn event(&self, object: &ObjectReference, event_type: EventType, reason: &str, message: &str) {
+        self.annotated_event(object, &Annotations::new(), event_type, reason, message);
+    }
+
+    /// `AnnotatedEventf`: as [`EventRecorder::event`], with `annotations` in the Event's
+    /// metadata (the eviction manager's `offending_containers`, `starved_resource`, …).
+    fn annotated_event(
+        &self,
+        object: &ObjectReference,
+        annotations: &Annotations,
+        event_type: EventType,
+        reason: &str,
+        message: &str,
+    );
 }
+
+/// Annotations of an event (`map[string]string`).
+pub type Annotations = BTreeMap<String, String>;
 
 /// A recorder that drops every event.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoopRecorder;
 
 impl EventRecorder for NoopRecorder {
-    fn event(&self, _: &ObjectReference, _: EventType, _: &str, _: &str) {}
+    fn annotated_event(
+        &self,
+        _: &ObjectReference,
+        _: &Annotations,
+        _: EventType,
+        _: &str,
+        _: &str,
+    ) {
+    }
 }
 
 /// One event a [`FakeRecorder`] saw.
@@ -64,6 +89,8 @@ pub struct RecordedEvent {
     pub reason: String,
     /// The message.
     pub message: String,
+    /// The annotations (empty for [`EventRecorder::event`]).
+    pub annotations: Annotations,
 }
 
 /// A recorder that keeps every event, for tests (client-go `record.FakeRecorder`).
@@ -96,7 +123,14 @@ impl FakeRecorder {
 }
 
 impl EventRecorder for FakeRecorder {
-    fn event(&self, object: &ObjectReference, event_type: EventType, reason: &str, message: &str) {
+    fn annotated_event(
+        &self,
+        object: &ObjectReference,
+        annotations: &Annotations,
+        event_type: EventType,
+        reason: &str,
+        message: &str,
+    ) {
         self.events
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -105,6 +139,7 @@ impl EventRecorder for FakeRecorder {
                 event_type,
                 reason: reason.to_string(),
                 message: message.to_string(),
+                annotations: annotations.clone(),
             });
     }
 }

@@ -121,6 +121,26 @@ pub fn compute_pod_qos(pod: &ApiPod) -> QosClass {
     }
 }
 
+/// Upstream `IsSupportedPodLevelResource`: the resources a pod may set at pod level.
+pub fn is_supported_pod_level_resource(name: &str) -> bool {
+    name == "cpu" || name == "memory" || name.starts_with("hugepages-")
+}
+
+/// Upstream `IsPodLevelResourcesSet`: the pod sets a request or limit of a supported
+/// resource at pod level.
+pub fn is_pod_level_resources_set(pod: &ApiPod) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.resources.as_ref())
+        .is_some_and(|r| {
+            r.requests
+                .iter()
+                .chain(r.limits.iter())
+                .flatten()
+                .any(|(name, _)| is_supported_pod_level_resource(name))
+        })
+}
+
 #[cfg(test)]
 #[path = "qos_tests.rs"]
 mod tests;

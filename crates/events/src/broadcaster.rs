@@ -18,7 +18,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kubelet_container::Clock;
-use kubelet_container::events::{EventRecorder, EventType};
+use kubelet_container::events::{Annotations, EventRecorder, EventType};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -335,8 +335,19 @@ impl Recorder {
 
 impl EventRecorder for Recorder {
     /// `generateEvent`: never blocks; a full queue drops the event.
-    fn event(&self, object: &ObjectReference, event_type: EventType, reason: &str, message: &str) {
-        let event = self.make_event(object, event_type, reason, message);
+    fn annotated_event(
+        &self,
+        object: &ObjectReference,
+        annotations: &Annotations,
+        event_type: EventType,
+        reason: &str,
+        message: &str,
+    ) {
+        let mut event = self.make_event(object, event_type, reason, message);
+        // `makeEvent` puts the map in the metadata; an empty one is not serialized.
+        if !annotations.is_empty() {
+            event.metadata.annotations = Some(annotations.clone());
+        }
         match self.incoming.try_send(Arc::new(event)) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(e)) => {

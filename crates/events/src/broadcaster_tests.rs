@@ -114,6 +114,40 @@ async fn events_are_built_as_client_go_builds_them() {
     assert_eq!(e.metadata.name, Some(format!("node-1.{nanos:x}")));
 }
 
+/// `AnnotatedEventf` (the eviction manager's events): the annotations are in the created
+/// Event's metadata; a plain event has none.
+#[tokio::test(start_paused = true)]
+async fn annotated_events_carry_their_annotations() {
+    let s = setup();
+    let annotations: kubelet_container::events::Annotations = [
+        ("offending_containers".to_string(), "hog".to_string()),
+        ("starved_resource".to_string(), "memory".to_string()),
+    ]
+    .into();
+    s.recorder.annotated_event(
+        &pod("hog"),
+        &annotations,
+        EventType::Warning,
+        "Evicted",
+        "The node was low on resource: memory. ",
+    );
+    s.recorder.event(
+        &pod("web"),
+        EventType::Normal,
+        "Started",
+        "Container started",
+    );
+    let calls = calls(&s.sink, 2).await;
+    let e = created(&calls[0]);
+    assert_eq!(e.metadata.annotations.as_ref(), Some(&annotations));
+    let json = serde_json::to_value(e).unwrap();
+    assert_eq!(
+        json["metadata"]["annotations"]["starved_resource"],
+        "memory"
+    );
+    assert_eq!(created(&calls[1]).metadata.annotations, None);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_duplicate_is_patched_with_count_2() {
     let s = setup();

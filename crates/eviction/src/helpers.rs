@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::{Container, Pod};
 use kubelet_apimachinery::eviction::{Signal, Threshold, ThresholdValue};
 use kubelet_apimachinery::{Format, Quantity};
+use kubelet_container::events::Annotations;
+use kubelet_container::qos::is_pod_level_resources_set;
 use kubelet_stats::types::{FsStats, PodStats, Summary, Time};
 
 /// The name of the pods system container in the summary (`statsapi.SystemContainerPods`).
@@ -866,9 +868,10 @@ pub fn eviction_message(
     resource: ResourceName,
     pod: &Pod,
     stats: &StatsFunc,
-    thresholds: &[Threshold],
-    observations: &SignalObservations,
-) -> String {
+    (thresholds, observations): (&[Threshold], &SignalObservations),
+    pod_level_resources: bool,
+) -> (String, Annotations) {
+    let mut annotations = Annotations::new();
     let mut message = format!("The node was low on resource: {}. ", resource.as_str());
     if let Some((q, available)) = threshold_met_info(resource, thresholds, observations) {
         message += &format!(
@@ -877,11 +880,33 @@ pub fn eviction_message(
         );
     }
     let Some(pod_stats) = stats.get(pod) else {
-        return message;
+        return (message, annotations);
     };
     let Some(spec) = pod.spec.as_ref() else {
-        return message;
+        return (message, annotations);
     };
+    // Pod-level resources: the pod's own memory request and usage, beside the containers'.
+    if resource == ResourceName::Memory
+        && pod_level_resources
+        && is_pod_level_resources_set(pod)
+        && let Some(request) = spec
+            .resources
+            .as_ref()
+            .and_then(|r| r.requests.as_ref())
+            .and_then(|r| r.get("memory"))
+        && pod_stats.memory.is_some()
+    {
+        let usage = quantity_string(memory_usage(pod_stats), ResourceName::Memory);
+        let name = pod.metadata.name.as_deref().unwrap_or_default();
+        message += &format!(
+            "Pod {name} was using {usage}, request is {}, has larger consumption of memory. ",
+            Quantity::parse(&request.0).map_or_else(|_| request.0.clone(), |q| q.to_string())
+        );
+        annotations.insert(OFFENDING_POD_KEY.to_string(), name.to_string());
+        annotations.insert(OFFENDING_POD_USAGE_KEY.to_string(), usage);
+    }
+    let mut exceeded: Vec<&str> = Vec::new();
+    let mut usages: Vec<String> = Vec::new();
     let containers: Vec<&Container> = spec
         .containers
         .iter()
@@ -911,16 +936,35 @@ pub fn eviction_message(
         if let Some(usage) = usage
             && Quantity::from_int(usage, Format::BinarySI).cmp_value(&request) == Ordering::Greater
         {
+            let usage = quantity_string(usage, ResourceName::Memory);
             message += &format!(
-                "Container {} was using {}, request is {request}, has larger consumption of {}. ",
+                "Container {} was using {usage}, request is {request}, has larger consumption of {}. ",
                 container.name,
-                quantity_string(usage, ResourceName::Memory),
                 resource.as_str()
             );
+            exceeded.push(&container.name);
+            usages.push(usage);
         }
     }
-    message
+    annotations.insert(OFFENDING_CONTAINERS_KEY.to_string(), exceeded.join(","));
+    annotations.insert(OFFENDING_CONTAINERS_USAGE_KEY.to_string(), usages.join(","));
+    annotations.insert(
+        STARVED_RESOURCE_KEY.to_string(),
+        resource.as_str().to_string(),
+    );
+    (message, annotations)
 }
+
+/// Upstream `OffendingContainersKey`: event annotation, the containers past their request.
+pub const OFFENDING_CONTAINERS_KEY: &str = "offending_containers";
+/// Upstream `OffendingContainersUsageKey`: their usage, in the same order.
+pub const OFFENDING_CONTAINERS_USAGE_KEY: &str = "offending_containers_usage";
+/// Upstream `OffendingPodKey`: the pod past its pod-level request.
+pub const OFFENDING_POD_KEY: &str = "offending_pod";
+/// Upstream `OffendingPodUsageKey`: its usage.
+pub const OFFENDING_POD_USAGE_KEY: &str = "offending_pod_usage";
+/// Upstream `StarvedResourceKey`: the resource the node was low on.
+pub const STARVED_RESOURCE_KEY: &str = "starved_resource";
 
 /// Message of a pod evicted for a container past its `ephemeral-storage` limit (upstream
 /// `containerEphemeralStorageMessageFmt`).

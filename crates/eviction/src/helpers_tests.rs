@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
 use kubelet_apimachinery::eviction::{Signal, Threshold, parse_threshold_config};
+use kubelet_container::events::Annotations;
 use kubelet_stats::types::{
     ContainerStats, FsStats, MemoryStats, NodeStats, PodReference, PodStats, ProcessStats,
     RlimitStats, RuntimeStats, Summary, Time, VolumeStats,
@@ -470,18 +471,66 @@ fn eviction_message_as_upstream() {
     let p = pod("hog", 0, &[], &[]);
     let stats = StatsFunc::new(&[pod_stats(&p, mi(600), 0, 0, 0, 0)]);
     let obs = make_signal_observations(&summary_with_memory(mi(80), mi(1000), t(0)));
-    let msg = eviction_message(ResourceName::Memory, &p, &stats, &th, &obs);
+    let (msg, annotations) = eviction_message(ResourceName::Memory, &p, &stats, (&th, &obs), true);
     assert_eq!(
         msg,
         "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. \
          Container hog was using 600Mi, request is 0, has larger consumption of memory. "
     );
-    // Within its request: no container sentence.
+    // Upstream's event annotations (`AnnotatedEventf`).
+    let expected: Annotations = [
+        ("offending_containers", "hog"),
+        ("offending_containers_usage", "600Mi"),
+        ("starved_resource", "memory"),
+    ]
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .into();
+    assert_eq!(annotations, expected);
+    // Within its request: no container sentence, empty lists.
     let g = pod("guaranteed", 0, &[("memory", "1Gi")], &[("memory", "1Gi")]);
     let stats = StatsFunc::new(&[pod_stats(&g, mi(600), 0, 0, 0, 0)]);
-    let msg = eviction_message(ResourceName::Memory, &g, &stats, &th, &obs);
+    let (msg, annotations) = eviction_message(ResourceName::Memory, &g, &stats, (&th, &obs), true);
     assert_eq!(
         msg,
         "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. "
     );
+    assert_eq!(annotations["offending_containers"], "");
+    assert_eq!(annotations["offending_containers_usage"], "");
+    assert_eq!(annotations["starved_resource"], "memory");
+    // No stats for the pod: the message only, no annotations (upstream returns early).
+    let (_, annotations) = eviction_message(
+        ResourceName::Memory,
+        &g,
+        &StatsFunc::new(&[]),
+        (&th, &obs),
+        true,
+    );
+    assert!(annotations.is_empty());
+}
+
+/// `PodLevelResources`: a pod with a pod-level memory request is named with its usage (in
+/// the message and the `offending_pod*` annotations), whether or not it is past the
+/// request, as upstream does; not with the gate off.
+#[test]
+fn eviction_message_names_a_pod_with_pod_level_resources() {
+    let th = thresholds(&[("memory.available", "100Mi")], &[], &[], &[]);
+    let obs = make_signal_observations(&summary_with_memory(mi(80), mi(1000), t(0)));
+    let mut p = (*pod("pl", 0, &[], &[])).clone();
+    if let Some(spec) = p.spec.as_mut() {
+        spec.resources =
+            serde_json::from_value(serde_json::json!({"requests": {"memory": "512Mi"}})).unwrap();
+    }
+    let stats = StatsFunc::new(&[pod_stats(&p, mi(600), 0, 0, 0, 0)]);
+    let (msg, annotations) = eviction_message(ResourceName::Memory, &p, &stats, (&th, &obs), true);
+    assert_eq!(
+        msg,
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. \
+         Pod pl was using 600Mi, request is 512Mi, has larger consumption of memory. \
+         Container pl was using 600Mi, request is 0, has larger consumption of memory. "
+    );
+    assert_eq!(annotations["offending_pod"], "pl");
+    assert_eq!(annotations["offending_pod_usage"], "600Mi");
+    let (msg, annotations) = eviction_message(ResourceName::Memory, &p, &stats, (&th, &obs), false);
+    assert!(!msg.contains("Pod pl"));
+    assert!(!annotations.contains_key("offending_pod"));
 }

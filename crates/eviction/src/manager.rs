@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{Pod, Taint};
 use kubelet_admission::{PodAdmitAttributes, PodAdmitHandler, PodAdmitResult};
 use kubelet_apimachinery::eviction::{Signal, Threshold};
 use kubelet_apimachinery::{Format, Quantity};
+use kubelet_container::events::Annotations;
 use kubelet_container::{EventRecorder, EventType, QosClass};
 use kubelet_stats::types::{PodStats, Summary};
 
@@ -70,6 +71,9 @@ pub struct Config {
     /// `localStorageCapacityIsolation`): evict pods past their emptyDir `sizeLimit` or
     /// `ephemeral-storage` limits (`localStorageEviction`).
     pub local_storage_capacity_isolation: bool,
+    /// The `PodLevelResources` feature gate: memory eviction messages and annotations also
+    /// name a pod past its pod-level memory request.
+    pub pod_level_resources: bool,
 }
 
 /// Where the manager reads stats (upstream `stats.SummaryProvider`).
@@ -654,8 +658,17 @@ impl ManagerImpl {
                     None => max,
                 }
             };
-            let message = eviction_message(resource, pod, &stats, &thresholds, &observations);
-            if self.evict_pod(pod, grace, &message, true).await {
+            let (message, annotations) = eviction_message(
+                resource,
+                pod,
+                &stats,
+                (&thresholds, &observations),
+                self.config.pod_level_resources,
+            );
+            if self
+                .evict_pod(pod, grace, &message, &annotations, true)
+                .await
+            {
                 if let Some(m) = kubelet_metrics::kubelet() {
                     m.evictions
                         .with_label_values(&[threshold_to_reclaim.signal.as_str()])
@@ -694,7 +707,13 @@ impl ManagerImpl {
 
     async fn evict_for_local_storage(&self, pod: &Pod, message: &str, signal: &str) -> bool {
         if self
-            .evict_pod(pod, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, message, false)
+            .evict_pod(
+                pod,
+                IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS,
+                message,
+                &Annotations::new(),
+                false,
+            )
             .await
         {
             if let Some(m) = kubelet_metrics::kubelet() {
@@ -841,13 +860,21 @@ impl ManagerImpl {
     /// Upstream `evictPod`: never a critical pod; a `Warning` `Evicted` event, then the
     /// kill (with the `DisruptionTarget` condition when `condition`: the pressure
     /// evictions). True when the pod was asked to stop (even if the kill failed).
-    async fn evict_pod(&self, pod: &Pod, grace: i64, message: &str, condition: bool) -> bool {
+    async fn evict_pod(
+        &self,
+        pod: &Pod,
+        grace: i64,
+        message: &str,
+        annotations: &Annotations,
+        condition: bool,
+    ) -> bool {
         if is_critical_pod(pod) {
             tracing::error!(pod = %pod_name(pod), "Eviction manager: cannot evict a critical pod");
             return false;
         }
-        self.deps.recorder.event(
+        self.deps.recorder.annotated_event(
             &kubelet_container::events::pod_ref(pod),
+            annotations,
             EventType::Warning,
             REASON,
             message,

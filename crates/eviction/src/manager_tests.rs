@@ -167,6 +167,7 @@ impl Harness {
                 pod_cgroup_root: "/kubepods".to_string(),
                 separate_disk_gc: true,
                 local_storage_capacity_isolation,
+                pod_level_resources: true,
             },
             Deps {
                 summary: summary.clone(),
@@ -286,6 +287,18 @@ async fn memory_pressure_evicts_best_effort_and_holds_condition() {
             .lines()
             .contains(&format!("Warning Evicted {}", killed[0].2.message))
     );
+    // The Evicted event carries upstream's annotations.
+    let evicted_event = h
+        .recorder
+        .events()
+        .into_iter()
+        .find(|e| e.reason == "Evicted")
+        .unwrap();
+    assert_eq!(
+        evicted_event.annotations["offending_containers"],
+        "best-effort-hog"
+    );
+    assert_eq!(evicted_event.annotations["starved_resource"], "memory");
     // Memory signals have no node-level reclaim.
     assert!(h.gc.calls.lock().unwrap().is_empty());
 

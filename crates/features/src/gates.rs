@@ -46,6 +46,7 @@ pub const MEMORY_QOS: Feature = Feature("MemoryQoS");
 pub const NODE_LOG_QUERY: Feature = Feature("NodeLogQuery");
 pub const NODE_SWAP: Feature = Feature("NodeSwap");
 pub const POD_AND_CONTAINER_STATS_FROM_CRI: Feature = Feature("PodAndContainerStatsFromCRI");
+pub const POD_LEVEL_RESOURCES: Feature = Feature("PodLevelResources");
 pub const POD_LOGS_QUERY_SPLIT_STREAMS: Feature = Feature("PodLogsQuerySplitStreams");
 pub const POD_OBSERVED_GENERATION_TRACKING: Feature = Feature("PodObservedGenerationTracking");
 pub const POD_READY_TO_START_CONTAINERS_CONDITION: Feature =
@@ -108,6 +109,7 @@ pub const ALL: &[Feature] = &[
     NODE_LOG_QUERY,
     NODE_SWAP,
     POD_AND_CONTAINER_STATS_FROM_CRI,
+    POD_LEVEL_RESOURCES,
     POD_LOGS_QUERY_SPLIT_STREAMS,
     POD_OBSERVED_GENERATION_TRACKING,
     POD_READY_TO_START_CONTAINERS_CONDITION,

@@ -6,7 +6,8 @@
 //! `Failed`, reason `Evicted`, "The node was low on resource: memory. Threshold quantity: …,
 //! available: …. Container hog was using …, request is 0, has larger consumption of
 //! memory. ", the `DisruptionTarget` condition `TerminationByKubelet`) and a
-//! `Warning Evicted` event, the Guaranteed pod keeps running, and `kubelet_evictions` counts
+//! `Warning Evicted` event (with upstream's `offending_containers`, `offending_containers_usage`
+//! and `starved_resource` annotations), the Guaranteed pod keeps running, and `kubelet_evictions` counts
 //! the eviction under the signal that triggered it. Two cases: the allocatable signal the
 //! threshold also sets (deterministic: only the node's pods count) and the node-wide
 //! `memory.available` signal (threshold relative to what this machine has available when
@@ -331,6 +332,18 @@ fn eviction_case(e: Eviction, extra: &[&str]) -> TestResult {
     });
     assert_eq!(events[0]["type"], "Warning");
     assert_eq!(events[0]["message"].as_str(), Some(message));
+    // Upstream's `AnnotatedEventf` annotations: the offending container, its usage, and the
+    // starved resource.
+    let annotations = &events[0]["metadata"]["annotations"];
+    assert_eq!(annotations["offending_containers"], "hog", "{annotations}");
+    assert_eq!(annotations["starved_resource"], "memory", "{annotations}");
+    let usage = annotations["offending_containers_usage"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains(&format!("Container hog was using {usage},")),
+        "usage {usage:?} in {message:?}"
+    );
 
     // The Guaranteed pod is untouched, also after the next round.
     std::thread::sleep(Duration::from_secs(12));

@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::{Container, Pod, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubelet_cm::ResourceConfig;
 use kubelet_cm::cgroup_manager::huge_page_unit_size;
+use kubelet_container::qos::{is_pod_level_resources_set, is_supported_pod_level_resource};
 use kubelet_container::{QosClass, get_pod_qos, is_restartable_init_container};
 use kubelet_cri::v1::{HugepageLimit, LinuxContainerResources};
 
@@ -238,11 +239,6 @@ fn aggregate(
     total.max(init_max)
 }
 
-/// Resources a pod may set at pod level (upstream `IsSupportedPodLevelResource`).
-fn is_supported_pod_level_resource(name: &str) -> bool {
-    name == "cpu" || name == "memory" || name.starts_with("hugepages-")
-}
-
 /// A quantity in the resource's unit: millicores for `cpu`, bytes otherwise.
 fn amount(name: &str, q: Option<&Quantity>) -> i64 {
     if name == "cpu" { milli(q) } else { bytes(q) }
@@ -334,17 +330,6 @@ pub fn resource_config_for_pod(
         }
     }
     config
-}
-
-/// Upstream `IsPodLevelResourcesSet`.
-fn is_pod_level_resources_set(pod: &Pod) -> bool {
-    pod_level_resources(pod).is_some_and(|r| {
-        r.requests
-            .iter()
-            .chain(r.limits.iter())
-            .flatten()
-            .any(|(name, _)| is_supported_pod_level_resource(name))
-    })
 }
 
 /// `HugePageLimits(PodRequests(pod))`: huge page requests in bytes by page size in bytes.

@@ -67,6 +67,9 @@ pub fn eviction_config(
             .feature_gates
             .enabled(kubelet_features::gates::KUBELET_SEPARATE_DISK_GC),
         local_storage_capacity_isolation: c.local_storage_capacity_isolation.unwrap_or(true),
+        pod_level_resources: server
+            .feature_gates
+            .enabled(kubelet_features::gates::POD_LEVEL_RESOURCES),
     })
 }
 
