@@ -79,6 +79,7 @@ pub mod setup;
 pub mod start;
 pub mod status;
 pub mod subpath;
+pub mod swap;
 pub mod sync;
 pub mod test_hooks;
 pub mod userns;

@@ -16,6 +16,7 @@ use kubelet_container::qos::{is_pod_level_resources_set, is_supported_pod_level_
 use kubelet_container::{QosClass, get_pod_qos, is_restartable_init_container};
 use kubelet_cri::v1::{HugepageLimit, LinuxContainerResources};
 
+use crate::swap::{SwapSettings, configure_container_swap_resources};
 use crate::{qos, quantity};
 
 pub use kubelet_cm::qos::{MAX_SHARES, MIN_SHARES, milli_cpu_to_shares};
@@ -49,6 +50,8 @@ pub struct ResourceSettings {
     pub single_process_oom_kill: bool,
     /// Huge page sizes the host supports, in libcontainer notation (`2MB`, `1GB`).
     pub hugepage_sizes: Vec<String>,
+    /// Swap per container ([`crate::swap`]).
+    pub swap: SwapSettings,
 }
 
 impl Default for ResourceSettings {
@@ -60,6 +63,7 @@ impl Default for ResourceSettings {
             cgroup_v2: false,
             single_process_oom_kill: false,
             hugepage_sizes: Vec::new(),
+            swap: SwapSettings::default(),
         }
     }
 }
@@ -99,7 +103,7 @@ fn milli(q: Option<&Quantity>) -> i64 {
     q.and_then(|q| quantity::milli_value(q).ok()).unwrap_or(0)
 }
 
-fn bytes(q: Option<&Quantity>) -> i64 {
+pub(crate) fn bytes(q: Option<&Quantity>) -> i64 {
     q.and_then(|q| quantity::value(q).ok()).unwrap_or(0)
 }
 
@@ -141,8 +145,8 @@ fn pod_level_resources(pod: &Pod) -> Option<&ResourceRequirements> {
     pod.spec.as_ref().and_then(|s| s.resources.as_ref())
 }
 
-/// `generateLinuxContainerResources` (without MemoryQoS and swap, both gated off on this
-/// node type): shares/quota/memory, OOM score adjustment by QoS, and huge page limits.
+/// `generateLinuxContainerResources` (without MemoryQoS, an alpha gate): shares/quota/memory,
+/// OOM score adjustment by QoS, huge page limits, and swap ([`crate::swap`]).
 pub fn generate_linux_container_resources(
     settings: &ResourceSettings,
     pod: &Pod,
@@ -164,6 +168,7 @@ pub fn generate_linux_container_resources(
     let mut r = calculate_linux_resources(settings, cpu_request, cpu_limit, memory_limit, false);
     r.oom_score_adj = qos::container_oom_score_adjust(pod, container, settings.memory_capacity);
     r.hugepage_limits = hugepage_limits(settings, res);
+    configure_container_swap_resources(settings, &mut r, pod, container);
     r
 }
 

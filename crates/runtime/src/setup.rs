@@ -68,6 +68,8 @@ pub struct RuntimeManagerSettings {
     pub single_process_oom_kill: bool,
     /// Node memory capacity in bytes.
     pub memory_capacity: i64,
+    /// Swap per container.
+    pub swap: crate::swap::SwapSettings,
     /// Node IPs (`status.hostIPs`); the first decides the localhost DNS family.
     pub node_ips: Vec<IpAddr>,
     /// Allocatable CPU (millicores) and memory/ephemeral storage (bytes), for downward API limits.
@@ -156,6 +158,7 @@ pub async fn new_runtime_manager(
             hugepage_sizes: discover_hugepage_sizes(std::path::Path::new(
                 "/sys/kernel/mm/hugepages",
             )),
+            swap: s.swap.clone(),
         },
         seccomp_default: s.seccomp_default,
         pull_concurrency: PullConcurrency::from_config(

@@ -75,6 +75,16 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
         seccomp_default: s.flags.seccomp_default || c.seccomp_default.unwrap_or(false),
         single_process_oom_kill: c.single_process_oom_kill.unwrap_or(!cgroup_v2),
         memory_capacity: i64::try_from(deps.machine.memory_capacity).unwrap_or(i64::MAX),
+        swap: kubelet_runtime::swap::SwapSettings {
+            controller_available: kubelet_cm::swap::swap_controller_available(
+                deps.host_fs.as_ref(),
+                deps.cgroup_version,
+            ),
+            // NodeSwap is GA and locked on in 1.35.
+            limited_swap: c.memory_swap.swap_behavior == "LimitedSwap",
+            swap_capacity: i64::try_from(kubelet_cm::swap::swap_capacity(deps.host_fs.as_ref()))
+                .unwrap_or(i64::MAX),
+        },
         node_ips: deps.node_ips.clone(),
         allocatable_milli_cpu: cpu,
         allocatable_memory: memory,

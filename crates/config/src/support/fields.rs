@@ -75,14 +75,6 @@ fn is_true(v: &Value) -> bool {
     v.as_bool() == Some(true)
 }
 
-fn is_false(v: &Value) -> bool {
-    v.as_bool() == Some(false)
-}
-
-fn is_limited_swap(v: &Value) -> bool {
-    v.as_str() == Some("LimitedSwap")
-}
-
 /// `kubeReserved` and `systemReserved`.
 const RESERVED: Support = done(&[
     QOS_CGROUP_LIMITS,
@@ -757,22 +749,22 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "failSwapOn",
         Some("fail-swap-on"),
-        Support::Partial {
-            works: "`true` (the default) refuses to start on a node with swap on, as upstream",
-            upstream: "with `false`, still keeps containers from swapping (swap limit 0) unless memorySwap.swapBehavior is `LimitedSwap`; kubelet-rs sets no swap limit, so on a node with swap its containers may swap",
-            proof: &["crates/cm/src/swap.rs::swap_on_refused_only_with_fail_swap_on"],
-            unsupported: is_false,
-        },
+        done(&[
+            "crates/cm/src/swap.rs::swap_on_refused_only_with_fail_swap_on",
+            // With `false` on a node with swap: containers still get no swap (NoSwap).
+            "crates/runtime/src/swap_tests.rs::generate_linux_container_resources_with_swap",
+            "crates/cm/src/swap.rs::swap_controller_as_upstream_checks_it",
+        ]),
     ),
     f(
         "memorySwap.swapBehavior",
         None,
-        Support::Partial {
-            works: "`LimitedSwap` is refused on cgroup v1 as upstream refuses it; `NoSwap` (the default) matters only with failSwapOn `false` (see there)",
-            upstream: "with `LimitedSwap`, gives burstable pods' containers swap in proportion to their memory request (memory.swap.max)",
-            proof: &["crates/cm/src/swap.rs::limited_swap_needs_v2"],
-            unsupported: is_limited_swap,
-        },
+        done(&[
+            "crates/cm/src/swap.rs::limited_swap_needs_v2",
+            "crates/runtime/src/swap_tests.rs::get_container_swap_behavior",
+            "crates/runtime/src/swap_tests.rs::generate_linux_container_resources_with_swap",
+            "crates/runtime/src/swap_tests.rs::calc_swap_for_burstable_pods_is_proportional",
+        ]),
     ),
     f(
         "containerLogMaxSize",
