@@ -56,6 +56,10 @@ pub struct ResourceConfig {
     pub pids_limit: Option<i64>,
     /// CPUs of the cpuset (`cpuset.cpus`), e.g. `0-3`.
     pub cpuset_cpus: Option<String>,
+    /// cgroup v2 files written as given, after the rest (upstream `ResourceConfig.Unified`:
+    /// MemoryQoS's `memory.min`); on v1 a non-empty map is an error, as libcontainer's
+    /// `ErrV1NoUnified`.
+    pub unified: BTreeMap<String, String>,
 }
 
 /// Which values [`CgroupManager::get_cgroup_config`] reads.
@@ -311,6 +315,12 @@ impl CgroupManager {
     /// libcontainer `fs.Manager.Set`, subsystems in its order: cpuset, memory, cpu, pids,
     /// hugetlb.
     fn set_v1(&self, name: &CgroupName, r: &ResourceConfig) -> Result<(), CmError> {
+        if !r.unified.is_empty() {
+            return Err(cgroup_err(
+                Path::new(&name.to_cgroupfs()),
+                "invalid configuration: cannot use unified on cgroup v1",
+            ));
+        }
         if let (Some(dir), Some(cpus)) = (self.v1_dir("cpuset", name), r.cpuset_cpus.as_ref())
             && !cpus.is_empty()
         {
@@ -401,7 +411,18 @@ impl CgroupManager {
             self.write(dir.join("cpuset.cpus"), cpus)?;
         }
         let limits = self.hugetlb_limits(r);
-        self.write_hugetlb(&dir, &limits, ".max")
+        self.write_hugetlb(&dir, &limits, ".max")?;
+        // libcontainer `setUnified`: each key is a file of the cgroup.
+        for (key, value) in &r.unified {
+            if key.contains('/') || !key.contains('.') {
+                return Err(cgroup_err(
+                    &dir,
+                    format!("unified resource {key:?} is not a cgroup file"),
+                ));
+            }
+            self.write(dir.join(key), value)?;
+        }
+        Ok(())
     }
 
     fn read(&self, path: PathBuf) -> Result<String, CmError> {
@@ -538,6 +559,7 @@ mod tests {
             huge_page_limit: BTreeMap::from([(2 << 20, 4 << 20)]),
             pids_limit: Some(-1),
             cpuset_cpus: None,
+            unified: BTreeMap::new(),
         };
         m.update(&name(), &r).unwrap();
         let d = "/sys/fs/cgroup";
@@ -570,6 +592,42 @@ mod tests {
             .get_cgroup_config(&name(), CgroupResource::Memory)
             .unwrap();
         assert_eq!(mem.memory, Some(64 << 20));
+    }
+
+    /// MemoryQoS's `memory.min` (upstream `Unified`): written last on v2; refused on v1 as
+    /// libcontainer refuses it.
+    #[test]
+    fn unified_files_on_v2_refused_on_v1() {
+        let r = ResourceConfig {
+            memory: Some(1 << 30),
+            unified: BTreeMap::from([("memory.min".to_string(), "1024".to_string())]),
+            ..ResourceConfig::default()
+        };
+        let fs = Arc::new(FakeHostFs::default());
+        let m = CgroupManager::new(fs.clone(), CgroupVersion::V2, CgroupDriver::Cgroupfs);
+        m.update(&name(), &r).unwrap();
+        let dir = PathBuf::from("/sys/fs/cgroup/kubepods/pod1");
+        assert_eq!(
+            fs.writes(),
+            [
+                (dir.join("memory.max"), "1073741824".to_string()),
+                (dir.join("memory.min"), "1024".to_string()),
+            ]
+        );
+        let bad = ResourceConfig {
+            unified: BTreeMap::from([("../x".to_string(), "1".to_string())]),
+            ..ResourceConfig::default()
+        };
+        assert!(m.update(&name(), &bad).is_err());
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_dir("/sys/fs/cgroup/memory");
+        let m = CgroupManager::new(fs.clone(), CgroupVersion::V1, CgroupDriver::Cgroupfs);
+        let err = m.update(&name(), &r).unwrap_err();
+        assert!(
+            err.to_string().contains("cannot use unified on cgroup v1"),
+            "{err}"
+        );
+        assert!(fs.writes().is_empty());
     }
 
     #[test]

@@ -33,7 +33,8 @@ pub use pod_container_manager::{
     FakeProcessKiller, PodContainerManager, ProcessKiller, RealProcessKiller,
 };
 pub use qos::{
-    QosCgroups, QosContainerManager, QosMemoryReserve, QosSetup, QosUpdate, setup_qos_cgroups,
+    QosCgroups, QosContainerManager, QosMemoryRequests, QosMemoryReserve, QosSetup, QosUpdate,
+    setup_qos_cgroups,
 };
 pub use rlimit::{FakeRlimits, RealRlimits, Rlimits};
 pub use swap::check_swap;

@@ -138,21 +138,30 @@ pub struct ReservedCgroups<'a> {
     pub kube_reserved_cgroup: &'a str,
     /// `cpuManager.GetAllCPUs()` (e.g. `0-3`).
     pub all_cpus: &'a str,
+    /// The `MemoryQoS` gate: the reserved memory also becomes the cgroup's `memory.min`
+    /// (upstream checks the gate only, so on cgroup v1 the update fails, as libcontainer
+    /// refuses unified files there).
+    pub memory_qos: bool,
 }
 
 /// Upstream `enforceExistingCgroup`: the cgroup must exist (`Validate`); then the
-/// reservation is written as its limits (`Update`).
+/// reservation is written as its limits (`Update`), with MemoryQoS also as `memory.min`.
 pub fn enforce_existing_cgroup(
     cgroups: &CgroupManager,
     name: &str,
     rl: &BTreeMap<String, Quantity>,
     compressible_resources_only: bool,
-    all_cpus: &str,
+    (all_cpus, memory_qos): (&str, bool),
 ) -> Result<(), CmError> {
     let c_name = cgroups.cgroup_name(name);
     let mut rp = cgroup_config_internal(rl, compressible_resources_only);
     if !all_cpus.is_empty() {
         rp.cpuset_cpus = Some(all_cpus.to_string());
+    }
+    // MemoryQoS for the reserved cgroups (KEP 2570).
+    if memory_qos && let Some(memory) = rp.memory {
+        rp.unified
+            .insert(crate::qos::MEMORY_MIN.to_string(), memory.to_string());
     }
     tracing::debug!(
         cgroup_name = %c_name.go_quoted(),
@@ -212,9 +221,13 @@ pub fn enforce_reserved_cgroups(
             continue;
         }
         tracing::info!(cgroup_name = cgroup, limits = ?rl, "Enforcing {what} on cgroup");
-        if let Err(e) =
-            enforce_existing_cgroup(cgroups, cgroup, rl, compressible, reserved.all_cpus)
-        {
+        if let Err(e) = enforce_existing_cgroup(
+            cgroups,
+            cgroup,
+            rl,
+            compressible,
+            (reserved.all_cpus, reserved.memory_qos),
+        ) {
             let message = format!("Failed to enforce {title} Cgroup Limits on {cgroup:?}: {e}");
             events.push(EnforcementEvent::Failed(message.clone()));
             return (events, Err(CmError::NodeAllocatable(message)));

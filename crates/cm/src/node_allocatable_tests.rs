@@ -80,6 +80,7 @@ const RESERVED: ReservedCgroups<'static> = ReservedCgroups {
     system_reserved_cgroup: "/system-reserved.slice",
     kube_reserved_cgroup: "/kube-reserved.slice",
     all_cpus: "0-3",
+    memory_qos: false,
 };
 
 #[test]
@@ -266,6 +267,7 @@ fn v2_reserved_cgroup_is_validated_by_controllers_and_limited() {
         system_reserved_cgroup: "/system.slice",
         kube_reserved_cgroup: "/kube.slice",
         all_cpus: "0-3",
+        memory_qos: false,
     };
     let nc = node_config(
         &[("cpu", "1"), ("memory", "2Gi"), ("pid", "500")],
@@ -297,6 +299,45 @@ fn v2_reserved_cgroup_is_validated_by_controllers_and_limited() {
     assert!(writes_under(&fs, "/sys/fs/cgroup/kube.slice").is_empty());
 }
 
+/// MemoryQoS: the reserved memory is also the cgroup's `memory.min` on v2; on v1 upstream's
+/// update fails (libcontainer refuses unified files), and so does the start.
+#[test]
+fn memory_qos_sets_memory_min_of_reserved_cgroups() {
+    let fs = Arc::new(FakeHostFs::default());
+    fs.add_file(
+        "/sys/fs/cgroup/cgroup.controllers",
+        "cpu memory pids
+",
+    );
+    fs.add_file(
+        "/sys/fs/cgroup/system.slice/cgroup.controllers",
+        "cpu memory pids
+",
+    );
+    let cgroups = CgroupManager::new(fs.clone(), CgroupVersion::V2, CgroupDriver::Cgroupfs);
+    let nc = node_config(&[("memory", "1Gi")], &[], &["system-reserved"]);
+    let reserved = ReservedCgroups {
+        system_reserved_cgroup: "/system.slice",
+        kube_reserved_cgroup: "",
+        all_cpus: "",
+        memory_qos: true,
+    };
+    let (_, result) = enforce_reserved_cgroups(&cgroups, &nc, reserved);
+    result.unwrap();
+    assert_eq!(
+        writes_under(&fs, "/sys/fs/cgroup/system.slice"),
+        vec![
+            w("/sys/fs/cgroup/system.slice/memory.max", "1073741824"),
+            w("/sys/fs/cgroup/system.slice/memory.min", "1073741824"),
+        ]
+    );
+    let fs = v1_host(&["system.slice"]);
+    let cgroups = CgroupManager::new(fs.clone(), CgroupVersion::V1, CgroupDriver::Cgroupfs);
+    let (_, result) = enforce_reserved_cgroups(&cgroups, &nc, reserved);
+    let err = result.unwrap_err().to_string();
+    assert!(err.contains("cannot use unified on cgroup v1"), "{err}");
+}
+
 /// cgroup v2 with a cgroup that does not exist: upstream's "could not read controllers".
 #[test]
 fn v2_missing_cgroup_cannot_read_controllers() {
@@ -326,6 +367,7 @@ fn systemd_driver_resolves_slice_names() {
         system_reserved_cgroup: "/system.slice",
         kube_reserved_cgroup: "",
         all_cpus: "",
+        memory_qos: false,
     };
     let (_, result) = enforce_reserved_cgroups(&cgroups, &nc, reserved);
     result.unwrap();

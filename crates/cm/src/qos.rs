@@ -241,7 +241,50 @@ pub struct QosUpdate {
     pub burstable_cpu_request_milli: i64,
     /// `qosReserved` memory, with the `QOSReserved` gate on (`None` otherwise).
     pub memory_reserve: Option<QosMemoryReserve>,
+    /// MemoryQoS (gate on, cgroup v2; `None` otherwise): the Guaranteed and the Burstable
+    /// pods' memory requests, for upstream `setMemoryQoS`.
+    pub memory_qos: Option<QosMemoryRequests>,
 }
+
+/// Inputs of upstream `setMemoryQoS` (`getQoSMemoryRequests`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QosMemoryRequests {
+    /// Sum of the Guaranteed pods' memory requests.
+    pub guaranteed: i64,
+    /// Sum of the Burstable pods' memory requests.
+    pub burstable: i64,
+}
+
+/// Upstream `setMemoryQoS`: `memory.min` of the Burstable cgroup = its pods' requests, of
+/// the pods' root (the Guaranteed "class") = the Guaranteed and Burstable pods' requests;
+/// none where the sum is 0.
+fn set_memory_qos(configs: &mut [ResourceConfig; 3], r: &QosMemoryRequests) {
+    let burstable_min = r.burstable;
+    let guaranteed_min = r.guaranteed + burstable_min;
+    if burstable_min > 0 {
+        configs[1]
+            .unified
+            .insert(MEMORY_MIN.to_string(), burstable_min.to_string());
+        tracing::debug!(
+            qos = "Burstable",
+            memory_min = burstable_min,
+            "MemoryQoS config for qos"
+        );
+    }
+    if guaranteed_min > 0 {
+        configs[0]
+            .unified
+            .insert(MEMORY_MIN.to_string(), guaranteed_min.to_string());
+        tracing::debug!(
+            qos = "Guaranteed",
+            memory_min = guaranteed_min,
+            "MemoryQoS config for qos"
+        );
+    }
+}
+
+/// The cgroup v2 file MemoryQoS sets (upstream `Cgroup2MemoryMin`).
+pub const MEMORY_MIN: &str = "memory.min";
 
 /// Inputs of upstream `setMemoryReserve`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -315,6 +358,9 @@ impl QosContainerManager {
         let burstable_shares = milli_cpu_to_shares(update.burstable_cpu_request_milli);
         configs[1].cpu_shares = u64::try_from(burstable_shares).ok();
         configs[2].cpu_shares = u64::try_from(MIN_SHARES).ok();
+        if let Some(requests) = &update.memory_qos {
+            set_memory_qos(&mut configs, requests);
+        }
         if let Some(reserve) = update.memory_reserve {
             set_memory_reserve(&mut configs, &reserve);
             // Every cgroup is tried, as upstream does, before the failures are looked at.
@@ -398,6 +444,7 @@ mod tests {
         m.update_cgroups(&QosUpdate {
             burstable_cpu_request_milli: 1500,
             memory_reserve: None,
+            memory_qos: None,
         })
         .unwrap();
         let unbounded = (1_i64 << 62).to_string();
@@ -430,6 +477,45 @@ mod tests {
                 w("kubepods/besteffort/cpu.weight", "1"),
             ]
         );
+
+        // MemoryQoS (upstream `setMemoryQoS`): memory.min of Burstable = its requests, of the
+        // pods' root = Guaranteed + Burstable; BestEffort none.
+        let fs = Arc::new(FakeHostFs::default());
+        let m = qos_manager(&fs, CgroupVersion::V2);
+        m.update_cgroups(&QosUpdate {
+            memory_qos: Some(QosMemoryRequests {
+                guaranteed: 100,
+                burstable: 50,
+            }),
+            ..QosUpdate::default()
+        })
+        .unwrap();
+        assert_eq!(
+            fs.writes(),
+            [
+                w("kubepods/memory.min", "150"),
+                w("kubepods/burstable/cpu.weight", "1"),
+                w("kubepods/burstable/memory.min", "50"),
+                w("kubepods/besteffort/cpu.weight", "1"),
+            ]
+        );
+        // Only Guaranteed pods: the root only.
+        let fs = Arc::new(FakeHostFs::default());
+        let m = qos_manager(&fs, CgroupVersion::V2);
+        m.update_cgroups(&QosUpdate {
+            memory_qos: Some(QosMemoryRequests {
+                guaranteed: 100,
+                burstable: 0,
+            }),
+            ..QosUpdate::default()
+        })
+        .unwrap();
+        assert!(fs.writes().contains(&w("kubepods/memory.min", "100")));
+        assert!(
+            !fs.writes()
+                .iter()
+                .any(|(p, _)| p.ends_with("burstable/memory.min"))
+        );
     }
 
     #[test]
@@ -446,6 +532,7 @@ mod tests {
         m.update_cgroups(&QosUpdate {
             burstable_cpu_request_milli: 0,
             memory_reserve: Some(reserve),
+            memory_qos: None,
         })
         .unwrap();
         let mem = |q: &str| {
@@ -476,6 +563,7 @@ mod tests {
             .update_cgroups(&QosUpdate {
                 burstable_cpu_request_milli: 0,
                 memory_reserve: Some(reserve),
+                memory_qos: None,
             })
             .unwrap_err();
         assert!(
@@ -496,6 +584,7 @@ mod tests {
                 allocatable: 0,
                 ..reserve
             }),
+            memory_qos: None,
         })
         .unwrap();
         assert!(fs.writes().is_empty(), "{:?}", fs.writes());

@@ -1060,7 +1060,7 @@ impl crate::resize::PodCgroupConfig for RecordingPodCgroup {
         pod: &k8s_openapi::api::core::v1::Pod,
     ) -> Option<kubelet_cm::ResourceConfig> {
         Some(crate::resources::resource_config_for_pod(
-            pod, true, 100_000,
+            pod, true, 100_000, false,
         ))
     }
     fn get_pod_cgroup_config(
@@ -1101,7 +1101,7 @@ async fn resize_grows_the_pod_cgroup_before_the_containers_and_shrinks_it_after(
     let pcm = Arc::new(RecordingPodCgroup {
         runtime: env.runtime.clone(),
         current: std::sync::Mutex::new(crate::resources::resource_config_for_pod(
-            &p, true, 100_000,
+            &p, true, 100_000, false,
         )),
         log: std::sync::Mutex::default(),
     });

@@ -36,7 +36,7 @@ pub fn milli_cpu_to_quota(milli_cpu: i64, period: i64) -> i64 {
 }
 
 /// Node and kubelet settings that shape container resources.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceSettings {
     /// `cpuCFSQuota`: enforce CPU limits with CFS quota.
     pub cpu_cfs_quota: bool,
@@ -52,6 +52,13 @@ pub struct ResourceSettings {
     pub hugepage_sizes: Vec<String>,
     /// Swap per container ([`crate::swap`]).
     pub swap: SwapSettings,
+    /// MemoryQoS: the gate is on and the host runs cgroup v2 (upstream `enforceMemoryQoS`).
+    pub memory_qos: bool,
+    /// `memoryThrottlingFactor` (MemoryQoS's `memory.high`).
+    pub memory_throttling_factor: f64,
+    /// Node allocatable memory in bytes (MemoryQoS's `memory.high` of a container without a
+    /// memory limit; upstream `getNodeAllocatable`).
+    pub allocatable_memory: i64,
 }
 
 impl Default for ResourceSettings {
@@ -64,6 +71,9 @@ impl Default for ResourceSettings {
             single_process_oom_kill: false,
             hugepage_sizes: Vec::new(),
             swap: SwapSettings::default(),
+            memory_qos: false,
+            memory_throttling_factor: 0.9,
+            allocatable_memory: 0,
         }
     }
 }
@@ -145,8 +155,8 @@ fn pod_level_resources(pod: &Pod) -> Option<&ResourceRequirements> {
     pod.spec.as_ref().and_then(|s| s.resources.as_ref())
 }
 
-/// `generateLinuxContainerResources` (without MemoryQoS, an alpha gate): shares/quota/memory,
-/// OOM score adjustment by QoS, huge page limits, and swap ([`crate::swap`]).
+/// `generateLinuxContainerResources`: shares/quota/memory, OOM score adjustment by QoS, huge
+/// page limits, swap ([`crate::swap`]), and with MemoryQoS `memory.min`/`memory.high`.
 pub fn generate_linux_container_resources(
     settings: &ResourceSettings,
     pod: &Pod,
@@ -169,7 +179,59 @@ pub fn generate_linux_container_resources(
     r.oom_score_adj = qos::container_oom_score_adjust(pod, container, settings.memory_capacity);
     r.hugepage_limits = hugepage_limits(settings, res);
     configure_container_swap_resources(settings, &mut r, pod, container);
+    if settings.memory_qos {
+        let request = bytes(get(&res.requests, "memory"));
+        let limit = bytes(get(&res.limits, "memory"));
+        for (k, v) in memory_qos_unified(settings, request, limit) {
+            r.unified.insert(k, v);
+        }
+    }
     r
+}
+
+/// The page size MemoryQoS rounds `memory.high` down to (upstream `os.Getpagesize()`).
+fn page_size() -> i64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .filter(|p| *p > 0)
+        .map_or(4096, i64::from)
+}
+
+/// MemoryQoS of one container (upstream `generateLinuxContainerResources` with
+/// `enforceMemoryQoS`): `memory.min` = the container's memory request; unless request =
+/// limit (Guaranteed-like), `memory.high` = floor((request + factor × (limit, or node
+/// allocatable memory without a limit, − request)) / page size) × page size, when above the
+/// request. The container's own request and limit, as upstream reads them.
+pub fn memory_qos_unified(
+    settings: &ResourceSettings,
+    request: i64,
+    limit: i64,
+) -> BTreeMap<String, String> {
+    let mut unified = BTreeMap::new();
+    if request != 0 {
+        unified.insert("memory.min".to_string(), request.to_string());
+    }
+    if request != limit {
+        let page = page_size();
+        let factor = settings.memory_throttling_factor;
+        let ceiling = if limit != 0 {
+            limit
+        } else {
+            settings.allocatable_memory
+        };
+        let high = if ceiling > 0 {
+            ((request as f64 + (ceiling as f64 - request as f64) * factor) / page as f64).floor()
+                as i64
+                * page
+        } else {
+            0
+        };
+        if high != 0 && high > request {
+            unified.insert("memory.high".to_string(), high.to_string());
+        }
+    }
+    unified
 }
 
 /// `GetHugepageLimitsFromResources`: every host page size limited to 0 unless the container
@@ -280,17 +342,19 @@ fn pod_limit(pod: &Pod, name: &str, each: impl FnMut(i64)) -> i64 {
     value + overhead(pod, name)
 }
 
-/// `ResourceConfigForPod` (without MemoryQoS, an alpha gate): the pod cgroup's values by
+/// `ResourceConfigForPod`: the pod cgroup's values by
 /// QoS class — Guaranteed: shares, quota and period, memory limit; Burstable: shares, the
 /// quota and period only when every container has a CPU limit (or the pod has one), the
 /// memory limit only when every container has a memory limit (or the pod has one);
 /// BestEffort: `MinShares`. Huge page limits from the requests, for every class.
 /// `enforce_cpu_limits` is `cpuCFSQuota` (off: quota -1); `cpu_period` is
-/// `cpuCFSQuotaPeriod` in microseconds.
+/// `cpuCFSQuotaPeriod` in microseconds; with `enforce_memory_qos` (MemoryQoS on cgroup v2,
+/// at the pod cgroup's creation) `memory.min` = the pod's memory requests.
 pub fn resource_config_for_pod(
     pod: &Pod,
     enforce_cpu_limits: bool,
     cpu_period: u64,
+    enforce_memory_qos: bool,
 ) -> ResourceConfig {
     let mut cpu_declared = true;
     let mut memory_declared = true;
@@ -332,6 +396,14 @@ pub fn resource_config_for_pod(
         }
         QosClass::BestEffort => {
             config.cpu_shares = u64::try_from(MIN_SHARES).ok();
+        }
+    }
+    if enforce_memory_qos {
+        let memory_min = pod_request(pod, "memory");
+        if memory_min > 0 {
+            config
+                .unified
+                .insert("memory.min".to_string(), memory_min.to_string());
         }
     }
     config
@@ -573,6 +645,80 @@ mod tests {
         assert_eq!(unit_size(1 << 30), "1GB");
     }
 
+    /// Upstream `TestGenerateContainerConfigWithMemoryQoSEnforced`: memory.min = request;
+    /// memory.high from the limit, or from node allocatable without one, rounded down to the
+    /// page size; none for request = limit; nothing without MemoryQoS.
+    #[test]
+    fn memory_qos_sets_memory_min_and_high() {
+        let s = ResourceSettings {
+            memory_qos: true,
+            allocatable_memory: 1 << 30,
+            ..ResourceSettings::default()
+        };
+        let page = page_size();
+        let high = |req: i64, ceiling: i64| {
+            ((req as f64 + (ceiling - req) as f64 * 0.9) / page as f64).floor() as i64 * page
+        };
+        let with_limit = pod_with(vec![resources(
+            &[("memory", "128Mi")],
+            &[("memory", "256Mi")],
+        )]);
+        let c = &with_limit.spec.as_ref().unwrap().containers[0];
+        let r = generate_linux_container_resources(&s, &with_limit, c);
+        assert_eq!(r.unified["memory.min"], (128_i64 << 20).to_string());
+        assert_eq!(
+            r.unified["memory.high"],
+            high(128 << 20, 256 << 20).to_string()
+        );
+        let no_limit = pod_with(vec![resources(&[("memory", "128Mi")], &[])]);
+        let c = &no_limit.spec.as_ref().unwrap().containers[0];
+        let r = generate_linux_container_resources(&s, &no_limit, c);
+        assert_eq!(
+            r.unified["memory.high"],
+            high(128 << 20, 1 << 30).to_string()
+        );
+        // Request = limit: memory.min only.
+        let equal = pod_with(vec![resources(
+            &[("memory", "64Mi")],
+            &[("memory", "64Mi")],
+        )]);
+        let c = &equal.spec.as_ref().unwrap().containers[0];
+        let r = generate_linux_container_resources(&s, &equal, c);
+        assert_eq!(
+            r.unified.get("memory.min").map(String::as_str),
+            Some("67108864")
+        );
+        assert!(!r.unified.contains_key("memory.high"));
+        // No request, no limit, no allocatable: nothing.
+        let none = ResourceSettings {
+            allocatable_memory: 0,
+            ..s.clone()
+        };
+        assert!(memory_qos_unified(&none, 0, 0).is_empty());
+        // The gate off: nothing.
+        let c = &with_limit.spec.as_ref().unwrap().containers[0];
+        let r = generate_linux_container_resources(&ResourceSettings::default(), &with_limit, c);
+        assert!(!r.unified.contains_key("memory.min"));
+        // The pod cgroup (`ResourceConfigForPod` with enforceMemoryQoS): the pod's requests.
+        let two = pod_with(vec![
+            resources(&[("memory", "100Mi")], &[]),
+            resources(&[("memory", "28Mi")], &[]),
+        ]);
+        let rc = resource_config_for_pod(&two, true, 100_000, true);
+        assert_eq!(rc.unified["memory.min"], (128_i64 << 20).to_string());
+        assert!(
+            resource_config_for_pod(&two, true, 100_000, false)
+                .unified
+                .is_empty()
+        );
+        let best_effort = pod_with(vec![resources(&[], &[])]);
+        assert!(
+            resource_config_for_pod(&best_effort, true, 100_000, true)
+                .unified
+                .is_empty()
+        );
+    }
+
     #[test]
     fn sandbox_resources_sum_containers() {
         let s = ResourceSettings::default();
@@ -623,7 +769,7 @@ mod tests {
             ]
             .into(),
         );
-        let r = resource_config_for_pod(&pod, true, QUOTA_PERIOD_US as u64);
+        let r = resource_config_for_pod(&pod, true, QUOTA_PERIOD_US as u64, false);
         // Requests: max(100m + 50m, 50m + 1000m) + 10m; limits: max(300m, 1100m) + 10m.
         assert_eq!(r.cpu_shares, Some(milli_cpu_to_shares(1060) as u64));
         assert_eq!(r.cpu_quota, Some(111_000));
@@ -635,7 +781,7 @@ mod tests {
             &[("cpu", "500m"), ("memory", "64Mi")],
             &[("cpu", "1"), ("memory", "128Mi")],
         ));
-        let r = resource_config_for_pod(&pod, true, QUOTA_PERIOD_US as u64);
+        let r = resource_config_for_pod(&pod, true, QUOTA_PERIOD_US as u64, false);
         assert_eq!(r.cpu_shares, Some(512));
         assert_eq!(r.cpu_quota, Some(100_000));
         assert_eq!(r.memory, Some(128 << 20));

@@ -70,6 +70,10 @@ pub struct RuntimeManagerSettings {
     pub memory_capacity: i64,
     /// Swap per container.
     pub swap: crate::swap::SwapSettings,
+    /// MemoryQoS (gate on, cgroup v2).
+    pub memory_qos: bool,
+    /// `memoryThrottlingFactor`.
+    pub memory_throttling_factor: f64,
     /// Node IPs (`status.hostIPs`); the first decides the localhost DNS family.
     pub node_ips: Vec<IpAddr>,
     /// Allocatable CPU (millicores) and memory/ephemeral storage (bytes), for downward API limits.
@@ -159,6 +163,9 @@ pub async fn new_runtime_manager(
                 "/sys/kernel/mm/hugepages",
             )),
             swap: s.swap.clone(),
+            memory_qos: s.memory_qos,
+            memory_throttling_factor: s.memory_throttling_factor,
+            allocatable_memory: s.allocatable_memory,
         },
         seccomp_default: s.seccomp_default,
         pull_concurrency: PullConcurrency::from_config(

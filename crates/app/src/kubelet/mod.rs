@@ -239,6 +239,10 @@ fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<ContainerManagerSta
             system_reserved_cgroup: &c.system_reserved_cgroup,
             kube_reserved_cgroup: &c.kube_reserved_cgroup,
             all_cpus: &all_cpus,
+            memory_qos: deps
+                .server
+                .feature_gates
+                .enabled(kubelet_features::gates::MEMORY_QOS),
         },
     );
     if let Err(e) = result {
@@ -367,6 +371,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         pod_state.clone(),
         pod_cgroups::QosReservedMemory::from_deps(deps),
     )
+    .map(|p| p.with_memory_qos(runtime_setup::memory_qos(deps)))
     .map(Arc::new);
     if let Some(pc) = &pod_cgroups {
         manager.set_pod_cgroup_config(pc.clone());

@@ -15,8 +15,8 @@ use std::sync::{Arc, OnceLock, Weak};
 use k8s_openapi::api::core::v1::{Pod as ApiPod, PodStatus as ApiPodStatus};
 use kubelet_cm::{
     CgroupDriver, CgroupManager, CgroupName, CgroupResource, CgroupVersion, HostFs,
-    PodContainerManager, ProcessKiller, QosContainerManager, QosMemoryReserve, QosUpdate,
-    ResourceConfig,
+    PodContainerManager, ProcessKiller, QosContainerManager, QosMemoryRequests, QosMemoryReserve,
+    QosUpdate, ResourceConfig,
 };
 use kubelet_config::KubeletConfiguration;
 use kubelet_container::{PodStateProvider, PodStatus, Runtime, convert_pod_status_to_running_pod};
@@ -42,6 +42,8 @@ pub struct PodCgroups {
     cpu_cfs_quota_period_us: u64,
     /// `qosReserved` memory, only with the `QOSReserved` gate on.
     qos_reserved: Option<QosReservedMemory>,
+    /// MemoryQoS (gate on, cgroup v2): `memory.min` of new pod cgroups and the QoS cgroups.
+    memory_qos: bool,
     active_pods: OnceLock<ActivePodsFn>,
     /// Calls of [`PodCgroups::cgroup_pods`], to list the hierarchies in turn.
     housekeeping_round: AtomicUsize,
@@ -126,9 +128,17 @@ impl PodCgroups {
             enforce_cpu_limits: c.cpu_cfs_quota.unwrap_or(true),
             cpu_cfs_quota_period_us: period,
             qos_reserved,
+            memory_qos: false,
             active_pods: OnceLock::new(),
             housekeeping_round: AtomicUsize::new(0),
         })
+    }
+
+    /// MemoryQoS (upstream: the `MemoryQoS` gate on a cgroup v2 host): new pod cgroups get
+    /// `memory.min` = the pod's memory requests, the QoS cgroups the sums of theirs.
+    pub fn with_memory_qos(mut self, on: bool) -> Self {
+        self.memory_qos = on;
+        self
     }
 
     /// Where [`Self::update_qos_cgroups`] reads the active pods from (upstream passes
@@ -150,12 +160,22 @@ impl PodCgroups {
         self.qos.update_cgroups(&QosUpdate {
             burstable_cpu_request_milli: sums.burstable_cpu_milli,
             memory_reserve,
+            memory_qos: self.memory_qos.then_some(QosMemoryRequests {
+                guaranteed: sums.guaranteed_memory,
+                burstable: sums.burstable_memory,
+            }),
         })
     }
 
-    /// `ResourceConfigForPod` with this node's `cpuCFSQuota` and `cpuCFSQuotaPeriod`.
+    /// `ResourceConfigForPod` with this node's `cpuCFSQuota` and `cpuCFSQuotaPeriod`, as a
+    /// resize applies it (upstream passes `enforceMemoryQoS` false there).
     pub fn resource_config_for_pod(&self, pod: &ApiPod) -> ResourceConfig {
-        resource_config_for_pod(pod, self.enforce_cpu_limits, self.cpu_cfs_quota_period_us)
+        resource_config_for_pod(
+            pod,
+            self.enforce_cpu_limits,
+            self.cpu_cfs_quota_period_us,
+            false,
+        )
     }
 
     /// The `SyncPod` step: a pod that has running containers but no cgroup (a kubelet
@@ -208,7 +228,13 @@ impl PodCgroups {
             if let Err(e) = self.update_qos_cgroups() {
                 tracing::debug!(pod = %uid, err = %e, "Failed to update QoS cgroups while syncing pod");
             }
-            let config = self.resource_config_for_pod(pod);
+            // Creation (upstream `EnsureExists`): with MemoryQoS, `memory.min` too.
+            let config = resource_config_for_pod(
+                pod,
+                self.enforce_cpu_limits,
+                self.cpu_cfs_quota_period_us,
+                self.memory_qos,
+            );
             self.pcm.ensure_exists(&name, &config).map_err(|e| {
                 recorder.event(
                     &pod_ref(pod),
@@ -645,6 +671,75 @@ mod tests {
         active.lock().unwrap().clear();
         pc.update_qos_cgroups().unwrap();
         assert_eq!(shares(&fs), ("2".to_string(), "2".to_string()));
+    }
+
+    /// MemoryQoS on cgroup v2 (upstream `EnsureExists` with `enforceMemoryQoS` and
+    /// `setMemoryQoS`): the new pod cgroup's `memory.min` is the pod's requests, the
+    /// Burstable cgroup's the Burstable pods', the pods' root the Guaranteed and Burstable
+    /// pods'; a resize's config has none (upstream passes false there).
+    #[tokio::test]
+    async fn memory_qos_sets_memory_min_of_pod_and_qos_cgroups() {
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_file(
+            "/sys/fs/cgroup/cgroup.controllers",
+            "cpu memory pids
+",
+        );
+        let pc = pod_cgroups_on("", &fs, CgroupVersion::V2)
+            .unwrap()
+            .with_memory_qos(true);
+        let active = vec![Arc::new(guaranteed()), Arc::new(burstable_limited())];
+        pc.set_active_pods(Box::new(move || active.clone()));
+        pc.sync_pod(
+            &FakeRuntime::default(),
+            &kubelet_container::NoopRecorder,
+            &burstable_limited(),
+            &PodStatus::default(),
+            true,
+        )
+        .await
+        .unwrap();
+        let written = |path: &str| {
+            fs.writes()
+                .iter()
+                .rev()
+                .find(|(p, _)| p == &PathBuf::from(path))
+                .map(|(_, v)| v.clone())
+        };
+        let mi = |n: i64| Some((n << 20).to_string());
+        assert_eq!(
+            written("/sys/fs/cgroup/kubepods/burstable/podbl/memory.min"),
+            mi(96)
+        );
+        assert_eq!(
+            written("/sys/fs/cgroup/kubepods/burstable/memory.min"),
+            mi(96)
+        );
+        assert_eq!(written("/sys/fs/cgroup/kubepods/memory.min"), mi(128 + 96));
+        assert!(written("/sys/fs/cgroup/kubepods/besteffort/memory.min").is_none());
+        assert!(
+            pc.resource_config_for_pod(&burstable_limited())
+                .unified
+                .is_empty()
+        );
+        // Without MemoryQoS: no memory.min anywhere.
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_file(
+            "/sys/fs/cgroup/cgroup.controllers",
+            "cpu memory pids
+",
+        );
+        let pc = pod_cgroups_on("", &fs, CgroupVersion::V2).unwrap();
+        pc.sync_pod(
+            &FakeRuntime::default(),
+            &kubelet_container::NoopRecorder,
+            &burstable_limited(),
+            &PodStatus::default(),
+            true,
+        )
+        .await
+        .unwrap();
+        assert!(!fs.writes().iter().any(|(p, _)| p.ends_with("memory.min")));
     }
 
     /// A v1 host with the `pids` controller after one `SyncPod` of [`pod`].

@@ -36,6 +36,14 @@ fn err(what: &str, e: impl std::fmt::Display) -> RunError {
     RunError::Kubelet(format!("{what}: {e}"))
 }
 
+/// Upstream `enforceMemoryQoS`: the `MemoryQoS` gate on a cgroup v2 host.
+pub fn memory_qos(deps: &KubeletDeps<'_>) -> bool {
+    deps.server
+        .feature_gates
+        .enabled(kubelet_features::gates::MEMORY_QOS)
+        && deps.cgroup_version == kubelet_cm::CgroupVersion::V2
+}
+
 /// The settings the runtime manager takes, from flags, config and node facts.
 pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunError> {
     let s = deps.server;
@@ -85,6 +93,8 @@ pub fn settings(deps: &KubeletDeps<'_>) -> Result<RuntimeManagerSettings, RunErr
             swap_capacity: i64::try_from(kubelet_cm::swap::swap_capacity(deps.host_fs.as_ref()))
                 .unwrap_or(i64::MAX),
         },
+        memory_qos: memory_qos(deps),
+        memory_throttling_factor: c.memory_throttling_factor.unwrap_or(0.9),
         node_ips: deps.node_ips.clone(),
         allocatable_milli_cpu: cpu,
         allocatable_memory: memory,

@@ -88,7 +88,7 @@ const RESERVED: Support = done(&[
 ]);
 
 /// `systemReservedCgroup` and `kubeReservedCgroup`.
-const RESERVED_CGROUP_NOTE: &str = "enforced only when enforceNodeAllocatable lists `system-reserved`/`kube-reserved` (or the `-compressible` forms); the cgroup must already exist in every hierarchy, or the start fails; with the systemd driver the limits are written to the slice's files (no D-Bus unit properties); with the MemoryQoS gate upstream also sets the cgroup's memory.min, which kubelet-rs (no MemoryQoS) does not";
+const RESERVED_CGROUP_NOTE: &str = "enforced only when enforceNodeAllocatable lists `system-reserved`/`kube-reserved` (or the `-compressible` forms); the cgroup must already exist in every hierarchy, or the start fails; with the systemd driver the limits are written to the slice's files (no D-Bus unit properties); with the MemoryQoS gate the reserved memory is also the cgroup's memory.min (on cgroup v1 the start then fails, as upstream's)";
 
 /// Every field of `KubeletConfiguration`, by JSON path.
 pub static FIELDS: &[FieldSupport] = &[
@@ -1011,7 +1011,13 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "memoryThrottlingFactor",
         None,
-        ignored("with the MemoryQoS feature gate, sets containers' memory.high from it"),
+        // With the MemoryQoS gate on cgroup v2: containers' memory.high (and memory.min of
+        // the containers, pod, QoS and reserved cgroups).
+        done(&[
+            "crates/runtime/src/resources.rs::memory_qos_sets_memory_min_and_high",
+            "crates/app/src/kubelet/pod_cgroups.rs::memory_qos_sets_memory_min_of_pod_and_qos_cgroups",
+            "crates/cm/src/node_allocatable_tests.rs::memory_qos_sets_memory_min_of_reserved_cgroups",
+        ]),
     ),
     f(
         "registerWithTaints",
