@@ -26,6 +26,7 @@ pub mod cri_proxy;
 pub mod env;
 pub mod error;
 pub mod event_detect;
+pub mod eviction_detect;
 pub mod floor;
 pub mod guard;
 pub mod kubelet;
