@@ -29,3 +29,5 @@ pub use systemd::{DBusCon, DbusConnector, DbusError, DbusInhibiter, InhibitLock,
 
 #[cfg(test)]
 mod manager_tests;
+#[cfg(test)]
+mod dbus_tests;
