@@ -154,8 +154,7 @@ async fn pods_are_killed_by_priority_band_on_prepare_for_shutdown() {
             .await;
         assert_eq!(p["status"]["reason"], "Terminated", "{p}");
         assert_eq!(
-            p["status"]["message"],
-            "Pod was terminated in response to imminent node shutdown.",
+            p["status"]["message"], "Pod was terminated in response to imminent node shutdown.",
             "{p}"
         );
         let c = condition(&p, "DisruptionTarget").unwrap_or_else(|| panic!("{p}"));
@@ -169,7 +168,8 @@ async fn pods_are_killed_by_priority_band_on_prepare_for_shutdown() {
     node.write_manifest("late.yaml", &pod("late", &image, ""));
     let late = node
         .wait_for("late rejected", T, || async {
-            node.pod("late").filter(|p| p["status"]["phase"] == "Failed")
+            node.pod("late")
+                .filter(|p| p["status"]["phase"] == "Failed")
         })
         .await;
     assert_eq!(late["status"]["reason"], "NodeShutdown", "{late}");
@@ -209,5 +209,39 @@ async fn pods_are_killed_by_priority_band_on_prepare_for_shutdown() {
     // Cancelled: the lock is taken again and pods are admitted.
     logind.prepare_for_shutdown(false).await.unwrap();
     assert!(logind.wait_inhibits(2, Duration::from_secs(30)).await);
+    node.cleanup().await;
+}
+
+/// No system bus (as on a host whose PID 1 is not systemd): the manager's start fails,
+/// the kubelet logs `Failed to start node shutdown manager` with the error and runs on
+/// (upstream: "The shutdown manager is not critical for kubelet"); pods are admitted.
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_system_bus_the_kubelet_logs_and_runs_on() {
+    let _g = runtime_lock().await;
+    let mut node = Node::with_config(
+        "rt-shutdown-nobus",
+        "shutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n",
+    )
+    .await;
+    let missing = node.dir.path().join("no-bus");
+    node.env = vec![(
+        "DBUS_SYSTEM_BUS_ADDRESS".into(),
+        format!("unix:path={}", missing.display()),
+    )];
+    node.start().await;
+    let image = node.busybox.clone();
+    node.write_manifest("ok.yaml", &pod("ok", &image, ""));
+    node.wait_for("ok running", T, || async {
+        (!node.running("ok").await.is_empty()).then_some(())
+    })
+    .await;
+    let log = node.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("Failed to start node shutdown manager"))
+        .unwrap_or_else(|| panic!("no start failure logged:\n{log}"));
+    assert!(line.contains("No such file or directory"), "{line}");
+    assert!(log.contains("Creating node shutdown manager"), "{log}");
     node.cleanup().await;
 }

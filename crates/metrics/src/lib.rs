@@ -26,9 +26,9 @@ use std::sync::LazyLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use kubelet::{
-    BuildInfo, DEF_BUCKETS, GracefulShutdownMetrics, ImageVolumeMetrics, KubeletMetrics, POD_STARTUP_DURATION_BUCKETS,
-    POD_STARTUP_STEP_DURATION, ProberMetrics, container_type, exponential_buckets,
-    register_process_start_time,
+    BuildInfo, DEF_BUCKETS, GracefulShutdownMetrics, ImageVolumeMetrics, KubeletMetrics,
+    POD_STARTUP_DURATION_BUCKETS, POD_STARTUP_STEP_DURATION, ProberMetrics, container_type,
+    exponential_buckets, register_process_start_time,
 };
 pub use process::{ProcessCollector, ProcessFigures};
 pub use registry::{
@@ -131,8 +131,7 @@ pub fn with_image_volume(f: impl FnOnce(&ImageVolumeMetrics)) {
     }
 }
 
-static GRACEFUL_SHUTDOWN: std::sync::OnceLock<GracefulShutdownMetrics> =
-    std::sync::OnceLock::new();
+static GRACEFUL_SHUTDOWN: std::sync::OnceLock<GracefulShutdownMetrics> = std::sync::OnceLock::new();
 
 /// Registers the graceful shutdown gauges in the `/metrics` registry (upstream: when the
 /// gates `GracefulNodeShutdown` and `GracefulNodeShutdownBasedOnPodPriority` are on); once.

@@ -131,7 +131,9 @@ impl DbusInhibiter for FakeDbusInhibiter {
     }
 
     fn release_inhibit_lock(&self, lock: InhibitLock) -> Result<(), DbusError> {
-        self.lock().calls.push(DbusCall::ReleaseInhibitLock(lock.id()));
+        self.lock()
+            .calls
+            .push(DbusCall::ReleaseInhibitLock(lock.id()));
         Ok(())
     }
 
@@ -153,7 +155,8 @@ impl DbusInhibiter for FakeDbusInhibiter {
 
     async fn override_inhibit_delay(&self, inhibit_delay_max: Duration) -> Result<(), DbusError> {
         let mut s = self.lock();
-        s.calls.push(DbusCall::OverrideInhibitDelay(inhibit_delay_max));
+        s.calls
+            .push(DbusCall::OverrideInhibitDelay(inhibit_delay_max));
         s.did_override = true;
         s.current_inhibit_delay = s.override_system_inhibit_delay;
         Ok(())

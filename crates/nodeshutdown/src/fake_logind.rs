@@ -277,7 +277,11 @@ impl FakeLogind {
     pub async fn wait_released(&self, index: usize, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         loop {
-            if lock(&self.state).inhibits.get(index).is_some_and(|c| c.released) {
+            if lock(&self.state)
+                .inhibits
+                .get(index)
+                .is_some_and(|c| c.released)
+            {
                 return true;
             }
             if std::time::Instant::now() >= deadline {

@@ -28,6 +28,6 @@ pub use manager::{
 pub use systemd::{DBusCon, DbusConnector, DbusError, DbusInhibiter, InhibitLock, SystemBus};
 
 #[cfg(test)]
-mod manager_tests;
-#[cfg(test)]
 mod dbus_tests;
+#[cfg(test)]
+mod manager_tests;

@@ -21,7 +21,8 @@ use crate::systemd::{DbusConnector, DbusError, DbusInhibiter, InhibitLock};
 /// `NodeShutdownNotAdmittedReason`.
 pub const NODE_SHUTDOWN_NOT_ADMITTED_REASON: &str = "NodeShutdown";
 /// `nodeShutdownNotAdmittedMessage`.
-pub const NODE_SHUTDOWN_NOT_ADMITTED_MESSAGE: &str = "Pod was rejected as the node is shutting down.";
+pub const NODE_SHUTDOWN_NOT_ADMITTED_MESSAGE: &str =
+    "Pod was rejected as the node is shutting down.";
 /// `nodeShutdownReason`.
 pub const NODE_SHUTDOWN_REASON: &str = "Terminated";
 /// `nodeShutdownMessage`.
@@ -611,8 +612,15 @@ impl Inner {
                     let _ = stop_tx.send(());
                     return;
                 };
-                let shutdown_type = if is_shutting_down { "shutdown" } else { "cancelled" };
-                tracing::debug!(event = shutdown_type, "Shutdown manager detected new shutdown event");
+                let shutdown_type = if is_shutting_down {
+                    "shutdown"
+                } else {
+                    "cancelled"
+                };
+                tracing::debug!(
+                    event = shutdown_type,
+                    "Shutdown manager detected new shutdown event"
+                );
                 let message = if is_shutting_down {
                     "Shutdown manager detected shutdown event"
                 } else {
@@ -681,7 +689,9 @@ impl Inner {
         {
             tracing::debug!(err = %e, "Shutdown manager failed to release the inhibitor lock");
         }
-        tracing::debug!("Shutdown manager completed processing shutdown event, node will shutdown shortly");
+        tracing::debug!(
+            "Shutdown manager completed processing shutdown event, node will shutdown shortly"
+        );
     }
 }
 

@@ -77,12 +77,17 @@ fn group_by_priority_as_upstream() {
     );
     assert_eq!(groups.len(), 2);
     assert_eq!(groups[0].period, band(0, 180));
-    assert_eq!(names(&groups[0]), ["normal-pod", "highest-user-definable-pod"]);
+    assert_eq!(
+        names(&groups[0]),
+        ["normal-pod", "highest-user-definable-pod"]
+    );
     assert_eq!(groups[1].period, band(SYSTEM_CRITICAL_PRIORITY, 120));
     assert_eq!(names(&groups[1]), ["critical-pod"]);
 
     let periods = [band(1, 10), band(2, 20), band(3, 30), band(4, 40)];
-    let pods: Vec<_> = (0..=5).map(|i| make_pod(&format!("pod-{i}"), i, None)).collect();
+    let pods: Vec<_> = (0..=5)
+        .map(|i| make_pod(&format!("pod-{i}"), i, None))
+        .collect();
     let groups = group_by_priority(&periods, &pods);
     let got: Vec<Vec<String>> = groups.iter().map(names).collect();
     assert_eq!(
@@ -211,7 +216,13 @@ struct Case {
 #[tokio::test(start_paused = true)]
 async fn manager_kills_with_band_periods_and_overrides_logind() {
     let normal = || make_pod("normal-pod-nil-grace-period", 0, None);
-    let critical = || make_pod("critical-pod-nil-grace-period", SYSTEM_CRITICAL_PRIORITY, None);
+    let critical = || {
+        make_pod(
+            "critical-pod-nil-grace-period",
+            SYSTEM_CRITICAL_PRIORITY,
+            None,
+        )
+    };
     let cases = vec![
         Case {
             desc: "no override (total=30s, critical=10s)",
@@ -233,7 +244,11 @@ async fn manager_kills_with_band_periods_and_overrides_logind() {
                 normal(),
                 critical(),
                 make_pod("normal-pod-grace-period", 0, Some(2)),
-                make_pod("critical-pod-grace-period", SYSTEM_CRITICAL_PRIORITY, Some(2)),
+                make_pod(
+                    "critical-pod-grace-period",
+                    SYSTEM_CRITICAL_PRIORITY,
+                    Some(2),
+                ),
                 make_pod("normal-pod-long-grace-period", 0, Some(1000)),
             ],
             requested: 30,
@@ -477,7 +492,9 @@ async fn restart_reconnects_after_the_watch_ends() {
 #[tokio::test(start_paused = true)]
 async fn failed_start_returns_the_error_and_does_not_retry() {
     let mut h = Harness::new(Vec::new(), S(40), S(40));
-    h.connector.fail = Some("dial unix /var/run/dbus/system_bus_socket: connect: no such file or directory".into());
+    h.connector.fail = Some(
+        "dial unix /var/run/dbus/system_bus_socket: connect: no such file or directory".into(),
+    );
     let m = h.manager(&h.config(S(30), S(10))).unwrap();
     let err = m.start().await.unwrap_err();
     assert_eq!(
@@ -542,7 +559,10 @@ async fn shutdown_then_cancel_releases_and_retakes_the_lock() {
     assert_eq!(h.killer.unmount_waits(), 3);
     let events = h.recorder.events();
     assert_eq!(events[0].reason, "Shutdown");
-    assert_eq!(events[0].message, "Shutdown manager detected shutdown event");
+    assert_eq!(
+        events[0].message,
+        "Shutdown manager detected shutdown event"
+    );
     let state = LocalStorage {
         path: h.dir.path().join(LOCAL_STORAGE_STATE_FILE),
     }

@@ -217,10 +217,16 @@ impl DbusInhibiter for DBusCon {
     async fn inhibit_shutdown(&self) -> Result<InhibitLock, DbusError> {
         let proxy = self.logind().await.map_err(DbusError::Inhibit)?;
         let reply = proxy
-            .call_method("Inhibit", &(INHIBIT_WHAT, INHIBIT_WHO, INHIBIT_WHY, INHIBIT_MODE))
+            .call_method(
+                "Inhibit",
+                &(INHIBIT_WHAT, INHIBIT_WHO, INHIBIT_WHY, INHIBIT_MODE),
+            )
             .await
             .map_err(DbusError::Inhibit)?;
-        let fd: zbus::OwnedFd = reply.body().deserialize().map_err(DbusError::InhibitReply)?;
+        let fd: zbus::OwnedFd = reply
+            .body()
+            .deserialize()
+            .map_err(DbusError::InhibitReply)?;
         Ok(InhibitLock::from_fd(fd.into()))
     }
 
@@ -286,7 +292,10 @@ pub fn inhibit_override(inhibit_delay_max: Duration) -> String {
 
 /// `OverrideInhibitDelay`'s file work: `<dir>/99-kubelet.conf` (directory created 0755,
 /// file 0644).
-pub fn write_inhibit_delay_override(dir: &Path, inhibit_delay_max: Duration) -> Result<(), DbusError> {
+pub fn write_inhibit_delay_override(
+    dir: &Path,
+    inhibit_delay_max: Duration,
+) -> Result<(), DbusError> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     std::fs::DirBuilder::new()
         .recursive(true)

@@ -323,13 +323,15 @@ async fn not_ready_reasons_are_aggregated_as_upstream() {
 async fn node_shutting_down_makes_the_node_not_ready() {
     let e = env();
     e.manager.update_runtime_up().await;
-    e.source.update(|s| s.shutdown_error = Some("node is shutting down".into()));
+    e.source
+        .update(|s| s.shutdown_error = Some("node is shutting down".into()));
     let node = e.manager.initial_node().await;
     let ready = condition(&node, "Ready");
     assert_eq!(ready.status, "False");
     assert_eq!(ready.reason.as_deref(), Some("KubeletNotReady"));
     assert_eq!(ready.message.as_deref(), Some("node is shutting down"));
-    e.source.update(|s| s.root_fs_capacity = Err("statfs failed".into()));
+    e.source
+        .update(|s| s.root_fs_capacity = Err("statfs failed".into()));
     let node = e.manager.initial_node().await;
     assert_eq!(
         condition(&node, "Ready").message.as_deref(),

@@ -158,7 +158,10 @@ mod tests {
         let c = shutdown_config(&s);
         assert!(c.graceful_node_shutdown && c.graceful_node_shutdown_based_on_pod_priority);
         assert_eq!(c.shutdown_grace_period_requested, Duration::from_secs(30));
-        assert_eq!(c.shutdown_grace_period_critical_pods, Duration::from_secs(10));
+        assert_eq!(
+            c.shutdown_grace_period_critical_pods,
+            Duration::from_secs(10)
+        );
         assert_eq!(
             kubelet_nodeshutdown::manager::shutdown_grace_periods(&c),
             kubelet_nodeshutdown::manager::migrate_config(
@@ -173,6 +176,9 @@ mod tests {
         let periods = kubelet_nodeshutdown::manager::shutdown_grace_periods(&c);
         assert_eq!(periods[0].priority, 0);
         assert_eq!(periods[1].shutdown_grace_period_seconds, 5);
-        assert_eq!(c.state_directory, std::path::PathBuf::from(&s.flags.root_directory));
+        assert_eq!(
+            c.state_directory,
+            std::path::PathBuf::from(&s.flags.root_directory)
+        );
     }
 }
