@@ -1,6 +1,6 @@
 //! The zbus implementation against a real `dbus-daemon` (private, session-style, on a
 //! unix socket in a temporary directory) serving a fake logind and systemd manager.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic)]
 
 use std::sync::Arc;
 use std::time::Duration;

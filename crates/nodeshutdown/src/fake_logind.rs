@@ -183,10 +183,11 @@ struct Systemd {
 impl Systemd {
     fn kill_unit(&self, name: String, who: String, signal: i32) {
         let mut s = lock(&self.state);
-        if name == "systemd-logind.service" && signal == 1 {
-            if let Some(secs) = s.conf_dir.as_deref().and_then(read_inhibit_delay_max_sec) {
-                s.inhibit_delay_max_usec = secs.saturating_mul(1_000_000);
-            }
+        if name == "systemd-logind.service"
+            && signal == 1
+            && let Some(secs) = s.conf_dir.as_deref().and_then(read_inhibit_delay_max_sec)
+        {
+            s.inhibit_delay_max_usec = secs.saturating_mul(1_000_000);
         }
         s.kill_units.push((name, who, signal));
     }

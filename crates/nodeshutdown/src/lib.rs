@@ -5,10 +5,10 @@
 //! each band within its grace period, records the times in the state file and releases
 //! the lock so the shutdown proceeds.
 //!
-//! - [`manager`]: `nodeshutdown_manager.go`, `nodeshutdown_manager_linux.go`
-//! - [`storage`]: `storage.go`
-//! - [`systemd`]: `systemd/inhibit_linux.go` (zbus)
-//! - [`fake`]: recording fakes of the D-Bus boundary and of the kubelet's pods
+//! - [`manager`] — `nodeshutdown_manager.go`, `nodeshutdown_manager_linux.go`
+//! - [`storage`] — `storage.go`
+//! - [`systemd`] — `systemd/inhibit_linux.go` (zbus)
+//! - [`fake`] — recording fakes of the D-Bus boundary and of the kubelet's pods
 //! - `fake_logind` (feature `fake-logind`): a private `dbus-daemon` with a fake
 //!   `org.freedesktop.login1` and `org.freedesktop.systemd1`, for tests on a real bus
 

@@ -1,6 +1,6 @@
 //! Ported from `nodeshutdown_manager_test.go` and `nodeshutdown_manager_linux_test.go`,
 //! with the recording D-Bus fake and tokio's paused clock.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -210,7 +210,7 @@ impl DbusInhibiter for DBusCon {
         let usec: u64 = proxy
             .get_property("InhibitDelayMaxUSec")
             .await
-            .map_err(|e| DbusError::InhibitDelay(e.into()))?;
+            .map_err(DbusError::InhibitDelay)?;
         Ok(Duration::from_micros(usec))
     }
 
