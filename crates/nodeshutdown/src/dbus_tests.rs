@@ -202,3 +202,38 @@ async fn no_bus_fails_start() {
     let err = m.start().await.unwrap_err().to_string();
     assert!(err.contains("No such file or directory"), "{err}");
 }
+
+/// The bus goes away (dbus-daemon killed) and comes back at the same address: the watch
+/// ends, the manager reconnects (`dbusReconnectPeriod`), takes a new lock from the new
+/// logind and handles its `PrepareForShutdown`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_bus_lost_and_back_reconnects() {
+    let dir = tempfile::tempdir().unwrap();
+    let bus = PrivateBus::start_in(dir.path()).unwrap();
+    let address = bus.socket_address();
+    let logind = FakeLogind::serve(&address, S(60), None).await.unwrap();
+    let killer = FakePodKiller::new(vec![pod("p", 0)]);
+    let m = manager(
+        SystemBus {
+            address: Some(address.clone()),
+            logind_config_directory: dir.path().to_path_buf(),
+        },
+        &killer,
+        dir.path(),
+    );
+    m.start().await.unwrap();
+    assert_eq!(logind.inhibits().len(), 1);
+    drop(logind);
+    drop(bus);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let bus = PrivateBus::start_in(dir.path()).unwrap();
+    let logind = FakeLogind::serve(&address, S(60), None).await.unwrap();
+    assert!(
+        logind.wait_inhibits(1, S(10)).await,
+        "no reconnect: no lock taken on the new bus"
+    );
+    logind.prepare_for_shutdown(true).await.unwrap();
+    assert!(logind.wait_released(0, S(10)).await);
+    assert_eq!(killer.kills().len(), 1);
+    drop(bus);
+}

@@ -22,7 +22,9 @@ pub struct PrivateBus {
     child: Child,
     /// The bus address (`unix:path=…,guid=…`).
     pub address: String,
-    _dir: tempfile::TempDir,
+    /// The socket.
+    pub socket: PathBuf,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl std::fmt::Debug for PrivateBus {
@@ -37,8 +39,17 @@ impl PrivateBus {
     /// Starts `/usr/bin/dbus-daemon` and reads the address it prints.
     pub fn start() -> std::io::Result<Self> {
         let dir = tempfile::tempdir()?;
-        let socket = dir.path().join("bus");
-        let config = dir.path().join("bus.conf");
+        let mut bus = Self::start_in(dir.path())?;
+        bus._dir = Some(dir);
+        Ok(bus)
+    }
+
+    /// A bus on `<dir>/bus` (a stale socket there is removed first), so a test can
+    /// restart the bus at the same address.
+    pub fn start_in(dir: &Path) -> std::io::Result<Self> {
+        let socket = dir.join("bus");
+        let _ = std::fs::remove_file(&socket);
+        let config = dir.join("bus.conf");
         std::fs::write(
             &config,
             format!(
@@ -79,8 +90,17 @@ impl PrivateBus {
         Ok(Self {
             child,
             address: line.trim().to_string(),
-            _dir: dir,
+            socket,
+            _dir: None,
         })
+    }
+}
+
+impl PrivateBus {
+    /// The address without the daemon's GUID (as `DBUS_SYSTEM_BUS_ADDRESS` usually is):
+    /// valid across restarts.
+    pub fn socket_address(&self) -> String {
+        format!("unix:path={}", self.socket.display())
     }
 }
 
