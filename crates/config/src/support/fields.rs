@@ -103,6 +103,8 @@ const SHUTDOWN_NO_BUS: &str = "crates/nodeshutdown/src/dbus_tests.rs::no_bus_fai
 const SHUTDOWN_NOT_READY: &str =
     "crates/nodestatus/src/tests.rs::node_shutting_down_makes_the_node_not_ready";
 const SHUTDOWN_NO_BUS_REAL: &str = "crates/kubelet-rs/tests/nodeshutdown_real.rs::without_a_system_bus_the_kubelet_logs_and_runs_on";
+const SHUTDOWN_RECONNECT: &str =
+    "crates/nodeshutdown/src/dbus_tests.rs::real_bus_lost_and_back_reconnects";
 const SHUTDOWN_REAL: &str = "crates/kubelet-rs/tests/nodeshutdown_real.rs::pods_are_killed_by_priority_band_on_prepare_for_shutdown";
 
 const RESERVED: Support = done(&[
@@ -991,6 +993,7 @@ pub static FIELDS: &[FieldSupport] = &[
                 SHUTDOWN_DBUS,
                 SHUTDOWN_NO_BUS,
                 SHUTDOWN_NO_BUS_REAL,
+                SHUTDOWN_RECONNECT,
                 SHUTDOWN_NOT_READY,
             ],
         ),
