@@ -105,6 +105,7 @@ const SHUTDOWN_NOT_READY: &str =
 const SHUTDOWN_NO_BUS_REAL: &str = "crates/kubelet-rs/tests/nodeshutdown_real.rs::without_a_system_bus_the_kubelet_logs_and_runs_on";
 const SHUTDOWN_RECONNECT: &str =
     "crates/nodeshutdown/src/dbus_tests.rs::real_bus_lost_and_back_reconnects";
+const SHUTDOWN_CLUSTER: &str = "crates/kubelet-rs/tests/cluster_nodeshutdown.rs::prepare_for_shutdown_turns_the_node_not_ready_and_kills_api_pods";
 const SHUTDOWN_REAL: &str = "crates/kubelet-rs/tests/nodeshutdown_real.rs::pods_are_killed_by_priority_band_on_prepare_for_shutdown";
 
 const RESERVED: Support = done(&[
@@ -995,6 +996,7 @@ pub static FIELDS: &[FieldSupport] = &[
                 SHUTDOWN_NO_BUS_REAL,
                 SHUTDOWN_RECONNECT,
                 SHUTDOWN_NOT_READY,
+                SHUTDOWN_CLUSTER,
             ],
         ),
     ),
