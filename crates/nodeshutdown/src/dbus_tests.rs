@@ -175,6 +175,9 @@ async fn dbus_con_reads_delay_monitors_and_releases() {
     );
     let mut events = con.monitor_shutdown().await.unwrap();
     let lock = con.inhibit_shutdown().await.unwrap();
+    // Close-on-exec: no process the kubelet starts keeps the lock.
+    let flags = nix::fcntl::fcntl(lock.fd().unwrap(), nix::fcntl::FcntlArg::F_GETFD).unwrap();
+    assert!(nix::fcntl::FdFlag::from_bits_truncate(flags).contains(nix::fcntl::FdFlag::FD_CLOEXEC));
     logind.prepare_for_shutdown(true).await.unwrap();
     assert_eq!(
         tokio::time::timeout(S(10), events.recv()).await.unwrap(),

@@ -93,10 +93,21 @@ pub struct InhibitLock {
 }
 
 impl InhibitLock {
-    /// A lock holding logind's file descriptor.
+    /// A lock holding logind's file descriptor, marked close-on-exec (descriptors
+    /// received over D-Bus are not): a process the kubelet starts must not hold the lock
+    /// after the kubelet released it.
     pub fn from_fd(fd: OwnedFd) -> Self {
+        use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+        if let Err(e) = fcntl(&fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)) {
+            tracing::debug!(err = %e, "Could not mark the inhibitor lock close-on-exec");
+        }
         let id = u64::try_from(fd.as_raw_fd()).unwrap_or_default();
         Self { id, fd: Some(fd) }
+    }
+
+    /// The descriptor, if the lock holds one.
+    pub fn fd(&self) -> Option<&OwnedFd> {
+        self.fd.as_ref()
     }
 
     /// A lock without a descriptor (fakes).
