@@ -106,6 +106,9 @@ pub struct NodeSpec {
     /// More top-level `KubeletConfiguration` lines, e.g. `evictionPressureTransitionPeriod:
     /// 60s` (`KRS_NODE_EXTRA_CONFIG`, one per line).
     pub extra_config: Vec<String>,
+    /// More environment of the kubelet process (the up script passes its own on), e.g.
+    /// `DBUS_SYSTEM_BUS_ADDRESS`.
+    pub env: Vec<(String, String)>,
 }
 
 impl NodeSpec {
@@ -121,6 +124,7 @@ impl NodeSpec {
             memory_available: None,
             eviction_hard: Vec::new(),
             extra_config: Vec::new(),
+            env: Vec::new(),
         }
     }
 
@@ -162,6 +166,7 @@ impl NodeSpec {
         if let NodeKubelet::KubeletRs(bin) = &self.kubelet {
             cmd.env("KRS_KUBELET_RS_BIN", bin);
         }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         if up {
             cmd.arg("--no-smoke");
         }

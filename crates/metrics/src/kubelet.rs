@@ -6,7 +6,8 @@
 //! Registered in the `/metrics` registry ([`crate::legacy_registry`]) are the families
 //! issue #8 lists and those their subsystems update next to them; upstream's families of
 //! subsystems kubelet-rs refuses (CPU/memory/topology managers, device plugins, DRA,
-//! pod resources API, image volumes, graceful shutdown) are not registered.
+//! pod resources API, image volumes) are not registered; the graceful shutdown gauges are
+//! registered with their gates ([`GracefulShutdownMetrics`]).
 
 use prometheus::core::Collector;
 use prometheus::{Counter, CounterVec, Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec};
@@ -524,6 +525,36 @@ impl ImageVolumeMetrics {
                 "kubelet_image_volume_mounted_errors_total",
                 "Number of failed image volume mounts.",
                 BETA,
+            )?,
+        })
+    }
+}
+
+/// The graceful node shutdown gauges (`metrics.go` `GracefulShutdownStartTime`,
+/// `GracefulShutdownEndTime`; registered only with the gates `GracefulNodeShutdown` and
+/// `GracefulNodeShutdownBasedOnPodPriority`).
+#[derive(Clone)]
+pub struct GracefulShutdownMetrics {
+    /// `kubelet_graceful_shutdown_start_time_seconds`.
+    pub start_time: Gauge,
+    /// `kubelet_graceful_shutdown_end_time_seconds`.
+    pub end_time: Gauge,
+}
+
+impl GracefulShutdownMetrics {
+    /// Creates the graceful shutdown gauges and registers them in `reg`.
+    pub fn register(reg: &KubeRegistry) -> Result<Self, RegisterError> {
+        let b = Builder { reg };
+        Ok(GracefulShutdownMetrics {
+            start_time: b.gauge(
+                "kubelet_graceful_shutdown_start_time_seconds",
+                "Last graceful shutdown start time since unix epoch in seconds",
+                ALPHA,
+            )?,
+            end_time: b.gauge(
+                "kubelet_graceful_shutdown_end_time_seconds",
+                "Last graceful shutdown end time since unix epoch in seconds",
+                ALPHA,
             )?,
         })
     }

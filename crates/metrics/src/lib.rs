@@ -26,9 +26,9 @@ use std::sync::LazyLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use kubelet::{
-    BuildInfo, DEF_BUCKETS, ImageVolumeMetrics, KubeletMetrics, POD_STARTUP_DURATION_BUCKETS,
-    POD_STARTUP_STEP_DURATION, ProberMetrics, container_type, exponential_buckets,
-    register_process_start_time,
+    BuildInfo, DEF_BUCKETS, GracefulShutdownMetrics, ImageVolumeMetrics, KubeletMetrics,
+    POD_STARTUP_DURATION_BUCKETS, POD_STARTUP_STEP_DURATION, ProberMetrics, container_type,
+    exponential_buckets, register_process_start_time,
 };
 pub use process::{ProcessCollector, ProcessFigures};
 pub use registry::{
@@ -127,6 +127,31 @@ pub fn register_image_volume() -> Result<(), RegisterError> {
 /// Runs `f` on the image volume families when they are registered.
 pub fn with_image_volume(f: impl FnOnce(&ImageVolumeMetrics)) {
     if let Some(m) = IMAGE_VOLUME.get() {
+        f(m);
+    }
+}
+
+static GRACEFUL_SHUTDOWN: std::sync::OnceLock<GracefulShutdownMetrics> = std::sync::OnceLock::new();
+
+/// Registers the graceful shutdown gauges in the `/metrics` registry (upstream: when the
+/// gates `GracefulNodeShutdown` and `GracefulNodeShutdownBasedOnPodPriority` are on); once.
+pub fn register_graceful_shutdown() -> Result<(), RegisterError> {
+    static ONCE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _once = ONCE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if GRACEFUL_SHUTDOWN.get().is_some() {
+        return Ok(());
+    }
+    let legacy = LEGACY.as_ref().map_err(Clone::clone)?;
+    let m = GracefulShutdownMetrics::register(&legacy.registry)?;
+    let _ = GRACEFUL_SHUTDOWN.set(m);
+    Ok(())
+}
+
+/// Runs `f` on the graceful shutdown gauges when they are registered.
+pub fn with_graceful_shutdown(f: impl FnOnce(&GracefulShutdownMetrics)) {
+    if let Some(m) = GRACEFUL_SHUTDOWN.get() {
         f(m);
     }
 }

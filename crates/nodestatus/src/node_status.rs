@@ -244,6 +244,7 @@ impl NodeStatusManager {
                 .runtime_errors(&self.source.health_checks()),
             network_errors: self.runtime_state.network_errors(),
             runtime_features: self.runtime_state.runtime_features(),
+            node_shutdown_error: self.source.shutdown_status().err(),
             memory_pressure: pressure.memory,
             disk_pressure: pressure.disk,
             pid_pressure: pressure.pid,

@@ -72,6 +72,9 @@ pub struct SetterInputs {
     pub network_errors: Vec<String>,
     /// `runtimeState.runtimeFeatures()`.
     pub runtime_features: Option<RuntimeFeatures>,
+    /// `shutdownManager.ShutdownStatus()`: `node is shutting down` while the graceful
+    /// node shutdown runs.
+    pub node_shutdown_error: Option<String>,
     /// `evictionManager.IsUnderMemoryPressure()` (no eviction manager yet: false).
     pub memory_pressure: bool,
     /// `evictionManager.IsUnderDiskPressure()`.
@@ -512,13 +515,14 @@ pub fn node_features(node: &mut Node, ctx: &SetterContext<'_>) {
     });
 }
 
-/// `ReadyCondition`: `KubeletReady` or `KubeletNotReady` with the runtime, network and
-/// missing-capacity errors aggregated as `utilerrors` does; the transition time is kept
+/// `ReadyCondition`: `KubeletReady` or `KubeletNotReady` with the runtime, network, node
+/// shutdown and missing-capacity errors aggregated as `utilerrors` does; the transition time is kept
 /// while the status stays; `NodeReady`/`NodeNotReady` events on a change.
 pub fn ready_condition(node: &mut Node, ctx: &mut SetterContext<'_>) {
     let now = api_time(ctx.inputs.now);
     let mut errs: Vec<String> = ctx.inputs.runtime_errors.clone();
     errs.extend(ctx.inputs.network_errors.iter().cloned());
+    errs.extend(ctx.inputs.node_shutdown_error.iter().cloned());
     let mut required = vec![RESOURCE_CPU, RESOURCE_MEMORY, RESOURCE_PODS];
     if ctx.cfg.local_storage_capacity_isolation {
         required.push(RESOURCE_EPHEMERAL_STORAGE);

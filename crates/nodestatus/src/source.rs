@@ -56,6 +56,11 @@ pub trait NodeStatusSource: Send + Sync {
     fn pressure(&self) -> NodePressure {
         NodePressure::default()
     }
+    /// The node shutdown manager's `ShutdownStatus` (`Err("node is shutting down")` while
+    /// the node shuts down); none without a manager.
+    fn shutdown_status(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Which pressure conditions the eviction manager reports.
@@ -220,6 +225,8 @@ pub struct FakeSourceState {
     pub health_checks: Vec<HealthCheck>,
     pub events: Vec<NodeEvent>,
     pub pressure: NodePressure,
+    /// `ShutdownStatus`'s error (the node is shutting down).
+    pub shutdown_error: Option<String>,
 }
 
 /// A CRI status with `RuntimeReady` and `NetworkReady` true.
@@ -259,6 +266,7 @@ impl FakeNodeStatusSource {
                 health_checks: vec![("PLEG".into(), Ok(()))],
                 events: Vec::new(),
                 pressure: NodePressure::default(),
+                shutdown_error: None,
             })),
         }
     }
@@ -343,5 +351,8 @@ impl NodeStatusSource for FakeNodeStatusSource {
     }
     fn pressure(&self) -> NodePressure {
         self.get(|s| s.pressure)
+    }
+    fn shutdown_status(&self) -> Result<(), String> {
+        self.get(|s| s.shutdown_error.clone()).map_or(Ok(()), Err)
     }
 }

@@ -317,6 +317,32 @@ async fn not_ready_reasons_are_aggregated_as_upstream() {
     );
 }
 
+/// `ReadyCondition` with the shutdown manager's `ShutdownStatus`: `node is shutting down`
+/// after the runtime and network errors, before the missing capacities.
+#[tokio::test(start_paused = true)]
+async fn node_shutting_down_makes_the_node_not_ready() {
+    let e = env();
+    e.manager.update_runtime_up().await;
+    e.source
+        .update(|s| s.shutdown_error = Some("node is shutting down".into()));
+    let node = e.manager.initial_node().await;
+    let ready = condition(&node, "Ready");
+    assert_eq!(ready.status, "False");
+    assert_eq!(ready.reason.as_deref(), Some("KubeletNotReady"));
+    assert_eq!(ready.message.as_deref(), Some("node is shutting down"));
+    e.source
+        .update(|s| s.root_fs_capacity = Err("statfs failed".into()));
+    let node = e.manager.initial_node().await;
+    assert_eq!(
+        condition(&node, "Ready").message.as_deref(),
+        Some("[node is shutting down, missing node capacity for resources: ephemeral-storage]")
+    );
+    e.source.update(|s| s.shutdown_error = None);
+    e.source.update(|s| s.root_fs_capacity = Ok(1 << 30));
+    let node = e.manager.initial_node().await;
+    assert_eq!(condition(&node, "Ready").status, "True");
+}
+
 fn inputs(now: Timestamp) -> SetterInputs {
     SetterInputs {
         now,
@@ -334,6 +360,7 @@ fn inputs(now: Timestamp) -> SetterInputs {
         runtime_errors: Vec::new(),
         network_errors: Vec::new(),
         runtime_features: None,
+        node_shutdown_error: None,
         memory_pressure: false,
         disk_pressure: false,
         pid_pressure: false,

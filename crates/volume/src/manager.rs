@@ -125,6 +125,13 @@ impl VolumeManager {
         self.state().get(uid).and_then(|v| v.get(name)).cloned()
     }
 
+    /// Whether any volume of pod `uid` is mounted (upstream `WaitForUnmount`'s check of
+    /// the actual state of the world: `GetMountedVolumesForPod` empty once the pod's
+    /// volumes are torn down).
+    pub fn has_mounted_volumes(&self, uid: &str) -> bool {
+        self.state().get(uid).is_some_and(|v| !v.is_empty())
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, HashMap<String, BTreeMap<String, PathBuf>>> {
         self.mounted.lock().unwrap_or_else(PoisonError::into_inner)
     }

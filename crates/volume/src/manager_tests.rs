@@ -254,8 +254,10 @@ async fn token_is_rewritten_when_the_manager_renews_it_and_teardown_forgets_it()
     f.objects.set_token("ns", "default", "tok-2");
     f.manager.wait_for_attach_and_mount(&p).await.unwrap();
     assert_eq!(read(&dir, "token"), "tok-2");
+    assert!(f.manager.has_mounted_volumes("uid-1"));
 
     f.manager.unmount_pod("uid-1").await.unwrap();
+    assert!(!f.manager.has_mounted_volumes("uid-1"));
     assert!(!dir.exists());
     assert!(f.mounter.mounts().is_empty());
     assert_eq!(

@@ -28,6 +28,7 @@ pub fn admit_handlers(
     deps: &KubeletDeps<'_>,
     node: Arc<dyn NodeGetter>,
     eviction: Arc<kubelet_eviction::ManagerImpl>,
+    shutdown: Arc<dyn kubelet_nodeshutdown::Manager>,
 ) -> Result<PodAdmitHandlers, AdmissionError> {
     let c = &deps.server.config;
     let mut handlers = PodAdmitHandlers::new(AdmissionConfig {
@@ -43,6 +44,9 @@ pub fn admit_handlers(
     // Upstream adds the eviction admit handler first; kubelet-rs's unsupported-feature
     // check stays in front of every handler.
     handlers.insert(1, kubelet_eviction::EvictionAdmitHandler(eviction));
+    // Upstream appends the node shutdown manager last (`NodeShutdown` while the node
+    // shuts down).
+    handlers.add(kubelet_nodeshutdown::ShutdownAdmitHandler(shutdown));
     Ok(handlers)
 }
 

@@ -300,8 +300,7 @@ impl Kubelet {
     /// Upstream `killPodNow` with the eviction manager's status function: the pod worker
     /// kills the pod with the grace period override and records phase `Failed`, reason
     /// and message, and (pressure evictions) a `DisruptionTarget` condition
-    /// (`TerminationByKubelet`); waits up
-    /// to 1.5× the grace period (at least 10 s).
+    /// (`TerminationByKubelet`); see [`Kubelet::kill_pod_with`].
     pub async fn kill_pod_now(
         &self,
         pod: &Pod,
@@ -327,11 +326,26 @@ impl Kubelet {
                 ..PodCondition::default()
             });
         });
+        self.kill_pod_with(pod, true, grace_period_override, status_fn)
+            .await
+    }
+
+    /// Upstream `killPodNow(podWorkers, recorder)`: the pod worker kills the pod with the
+    /// grace period override (`isEvicted` marks an eviction) and applies `status_fn` to
+    /// its final status; waits up to 1.5× the grace period (at least 10 s), then records
+    /// `ExceededGracePeriod`. Used by the eviction and node shutdown managers.
+    pub async fn kill_pod_with(
+        &self,
+        pod: &Pod,
+        is_evicted: bool,
+        grace_period_override: i64,
+        status_fn: PodStatusFn,
+    ) -> Result<(), String> {
         let (completion, done) = Completion::new();
         let mut opts = UpdatePodOptions::new(SyncPodType::Kill, Arc::new(pod.clone()));
         opts.kill_pod_options = Some(KillPodOptions {
             completed: Some(completion),
-            evict: true,
+            evict: is_evicted,
             pod_status_fn: Some(status_fn),
             grace_period_override: Some(grace_period_override),
         });

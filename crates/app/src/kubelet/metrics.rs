@@ -34,6 +34,12 @@ pub(crate) fn register(server: &KubeletServer, node_name: &str) -> Result<(), St
     {
         kubelet_metrics::register_image_volume().map_err(|e| e.to_string())?;
     }
+    let gates = &server.feature_gates;
+    if gates.enabled(kubelet_features::gates::GRACEFUL_NODE_SHUTDOWN)
+        && gates.enabled(kubelet_features::gates::GRACEFUL_NODE_SHUTDOWN_BASED_ON_POD_PRIORITY)
+    {
+        kubelet_metrics::register_graceful_shutdown().map_err(|e| e.to_string())?;
+    }
     Ok(())
 }
 

@@ -16,6 +16,7 @@ mod housekeeping;
 mod image_gc;
 mod metrics;
 mod node_setup;
+pub(crate) mod nodeshutdown;
 mod pod_cgroups;
 mod pod_manager;
 mod pod_state;
@@ -142,6 +143,9 @@ pub struct Kubelet {
     pub actuated: Arc<kubelet_runtime::resize::ActuatedState>,
     /// The eviction manager (`kubelet-eviction`): node pressure, evictions, its admit handler.
     pub eviction_manager: Arc<kubelet_eviction::ManagerImpl>,
+    /// The node shutdown manager (`kubelet-nodeshutdown`): its `ShutdownStatus` feeds
+    /// node status, its admit handler admission.
+    pub shutdown_manager: Arc<nodeshutdown::NodeShutdown>,
     /// User namespace ID allocations (`None` with `UserNamespacesSupport` off).
     pub userns: Option<Arc<kubelet_runtime::userns::UsernsManager>>,
     registered_sources: BTreeSet<String>,
@@ -432,6 +436,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         runtime_setup::gc_policy(server),
     ));
     let eviction = eviction::new_manager(deps)?;
+    let shutdown_manager = Arc::new(nodeshutdown::new_manager(deps));
     let kubelet = Arc::new(Kubelet {
         pod_manager: PodManager::default(),
         pod_workers,
@@ -452,6 +457,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
                 admission::initial_node(deps),
             )),
             eviction.manager.clone(),
+            shutdown_manager.manager.clone(),
         )
         .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
         node_lister,
@@ -464,6 +470,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         allocation,
         actuated,
         eviction_manager: eviction.manager.clone(),
+        shutdown_manager,
         userns: manager.userns_manager().cloned(),
         registered_sources: pod_config.registered_sources(),
         seen_sources: Mutex::new(HashSet::new()),
@@ -656,6 +663,8 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         deps.shutdown.clone(),
         &mut tasks,
     );
+    // `shutdownManager.Start()`, last of `initializeRuntimeDependentModules`.
+    nodeshutdown::start(&kubelet.shutdown_manager, &kubelet, &mut tasks);
     let host: kubelet_server::Host = Arc::new(
         host::KubeletHost::new(kubelet.clone(), deps.runtime.runtime.clone()).with_stats(stats),
     );

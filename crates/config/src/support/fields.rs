@@ -76,6 +76,30 @@ fn is_true(v: &Value) -> bool {
 }
 
 /// `kubeReserved` and `systemReserved`.
+/// Graceful node shutdown (`kubelet-nodeshutdown`).
+const SHUTDOWN_NOTE: &str = "graceful node shutdown as upstream's (gate `GracefulNodeShutdown`): a systemd-logind delay inhibitor lock on the system bus (`DBUS_SYSTEM_BUS_ADDRESS`, else `/var/run/dbus/system_bus_socket`), `InhibitDelayMaxSec` raised through `/etc/systemd/logind.conf.d/99-kubelet.conf` and a logind reload when too small, pods killed by priority band on `PrepareForShutdown`, `NodeShutdown` admission rejections, Ready false, the state file and gauges; without a system bus or logind (e.g. PID 1 not systemd) the manager's start fails and the kubelet logs `Failed to start node shutdown manager` and runs on without it, as upstream's";
+const SHUTDOWN_BANDS: &str = "crates/nodeshutdown/src/manager_tests.rs::manager_kills_with_band_periods_and_overrides_logind";
+const SHUTDOWN_STATUS: &str =
+    "crates/nodeshutdown/src/manager_tests.rs::killed_pods_get_upstreams_status";
+const SHUTDOWN_MIGRATE: &str =
+    "crates/nodeshutdown/src/manager_tests.rs::migrate_config_as_upstream";
+const SHUTDOWN_GROUPS: &str =
+    "crates/nodeshutdown/src/manager_tests.rs::group_by_priority_as_upstream";
+const SHUTDOWN_ORDER: &str =
+    "crates/nodeshutdown/src/manager_tests.rs::shutdown_then_cancel_releases_and_retakes_the_lock";
+const SHUTDOWN_CONFIG: &str =
+    "crates/app/src/kubelet/nodeshutdown.rs::shutdown_config_from_the_kubelet_configuration";
+const SHUTDOWN_DBUS: &str =
+    "crates/nodeshutdown/src/dbus_tests.rs::real_bus_override_inhibit_shutdown_and_cancel";
+const SHUTDOWN_NO_BUS: &str = "crates/nodeshutdown/src/dbus_tests.rs::no_bus_fails_start";
+const SHUTDOWN_NOT_READY: &str =
+    "crates/nodestatus/src/tests.rs::node_shutting_down_makes_the_node_not_ready";
+const SHUTDOWN_NO_BUS_REAL: &str = "crates/kubelet-rs/tests/nodeshutdown_real.rs::without_a_system_bus_the_kubelet_logs_and_runs_on";
+const SHUTDOWN_RECONNECT: &str =
+    "crates/nodeshutdown/src/dbus_tests.rs::real_bus_lost_and_back_reconnects";
+const SHUTDOWN_CLUSTER: &str = "crates/kubelet-rs/tests/cluster_nodeshutdown.rs::prepare_for_shutdown_turns_the_node_not_ready_and_kills_api_pods";
+const SHUTDOWN_REAL: &str = "crates/kubelet-rs/tests/nodeshutdown_real.rs::pods_are_killed_by_priority_band_on_prepare_for_shutdown";
+
 const RESERVED: Support = done(&[
     QOS_CGROUP_LIMITS,
     RUNTIME_SETTINGS,
@@ -952,19 +976,47 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "shutdownGracePeriod",
         None,
-        ignored(
-            "delays node shutdown (systemd inhibitor lock) to terminate pods gracefully within this period",
+        done_with_note(
+            SHUTDOWN_NOTE,
+            &[
+                SHUTDOWN_BANDS,
+                SHUTDOWN_STATUS,
+                SHUTDOWN_MIGRATE,
+                SHUTDOWN_CONFIG,
+                SHUTDOWN_DBUS,
+                SHUTDOWN_NO_BUS,
+                SHUTDOWN_NO_BUS_REAL,
+                SHUTDOWN_RECONNECT,
+                SHUTDOWN_NOT_READY,
+                SHUTDOWN_CLUSTER,
+            ],
         ),
     ),
     f(
         "shutdownGracePeriodCriticalPods",
         None,
-        ignored("reserves this part of shutdownGracePeriod for critical pods"),
+        done_with_note(
+            SHUTDOWN_NOTE,
+            &[
+                SHUTDOWN_BANDS,
+                SHUTDOWN_MIGRATE,
+                SHUTDOWN_CONFIG,
+                SHUTDOWN_DBUS,
+            ],
+        ),
     ),
     f(
         "shutdownGracePeriodByPodPriority",
         None,
-        ignored("terminates pods on node shutdown by priority band, each with its grace period"),
+        done_with_note(
+            SHUTDOWN_NOTE,
+            &[
+                SHUTDOWN_GROUPS,
+                SHUTDOWN_ORDER,
+                SHUTDOWN_CONFIG,
+                SHUTDOWN_REAL,
+            ],
+        ),
     ),
     f(
         "crashLoopBackOff.maxContainerRestartPeriod",

@@ -131,10 +131,16 @@ pub struct Proc {
 
 impl Proc {
     pub fn spawn(dir: &Path, name: &str, args: &[&str]) -> Proc {
+        Self::spawn_env(dir, name, args, &[])
+    }
+
+    /// [`Proc::spawn`] with extra environment variables.
+    pub fn spawn_env(dir: &Path, name: &str, args: &[&str], env: &[(String, String)]) -> Proc {
         let log = dir.join(format!("{name}.log"));
         let err = std::fs::File::create(&log).unwrap();
         let child = Command::new(BIN)
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(err)

@@ -31,6 +31,8 @@ pub struct Node {
     pub busybox: String,
     pub cri: Arc<kubelet_cri::RemoteRuntimeService>,
     pub proc: Option<Proc>,
+    /// Extra environment of the kubelet process.
+    pub env: Vec<(String, String)>,
 }
 
 impl Node {
@@ -77,12 +79,13 @@ impl Node {
             busybox: env.busybox_image,
             cri: Arc::new(cri),
             proc: None,
+            env: Vec::new(),
         }
     }
 
     pub async fn start(&mut self) {
         let root = self.dir.path().join("root");
-        let mut p = Proc::spawn(
+        let mut p = Proc::spawn_env(
             self.dir.path(),
             &format!("kubelet-{}", Instant::now().elapsed().as_nanos()),
             &[
@@ -98,6 +101,7 @@ impl Node {
                 &self.name,
                 "--v=2",
             ],
+            &self.env,
         );
         assert!(
             super::wait_healthy(&mut p, self.hz_port, Duration::from_secs(30)).await,

@@ -33,6 +33,7 @@ struct KubeletNodeStatusSource {
     recorder: Arc<dyn EventRecorder>,
     node_ref: ObjectReference,
     eviction: Arc<kubelet_eviction::ManagerImpl>,
+    shutdown: Arc<dyn kubelet_nodeshutdown::Manager>,
 }
 
 #[async_trait]
@@ -68,6 +69,10 @@ impl NodeStatusSource for KubeletNodeStatusSource {
             disk: self.eviction.is_under_disk_pressure(),
             pid: self.eviction.is_under_pid_pressure(),
         }
+    }
+
+    fn shutdown_status(&self) -> Result<(), String> {
+        self.shutdown.shutdown_status()
     }
 
     async fn images(&self) -> Result<Vec<Image>, String> {
@@ -120,6 +125,7 @@ pub(crate) fn start_node_status(
         },
         root_dir: kubelet.root_dir.clone(),
         eviction: kubelet.eviction_manager.clone(),
+        shutdown: kubelet.shutdown_manager.manager.clone(),
         recorder: kubelet.recorder.clone(),
         node_ref: node_ref(&deps.node_name),
     };
@@ -129,7 +135,7 @@ pub(crate) fn start_node_status(
         heartbeat: Arc::new(KubeNodeApi::new(clients.heartbeat.clone())),
         node_lister: Some(Arc::new(move || lister.get().map(|n| (*n).clone()))),
     };
-    kubelet_nodestatus::start(
+    let manager = kubelet_nodestatus::start(
         apis,
         Arc::new(source),
         Arc::new(RealHostNetwork),
@@ -138,4 +144,8 @@ pub(crate) fn start_node_status(
         deps.shutdown.clone(),
         tasks,
     );
+    // The shutdown manager's `SyncNodeStatusFunc`.
+    kubelet
+        .shutdown_manager
+        .bind_node_status(manager, deps.shutdown.clone());
 }
