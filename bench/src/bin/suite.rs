@@ -20,18 +20,20 @@ use anyhow::{Context as _, bail};
 use kubelet_bench::cli::Options;
 use kubelet_bench::env;
 use kubelet_bench::event_detect::{EventBenchOptions, b9_not_measured, b9_rows, run_interleaved};
+use kubelet_bench::eviction_detect::EvictionRun;
 use kubelet_bench::plots::{self, LinePlot, Series};
 use kubelet_bench::report::{RunRecord, Variant, aggregate};
 use kubelet_bench::suite::{JsonReport, resolve_binaries, run_all_on_the_runtime};
 use kubelet_bench::suite_report::{
-    self as sr, Baseline, QuickFigure, Row, Verdict, compare, quick_figures,
+    self as sr, Baseline, GoalKind, QuickFigure, Row, Verdict, compare, quick_figures,
 };
 
 const USAGE: &str = "\
 usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
              [--kubelet PATH] [--upstream PATH] [--repeat N] [--no-cluster]
              [--cluster-idle-seconds S] [--baseline FILE] [--allow-foreign-pods]
-             [--no-event-detection] [--no-standalone] [--standalone-idle-seconds S]
+             [--no-event-detection] [--no-eviction-detection] [--no-standalone]
+             [--standalone-idle-seconds S]
              [--no-steady] [--steady-seconds S] [--steady-repeat N] [--steady-pods N]...
 
   --out-dir DIR          where results.json, results.md, the plots and the raw JSON of each
@@ -50,6 +52,9 @@ usage: suite [--out-dir DIR] [--quick [--record-baseline [--provisional NOTE]]]
   --no-cluster           skip cluster-node (B1/B2/B3/B5/B7 cluster rows become 'not measured')
   --cluster-idle-seconds idle period of cluster-node (default 150)
   --no-event-detection   skip B9 (container killed from outside → /pods; full run only)
+  --no-eviction-detection
+                         skip E1 (issue #10: memory threshold crossed → eviction, through the
+                         sibling eviction-detection binary; full run with the cluster only)
   --no-standalone        skip the standalone start and idle runs (B3 exec → first static pod
                          RUNNING; B1/B2 with no pod; full run only)
   --standalone-idle-seconds S
@@ -79,6 +84,7 @@ struct SuiteOptions {
     cluster_idle: u64,
     allow_foreign_pods: bool,
     event_detection: bool,
+    eviction_detection: bool,
     standalone: bool,
     standalone_idle_seconds: f64,
     steady: bool,
@@ -101,6 +107,7 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
         cluster_idle: 150,
         allow_foreign_pods: false,
         event_detection: true,
+        eviction_detection: true,
         standalone: true,
         standalone_idle_seconds: 150.0,
         steady: true,
@@ -133,6 +140,7 @@ fn parse(args: &[String]) -> anyhow::Result<Option<SuiteOptions>> {
             }
             "--allow-foreign-pods" => o.allow_foreign_pods = true,
             "--no-event-detection" => o.event_detection = false,
+            "--no-eviction-detection" => o.eviction_detection = false,
             "--no-standalone" => o.standalone = false,
             "--standalone-idle-seconds" => {
                 o.standalone_idle_seconds = val()?.parse().context("--standalone-idle-seconds")?;
@@ -452,6 +460,16 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
         None
     };
 
+    // 2b. issue #10's eviction detection (full run with the cluster only): the sibling
+    // eviction-detection binary.
+    let eviction_doc = if opts.cluster && opts.eviction_detection && !opts.quick {
+        let out = out_dir.join("eviction-detection.json");
+        let args = ["--repeat".to_string(), opts.repeat.to_string()];
+        run_sibling("eviction-detection", &args, &bins, &out, &mut notes)
+    } else {
+        None
+    };
+
     // 3. B12: stripped sizes.
     let size = size_row(&bins, &out_dir);
 
@@ -459,6 +477,24 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
     let mut rows: Vec<Row> = sr::static_pod_rows(&records, &pods);
     if let Some(doc) = &cluster_doc {
         rows.extend(sr::cluster_rows(doc));
+    }
+    if let Some(runs) = eviction_doc
+        .as_ref()
+        .and_then(|d| d.get("runs"))
+        .and_then(|r| serde_json::from_value::<Vec<EvictionRun>>(r.clone()).ok())
+    {
+        rows.extend(kubelet_bench::eviction_detect::rows(&runs));
+    } else if !opts.quick {
+        rows.push(Row::not_measured(
+            "E1",
+            "eviction detection: memory threshold crossed → Evicted event (issue #10)",
+            Some((GoalKind::VsUpstream, 1.0)),
+            if opts.cluster && opts.eviction_detection {
+                "eviction-detection did not run (see the notes)"
+            } else {
+                "skipped (--no-eviction-detection or --no-cluster)"
+            },
+        ));
     }
     if !steady_records.is_empty() {
         let settle = kubelet_bench::steady::SteadyConfig::with_window(Duration::ZERO).settle;
@@ -619,6 +655,7 @@ async fn run(opts: SuiteOptions, args: Vec<String>) -> anyhow::Result<bool> {
             "static_pods": "static-pods.json",
             "cluster_node": cluster_doc.as_ref().map(|_| "cluster-node.json"),
             "event_detection": b9.as_ref().map(|(_, f)| *f),
+            "eviction_detection": eviction_doc.as_ref().map(|_| "eviction-detection.json"),
             "steady_pods": (!steady_records.is_empty()).then_some("steady-pods.json"),
         },
     });
@@ -677,28 +714,50 @@ fn run_cluster_node(
     out_dir: &Path,
     notes: &mut Vec<String>,
 ) -> Option<serde_json::Value> {
+    let args = [
+        "--repeat".to_string(),
+        opts.repeat.to_string(),
+        "--idle-seconds".to_string(),
+        opts.cluster_idle.to_string(),
+    ];
+    run_sibling(
+        "cluster-node",
+        &args,
+        bins,
+        &out_dir.join("cluster-node.json"),
+        notes,
+    )
+}
+
+/// Runs the benchmark binary `name` next to this one with `args`, `--out out` and the
+/// kubelet-rs binary; its JSON, or `None` (with a note) when it could not run. A run that
+/// exits with a failure still gives its JSON (the failed runs are in it).
+fn run_sibling(
+    name: &str,
+    args: &[String],
+    bins: &kubelet_bench::suite::Binaries,
+    out: &Path,
+    notes: &mut Vec<String>,
+) -> Option<serde_json::Value> {
     let exe = std::env::current_exe()
         .ok()
-        .and_then(|e| e.parent().map(|d| d.join("cluster-node")));
+        .and_then(|e| e.parent().map(|d| d.join(name)));
     let Some(exe) = exe.filter(|e| e.is_file()) else {
-        notes.push(
-            "cluster-node binary not found next to suite (cargo build --release -p kubelet-bench): cluster rows not measured".into(),
-        );
+        notes.push(format!(
+            "{name} binary not found next to suite (cargo build --release -p kubelet-bench): its rows are not measured"
+        ));
         return None;
     };
-    let out = out_dir.join("cluster-node.json");
     let mut cmd = Command::new(&exe);
-    cmd.args(["--repeat", &opts.repeat.to_string()])
-        .args(["--idle-seconds", &opts.cluster_idle.to_string()])
-        .arg("--out")
-        .arg(&out);
+    cmd.args(args).arg("--out").arg(out);
     if let Some(k) = &bins.kubelet_rs {
         cmd.arg("--kubelet").arg(k);
     }
-    eprintln!("[suite] cluster mode: {cmd:?}");
+    eprintln!("[suite] {name}: {cmd:?}");
     match cmd.status() {
         Ok(s) if !s.success() => notes.push(format!(
-            "cluster-node exited with {s}: some cluster runs failed (see cluster-node.json)"
+            "{name} exited with {s}: some runs failed (see {})",
+            out.file_name().unwrap_or_default().to_string_lossy()
         )),
         Ok(_) => {}
         Err(e) => {
@@ -706,7 +765,7 @@ fn run_cluster_node(
             return None;
         }
     }
-    let text = std::fs::read_to_string(&out).ok()?;
+    let text = std::fs::read_to_string(out).ok()?;
     serde_json::from_str(&text).ok()
 }
 
@@ -1102,5 +1161,11 @@ mod tests {
         let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         assert!(parse(&args(&["--standalone-idle-seconds", "0"])).is_err());
         assert!(parse(&args(&["--standalone-idle-seconds", "NaN"])).is_err());
+    }
+
+    #[test]
+    fn eviction_detection_option() {
+        assert!(parse_ok(&[]).eviction_detection);
+        assert!(!parse_ok(&["--no-eviction-detection"]).eviction_detection);
     }
 }
