@@ -366,6 +366,56 @@ pub async fn delete_pods(client: &Client, timeout: Duration) -> Result<()> {
     }
 }
 
+/// The benchmark's two nodes, one kubelet each: (kubelet, node name, node IP, port).
+pub const NODES: [(&str, &str, &str, u16); 2] = [
+    ("kubelet-rs", "krsbench-rs", "198.18.255.20", 10270),
+    ("upstream", "krsbench-up", "198.18.255.21", 10271),
+];
+
+/// A node of the benchmark started afresh (leftover pods and its Node object deleted first),
+/// and a watch that returns when it is Ready.
+pub async fn start_fresh_node(
+    c: &kubelet_e2e::cluster::Cluster,
+    client: &Client,
+    spec: kubelet_e2e::cluster::NodeSpec,
+) -> Result<(
+    kubelet_e2e::cluster::ClusterNode,
+    tokio::task::JoinHandle<Result<SystemTime>>,
+)> {
+    let name = spec.name.clone();
+    delete_pods(client, Duration::from_secs(60)).await.ok();
+    delete_node(client, &name).await;
+    let ready = tokio::spawn(wait_node_ready(
+        client.clone(),
+        name,
+        Duration::from_secs(300),
+    ));
+    let c2 = c.clone();
+    let node = tokio::task::spawn_blocking(move || c2.start_node(spec))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("node start: {e}"))?;
+    Ok((node, ready))
+}
+
+/// Stops a node of [`start_fresh_node`] and deletes its Node object; `result` (the
+/// measurement's) comes first, then a failure to stop.
+pub async fn stop_node(
+    client: &Client,
+    node: kubelet_e2e::cluster::ClusterNode,
+    result: Result<()>,
+) -> Result<()> {
+    let name = node.spec.name.clone();
+    let down = tokio::task::spawn_blocking(move || node.stop()).await;
+    delete_node(client, &name).await;
+    result?;
+    match down {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(format!("node stop: {e}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Deletes the Node object `name` (so the next start registers afresh).
 pub async fn delete_node(client: &Client, name: &str) {
     let nodes: Api<Node> = Api::all(client.clone());

@@ -108,10 +108,7 @@ async fn main() -> anyhow::Result<()> {
     for rep in 0..opts.repeat {
         // Both kubelets of a repetition get the same kill phases.
         let seed = kubelet_bench::event_detect::clock_seed();
-        for (kubelet, name, ip, port) in [
-            ("kubelet-rs", "krsbench-rs", "198.18.255.20", 10270u16),
-            ("upstream", "krsbench-up", "198.18.255.21", 10271u16),
-        ] {
+        for (kubelet, name, ip, port) in cluster::NODES {
             eprintln!("[bench] repeat {rep}: {kubelet} as node {name}");
             let which = if kubelet == "upstream" {
                 NodeKubelet::Upstream
@@ -151,32 +148,11 @@ async fn run_node(
     seed: f64,
     run: &mut NodeRun,
 ) -> Result<(), String> {
-    let name = spec.name.clone();
-    let user = format!("system:node:{name}");
+    let user = format!("system:node:{}", spec.name);
     let audit = cluster::audit_log(&c.state_dir);
-    cluster::delete_pods(client, Duration::from_secs(60))
-        .await
-        .ok();
-    cluster::delete_node(client, &name).await;
-    let ready = tokio::spawn(cluster::wait_node_ready(
-        client.clone(),
-        name.clone(),
-        Duration::from_secs(300),
-    ));
-    let c2 = c.clone();
-    let node = tokio::task::spawn_blocking(move || c2.start_node(spec))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("node start: {e}"))?;
+    let (node, ready) = cluster::start_fresh_node(c, client, spec).await?;
     let result = measure(client, &node, &user, &audit, (opts, seed), run, ready).await;
-    let down = tokio::task::spawn_blocking(move || node.stop()).await;
-    cluster::delete_node(client, &name).await;
-    result?;
-    match down {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(format!("node stop: {e}")),
-        Err(e) => Err(e.to_string()),
-    }
+    cluster::stop_node(client, node, result).await
 }
 
 async fn measure(

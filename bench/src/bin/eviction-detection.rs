@@ -89,10 +89,7 @@ async fn main() -> anyhow::Result<()> {
     for repeat in 0..opts.repeat {
         for &memcg in &opts.memcg {
             // The same nodes as `cluster-node` (names, addresses, ports).
-            for (kubelet, name, ip, port) in [
-                ("kubelet-rs", "krsbench-rs", "198.18.255.20", 10270u16),
-                ("upstream", "krsbench-up", "198.18.255.21", 10271u16),
-            ] {
+            for (kubelet, name, ip, port) in cluster::NODES {
                 eprintln!("[bench] repeat {repeat}, kernelMemcgNotification {memcg}: {kubelet}");
                 let which = if kubelet == "upstream" {
                     NodeKubelet::Upstream
@@ -144,20 +141,7 @@ async fn run_node(
     run: &mut EvictionRun,
 ) -> Result<(), String> {
     let name = spec.name.clone();
-    cluster::delete_pods(client, Duration::from_secs(60))
-        .await
-        .ok();
-    cluster::delete_node(client, &name).await;
-    let ready = tokio::spawn(cluster::wait_node_ready(
-        client.clone(),
-        name.clone(),
-        Duration::from_secs(300),
-    ));
-    let c2 = c.clone();
-    let node = tokio::task::spawn_blocking(move || c2.start_node(spec))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("node start: {e}"))?;
+    let (node, ready) = cluster::start_fresh_node(c, client, spec).await?;
     let result = async {
         ready.await.map_err(|e| e.to_string())??;
         // Both eviction managers past their first rounds: upstream's first one fails until
@@ -172,12 +156,5 @@ async fn run_node(
     cluster::delete_pods(client, Duration::from_secs(60))
         .await
         .ok();
-    let down = tokio::task::spawn_blocking(move || node.stop()).await;
-    cluster::delete_node(client, &name).await;
-    result?;
-    match down {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(format!("node stop: {e}")),
-        Err(e) => Err(e.to_string()),
-    }
+    cluster::stop_node(client, node, result).await
 }
