@@ -1,0 +1,22 @@
+//! The CPU manager's core: upstream `pkg/kubelet/cm/cpumanager` (v1.35.4).
+//!
+//! Not wired into the kubelet yet: the `static` policy stays refused at start.
+//!
+//! - [`topology`]: `CPUTopology`, `CPUDetails`, `Discover` (from cAdvisor's
+//!   machine info, which [`sysfs`] builds from sysfs as cAdvisor does);
+//! - [`cpu_assignment`]: `takeByTopologyNUMAPacked`, `takeByTopologyNUMADistributed`.
+
+pub mod cpu_assignment;
+pub mod sysfs;
+pub mod topology;
+
+#[cfg(test)]
+#[allow(dead_code)]
+mod testing_topologies;
+
+pub use cpu_assignment::{
+    AssignmentError, CPUSortingStrategy, take_by_topology_numa_distributed,
+    take_by_topology_numa_packed,
+};
+pub use sysfs::{FakeSysFs, RealSysFs, SysFs, SysFsError, machine_info_from_sysfs};
+pub use topology::{CPUDetails, CPUInfo, CPUTopology, MachineInfo, TopologyError, discover};
