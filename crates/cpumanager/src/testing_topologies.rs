@@ -3,7 +3,7 @@
 
 use crate::topology::{CPUDetails, CPUInfo, CPUTopology};
 
-fn build(
+pub(crate) fn build(
     num_cpus: usize,
     num_sockets: usize,
     num_cores: usize,
