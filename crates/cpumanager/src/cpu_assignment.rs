@@ -486,7 +486,7 @@ pub fn take_by_topology_numa_distributed(
     strategy: CPUSortingStrategy,
 ) -> Result<CpuSet, AssignmentError> {
     let group = cpu_group_size.max(1);
-    if num_cpus % group != 0 {
+    if !num_cpus.is_multiple_of(group) {
         return take_by_topology_numa_packed(topo, available_cpus, num_cpus, strategy, false);
     }
     let mut acc = CpuAccumulator::new(topo, available_cpus, num_cpus, strategy);

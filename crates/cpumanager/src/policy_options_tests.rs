@@ -1,5 +1,5 @@
 //! Upstream `policy_options_test.go`.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::type_complexity)]
 
 use super::*;
 use crate::testing_topologies::*;

@@ -1,6 +1,6 @@
 //! Upstream `topology/topology_test.go` (`Test_Discover` generated from v1.35.4's table;
 //! the `CPUDetails` query tests with upstream's data).
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic)]
 
 use super::*;
 use crate::testing_topologies::build;

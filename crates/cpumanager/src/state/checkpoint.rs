@@ -96,7 +96,7 @@ fn field<'a>(obj: &'a serde_json::Map<String, Value>, name: &str) -> Option<&'a 
         obj.iter()
             .filter(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v)
-            .last()
+            .next_back()
     })
 }
 

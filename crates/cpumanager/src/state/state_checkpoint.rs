@@ -23,7 +23,7 @@ pub enum StateCheckpointError {
         /// The checkpoint's path (store directory and name).
         path: String,
         /// Why.
-        source: RestoreError,
+        source: Box<RestoreError>,
     },
 }
 
@@ -98,7 +98,7 @@ impl<S: CheckpointStore> StateCheckpoint<S> {
         sc.restore_state(initial_containers)
             .map_err(|source| StateCheckpointError::Restore {
                 path: path.to_owned(),
-                source,
+                source: Box::new(source),
             })?;
         Ok(sc)
     }
@@ -115,10 +115,12 @@ impl<S: CheckpointStore> StateCheckpoint<S> {
         };
         let v2 = match CPUManagerCheckpointV1::unmarshal(&blob) {
             Ok(v1) => {
-                let mut v2 = CPUManagerCheckpoint::default();
                 // migrateV1CheckpointToV2Checkpoint
-                v2.policy_name = v1.policy_name;
-                v2.default_cpu_set = v1.default_cpu_set;
+                let mut v2 = CPUManagerCheckpoint {
+                    policy_name: v1.policy_name,
+                    default_cpu_set: v1.default_cpu_set,
+                    ..CPUManagerCheckpoint::default()
+                };
                 for (container_id, cpus) in v1.entries {
                     let (pod, name) = initial_containers
                         .get(&container_id)
