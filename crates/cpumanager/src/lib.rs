@@ -8,6 +8,7 @@
 
 pub mod cpu_assignment;
 pub mod policy_options;
+pub mod policy_static;
 pub mod state;
 pub mod sysfs;
 pub mod topology;
