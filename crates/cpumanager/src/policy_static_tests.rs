@@ -1771,3 +1771,372 @@ fn iterate_bit_masks_order() {
         ]
     );
 }
+
+// ---- upstream topology_hints_test.go (the policy's part: the manager's stale-state
+// removal before the hints is not ported yet) ----
+
+/// `returnMachineInfo`'s topology.
+fn hints_topology() -> CPUTopology {
+    use crate::topology::{Cache, Core, MachineInfo, Node, discover};
+    let core = |socket_id, id, threads: [usize; 2]| Core {
+        id,
+        socket_id,
+        threads: threads.to_vec(),
+        caches: Vec::new(),
+        uncore_caches: vec![Cache {
+            id: 1,
+            ..Cache::default()
+        }],
+    };
+    let machine = MachineInfo {
+        num_cores: 12,
+        num_sockets: 0,
+        topology: vec![
+            Node {
+                id: 0,
+                cores: vec![core(0, 0, [0, 6]), core(0, 1, [1, 7]), core(0, 2, [2, 8])],
+                caches: Vec::new(),
+            },
+            Node {
+                id: 1,
+                cores: vec![core(1, 0, [3, 9]), core(1, 1, [4, 10]), core(1, 2, [5, 11])],
+                caches: Vec::new(),
+            },
+        ],
+    };
+    discover(&machine).unwrap()
+}
+
+fn hints_policy(
+    topo: CPUTopology,
+    options: &[(&str, &str)],
+    gate: &FeatureGate,
+) -> StaticPolicy<FakeAffinityStore> {
+    StaticPolicy::new(
+        topo,
+        0,
+        &CpuSet::new(),
+        FakeAffinityStore::default(),
+        &options_map(options),
+        gate,
+    )
+    .unwrap()
+}
+
+fn sorted(mut hints: Vec<TopologyHint>) -> Vec<TopologyHint> {
+    hints.sort_by_key(|h| (h.numa_node_affinity, h.preferred));
+    hints
+}
+
+fn hint(bits: &[usize], preferred: bool) -> TopologyHint {
+    TopologyHint {
+        numa_node_affinity: Some(NumaMask::new(bits)),
+        preferred,
+    }
+}
+
+fn make_pod_with_pod_level_resources(
+    uid: &str,
+    pod_req: &str,
+    pod_lim: &str,
+    name: &str,
+    req: &str,
+    lim: &str,
+) -> Pod {
+    let mut pod = make_pod(uid, name, req, lim);
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.resources = Some(resources(pod_req, pod_lim));
+    }
+    pod
+}
+
+/// `returnTestCases`: name, pod, assignments, default cpuset, expected hints, PodLevelResources.
+fn hints_test_cases() -> Vec<(
+    &'static str,
+    Pod,
+    ContainerCPUAssignments,
+    CpuSet,
+    Vec<TopologyHint>,
+    bool,
+)> {
+    let pod1 = make_pod("fakePod", "fakeContainer", "2", "2");
+    let pod2 = make_pod("fakePod", "fakeContainer", "5", "5");
+    let pod3 = make_pod("fakePod", "fakeContainer", "7", "7");
+    let pod4 = make_pod("fakePod", "fakeContainer", "11", "11");
+    let pod5 = make_pod_with_pod_level_resources("fakePod", "5", "5", "fakeContainer", "4", "4");
+    let avail = cs(&[2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    let one = |cpus: &[usize]| asg(vec![("fakePod", vec![("fakeContainer", cs(cpus))])]);
+    let none = ContainerCPUAssignments::new();
+    vec![
+        (
+            "Request 2 CPUs, 4 available on NUMA 0, 6 available on NUMA 1",
+            pod1.clone(),
+            none.clone(),
+            avail.clone(),
+            vec![hint(&[0], true), hint(&[1], true), hint(&[0, 1], false)],
+            false,
+        ),
+        (
+            "Request 5 CPUs, 4 available on NUMA 0, 6 available on NUMA 1",
+            pod2.clone(),
+            none.clone(),
+            avail.clone(),
+            vec![hint(&[1], true), hint(&[0, 1], false)],
+            false,
+        ),
+        (
+            "Request 7 CPUs, 4 available on NUMA 0, 6 available on NUMA 1",
+            pod3,
+            none.clone(),
+            avail.clone(),
+            vec![hint(&[0, 1], true)],
+            false,
+        ),
+        (
+            "Request 11 CPUs, 4 available on NUMA 0, 6 available on NUMA 1",
+            pod4.clone(),
+            none.clone(),
+            avail,
+            vec![],
+            false,
+        ),
+        (
+            "Request 2 CPUs, 1 available on NUMA 0, 1 available on NUMA 1",
+            pod1.clone(),
+            none.clone(),
+            cs(&[0, 3]),
+            vec![hint(&[0, 1], false)],
+            false,
+        ),
+        (
+            "Request more CPUs than available",
+            pod2,
+            none.clone(),
+            cs(&[0, 1, 2, 3]),
+            vec![],
+            false,
+        ),
+        (
+            "Regenerate Single-Node NUMA Hints if already allocated 1/2",
+            pod1.clone(),
+            one(&[0, 6]),
+            CpuSet::new(),
+            vec![hint(&[0], true), hint(&[0, 1], false)],
+            false,
+        ),
+        (
+            "Regenerate Single-Node NUMA Hints if already allocated 1/2",
+            pod1.clone(),
+            one(&[3, 9]),
+            CpuSet::new(),
+            vec![hint(&[1], true), hint(&[0, 1], false)],
+            false,
+        ),
+        (
+            "Regenerate Cross-NUMA Hints if already allocated",
+            pod4.clone(),
+            one(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+            CpuSet::new(),
+            vec![hint(&[0, 1], true)],
+            false,
+        ),
+        (
+            "Requested less than already allocated",
+            pod1,
+            one(&[0, 6, 3, 9]),
+            CpuSet::new(),
+            vec![],
+            false,
+        ),
+        (
+            "Requested more than already allocated",
+            pod4,
+            one(&[0, 6, 3, 9]),
+            CpuSet::new(),
+            vec![],
+            false,
+        ),
+        (
+            "Pod has pod level resources, no hint generation",
+            pod5,
+            none,
+            cs(&[0, 1, 2, 3]),
+            vec![],
+            true,
+        ),
+    ]
+}
+
+fn pod_level_gate(enabled: bool) -> FeatureGate {
+    let mut gate = FeatureGate::new();
+    gate.set(&format!("PodLevelResources={enabled}")).unwrap();
+    gate
+}
+
+#[test]
+fn test_get_topology_hints() {
+    for (name, pod, assignments, default, expected, pod_level) in hints_test_cases() {
+        let policy = hints_policy(hints_topology(), &[], &pod_level_gate(pod_level));
+        let mut st = StateMemory::new();
+        st.set_cpu_assignments(assignments);
+        st.set_default_cpu_set(default);
+        let container = pod.spec.as_ref().unwrap().containers[0].clone();
+        let hints = policy
+            .get_topology_hints(&st, &pod, &container)
+            .unwrap_or_default();
+        assert_eq!(sorted(hints), sorted(expected), "{name}");
+    }
+}
+
+#[test]
+fn test_get_pod_topology_hints() {
+    for (name, pod, assignments, default, expected, pod_level) in hints_test_cases() {
+        let policy = hints_policy(hints_topology(), &[], &pod_level_gate(pod_level));
+        let mut st = StateMemory::new();
+        st.set_cpu_assignments(assignments);
+        st.set_default_cpu_set(default);
+        let hints = policy.get_pod_topology_hints(&st, &pod).unwrap_or_default();
+        assert_eq!(sorted(hints), sorted(expected), "{name}");
+    }
+}
+
+#[test]
+fn test_get_pod_topology_hints_with_policy_options() {
+    let pod1 = make_pod("fakePod", "fakeContainer", "2", "2");
+    let pod2 = make_pod("fakePod", "fakeContainer", "41", "41");
+    let across_socket = CpuSet::parse("0-28,40-57").unwrap();
+    let all_but_single: Vec<TopologyHint> = [
+        &[0, 1][..],
+        &[0, 2],
+        &[0, 3],
+        &[0, 1, 2],
+        &[0, 1, 3],
+        &[0, 2, 3],
+        &[0, 1, 2, 3],
+    ]
+    .iter()
+    .map(|b| hint(b, false))
+    .collect();
+    let mut expect_false = vec![hint(&[0], true)];
+    expect_false.extend(all_but_single.iter().copied());
+    let mut expect_true = expect_false.clone();
+    expect_true[1] = hint(&[0, 1], true);
+    let cases = [
+        (
+            "AlignBySocket:false, Preferred hints does not contains socket aligned hints",
+            &pod1,
+            cs(&[2, 3, 11]),
+            "false",
+            expect_false,
+        ),
+        (
+            "AlignBySocket:true Preferred hints contains socket aligned hints",
+            &pod1,
+            cs(&[2, 3, 11]),
+            "true",
+            expect_true,
+        ),
+        (
+            "AlignBySocket:true Preferred hints are spread across socket since 2 sockets are required",
+            &pod2,
+            across_socket,
+            "true",
+            vec![hint(&[0, 1, 2], true), hint(&[0, 1, 2, 3], true)],
+        ),
+    ];
+    for (description, pod, default, align, expected) in cases {
+        let policy = hints_policy(
+            topo_dual_socket_multi_numa_per_socket_ht(),
+            &[(ALIGN_BY_SOCKET_OPTION, align)],
+            &alpha_gate(),
+        );
+        let mut st = StateMemory::new();
+        st.set_default_cpu_set(default);
+        let hints = policy.get_pod_topology_hints(&st, pod).unwrap_or_default();
+        assert_eq!(sorted(hints), sorted(expected), "{description}");
+    }
+}
+
+#[test]
+fn test_pod_guaranteed_cpus() {
+    let o = |req: &'static str, restart: Option<&'static str>| (req, req, restart);
+    let p = |init: &[(&'static str, &'static str, Option<&'static str>)],
+             app: &[(&'static str, &'static str, Option<&'static str>)]| {
+        make_multi_container_pod_with_options(init, app)
+    };
+    let zero = [o("0", None)];
+    let two = [o("2", None)];
+    let five = [o("5", None)];
+    let multi = [o("2", None), o("4", None)];
+    let always = Some("Always");
+    let cases = [
+        (
+            "TestCase01: if requestedCPU == 0, Pod is not Guaranteed Qos",
+            p(&zero, &zero),
+            0,
+        ),
+        (
+            "TestCase02: if requestedCPU == 0, Pod is not Guaranteed Qos",
+            p(&zero, &two),
+            0,
+        ),
+        (
+            "TestCase03: if requestedCPU == 0, Pod is not Guaranteed Qos",
+            p(&two, &zero),
+            0,
+        ),
+        (
+            "TestCase04: Guaranteed Pod requests 2 CPUs",
+            p(&two, &two),
+            2,
+        ),
+        (
+            "TestCase05: Guaranteed Pod requests 5 CPUs",
+            p(&five, &five),
+            5,
+        ),
+        ("TestCase06: app bigger than init", p(&two, &five), 5),
+        ("TestCase07: init bigger than app", p(&five, &two), 5),
+        (
+            "TestCase08: Sum of CPUs requested by multiple containers",
+            p(&multi, &multi),
+            6,
+        ),
+        (
+            "TestCase09: restartable init container + regular container",
+            p(&[o("1", always)], &[o("1", None)]),
+            2,
+        ),
+        (
+            "TestCase09: multiple restartable init containers",
+            p(
+                &[o("5", None), o("1", always), o("2", always), o("3", always)],
+                &[o("1", None)],
+            ),
+            7,
+        ),
+        (
+            "TestCase11: multiple restartable and regular init containers",
+            p(
+                &[
+                    o("5", None),
+                    o("1", always),
+                    o("2", always),
+                    o("5", None),
+                    o("3", always),
+                ],
+                &[o("1", None)],
+            ),
+            8,
+        ),
+        (
+            "TestCase12: restartable init, regular init and regular container",
+            p(&[o("10", always), o("200", None)], &[o("100", None)]),
+            210,
+        ),
+    ];
+    let policy = hints_policy(topo_single_socket_ht(), &[], &FeatureGate::new());
+    for (name, pod, expected) in cases {
+        assert_eq!(policy.pod_guaranteed_cpus(&pod), expected, "{name}");
+    }
+}
