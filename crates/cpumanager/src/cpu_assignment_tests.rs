@@ -977,3 +977,58 @@ fn test_take_by_topology_numa_distributed() {
         }
     }
 }
+
+mod properties {
+    //! Not upstream: whatever the free CPUs and the request, the assignment either
+    //! fails or returns exactly the requested number of free CPUs (no panic, no hang).
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn topologies() -> Vec<CPUTopology> {
+        vec![
+            topo_single_socket_ht(),
+            topo_dual_socket_ht(),
+            topo_dual_socket_no_ht(),
+            topo_triple_socket_ht(),
+            topo_dual_socket_multi_numa_per_socket_ht(),
+            fake_topo_multi_socket_dual_socket_per_numa_ht(),
+            topo_uncore_single_socket_smt(),
+            topo_uncore_dual_socket_no_smt(),
+            topo_uncore_single_socket_multi_numa(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn takes_exactly_n_free_cpus(
+            which in 0usize..9,
+            mask in prop::collection::vec(any::<bool>(), 80),
+            n in 0usize..40,
+            group in 1usize..5,
+            mode in 0usize..4,
+        ) {
+            let topo = &topologies()[which];
+            let available: CpuSet = topo
+                .cpu_details
+                .cpus()
+                .iter()
+                .filter(|c| mask.get(*c).copied().unwrap_or(true))
+                .collect();
+            let result = match mode {
+                0 => take_by_topology_numa_packed(topo, &available, n, CPUSortingStrategy::Packed, false),
+                1 => take_by_topology_numa_packed(topo, &available, n, CPUSortingStrategy::Spread, false),
+                2 => take_by_topology_numa_packed(topo, &available, n, CPUSortingStrategy::Packed, true),
+                _ => take_by_topology_numa_distributed(topo, &available, n, group, CPUSortingStrategy::Packed),
+            };
+            match result {
+                Ok(cpus) => {
+                    prop_assert_eq!(cpus.len(), n);
+                    prop_assert!(cpus.is_subset_of(&available));
+                }
+                Err(e) => prop_assert!(n > available.len(), "{}", e),
+            }
+        }
+    }
+}
