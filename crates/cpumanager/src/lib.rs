@@ -7,6 +7,7 @@
 //! - [`cpu_assignment`]: `takeByTopologyNUMAPacked`, `takeByTopologyNUMADistributed`.
 
 pub mod cpu_assignment;
+pub mod manager;
 pub mod policy;
 pub mod policy_options;
 pub mod policy_static;
