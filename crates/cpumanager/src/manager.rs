@@ -189,6 +189,27 @@ impl Manager {
         })
     }
 
+    /// A started manager from its parts (tests: upstream builds `manager{}` directly).
+    #[cfg(test)]
+    pub(crate) fn for_test(
+        policy: Box<dyn Policy>,
+        state: Box<dyn State>,
+        sources: ManagerSources,
+        topology: CPUTopology,
+    ) -> Manager {
+        Manager {
+            allocatable_cpus: policy.get_allocatable_cpus(state.as_ref()),
+            policy,
+            reconcile_period: Duration::from_secs(10),
+            state: Some(state),
+            last_update_state: StateMemory::new(),
+            sources: Some(sources),
+            container_map: ContainerMap::new(),
+            all_cpus: topology.cpu_details.cpus(),
+            topology,
+        }
+    }
+
     /// The policy's name.
     pub fn policy_name(&self) -> &'static str {
         self.policy.name()
