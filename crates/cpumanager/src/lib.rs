@@ -4,7 +4,11 @@
 //!
 //! - [`topology`]: `CPUTopology`, `CPUDetails`, `Discover` (from cAdvisor's
 //!   machine info, which [`sysfs`] builds from sysfs as cAdvisor does);
-//! - [`cpu_assignment`]: `takeByTopologyNUMAPacked`, `takeByTopologyNUMADistributed`.
+//! - [`cpu_assignment`]: `takeByTopologyNUMAPacked`, `takeByTopologyNUMADistributed`;
+//! - [`policy_options`]: `cpuManagerPolicyOptions`;
+//! - [`state`]: the state and the `cpu_manager_state` checkpoint;
+//! - [`policy`], [`policy_static`]: the `none` and `static` policies;
+//! - [`manager`]: `cpu_manager.go` without its goroutine.
 
 pub mod cpu_assignment;
 pub mod manager;
