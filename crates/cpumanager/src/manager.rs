@@ -16,7 +16,9 @@ use kubelet_apimachinery::{CpuSet, Quantity};
 use kubelet_features::FeatureGate;
 
 use crate::policy::{NonePolicy, POLICY_NONE, Policy, PolicyError};
-use crate::policy_static::{AffinityStore, POLICY_STATIC, StaticPolicy, TopologyHint};
+use crate::policy_static::{
+    AffinityStore, POLICY_STATIC, StaticPolicy, StaticPolicyError, TopologyHint,
+};
 use crate::state::{
     CPU_MANAGER_STATE_FILE_NAME, CheckpointStore, ContainerMap, State, StateCheckpoint,
     StateCheckpointError, StateMemory,
@@ -58,6 +60,24 @@ pub enum ManagerError {
     /// Called before [`Manager::start`].
     #[error("CPU manager not started")]
     NotStarted,
+}
+
+/// Upstream `admission.ErrorReasonUnexpected`.
+pub const ERROR_REASON_UNEXPECTED: &str = "UnexpectedAdmissionError";
+
+impl ManagerError {
+    /// `admission.GetPodAdmitResult` of an `Allocate` error: (reason, message) of the
+    /// pod's rejection. `SMTAlignmentError` keeps its type; anything else is unexpected.
+    pub fn pod_admit_reason(&self) -> (&'static str, String) {
+        if let ManagerError::Policy(PolicyError::Static(StaticPolicyError::SMTAlignment(e))) = self
+        {
+            return (e.type_name(), e.to_string());
+        }
+        (
+            ERROR_REASON_UNEXPECTED,
+            format!("Allocate failed due to {self}, which is unexpected"),
+        )
+    }
 }
 
 /// The pods the kubelet considers active (upstream `ActivePodsFunc`).

@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 
 use super::*;
-use crate::policy_static::FakeAffinityStore;
+use crate::policy_static::{FakeAffinityStore, StaticPolicyError};
 use crate::state::{ContainerCPUAssignments, FakeCheckpointStore};
 use crate::topology::{CPUDetails, CPUInfo, Cache, Core, Node};
 
@@ -696,5 +696,31 @@ fn allocate_and_hints_drop_stale_assignments_first() {
     assert!(
         err.to_string().starts_with("not enough cpus available"),
         "{err}"
+    );
+    assert_eq!(
+        err.pod_admit_reason(),
+        (
+            "UnexpectedAdmissionError",
+            "Allocate failed due to not enough cpus available to satisfy request: requested=8, available=3, which is unexpected".to_owned()
+        )
+    );
+}
+
+#[test]
+fn smt_alignment_error_keeps_its_reason() {
+    let err = ManagerError::Policy(PolicyError::Static(StaticPolicyError::SMTAlignment(
+        crate::policy_static::SMTAlignmentError {
+            requested_cpus: 3,
+            cpus_per_core: 2,
+            available_physical_cpus: 0,
+            caused_by_physical_cpus: false,
+        },
+    )));
+    assert_eq!(
+        err.pod_admit_reason(),
+        (
+            "SMTAlignmentError",
+            "SMT Alignment Error: requested 3 cpus not multiple cpus per core = 2".to_owned()
+        )
     );
 }
