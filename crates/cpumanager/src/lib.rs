@@ -2,13 +2,13 @@
 //!
 //! Not wired into the kubelet yet: the `static` policy stays refused at start.
 //!
-//! - [`topology`]: `CPUTopology`, `CPUDetails`, `Discover` (from cAdvisor's
-//!   machine info, which [`sysfs`] builds from sysfs as cAdvisor does);
-//! - [`cpu_assignment`]: `takeByTopologyNUMAPacked`, `takeByTopologyNUMADistributed`;
-//! - [`policy_options`]: `cpuManagerPolicyOptions`;
-//! - [`state`]: the state and the `cpu_manager_state` checkpoint;
-//! - [`policy`], [`policy_static`]: the `none` and `static` policies;
-//! - [`manager`]: `cpu_manager.go` without its goroutine.
+//! - topology (`CPUTopology`, `CPUDetails`, `Discover` from cAdvisor's machine
+//!   info) in [`topology`], that machine info from sysfs in [`sysfs`];
+//! - `takeByTopologyNUMAPacked` and `takeByTopologyNUMADistributed` in [`cpu_assignment`];
+//! - `cpuManagerPolicyOptions` in [`policy_options`];
+//! - the state and the `cpu_manager_state` checkpoint in [`state`];
+//! - the `none` and `static` policies in [`policy`] and [`policy_static`];
+//! - `cpu_manager.go` without its goroutine in [`manager`].
 
 pub mod cpu_assignment;
 pub mod manager;
