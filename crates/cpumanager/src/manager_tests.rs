@@ -15,6 +15,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 use super::*;
 use crate::policy_static::{FakeAffinityStore, StaticPolicyError};
 use crate::state::{ContainerCPUAssignments, FakeCheckpointStore};
+use crate::testing_topologies::*;
 use crate::topology::{CPUDetails, CPUInfo, Cache, Core, Node};
 
 fn cs(cpus: &[usize]) -> CpuSet {
@@ -723,4 +724,233 @@ fn smt_alignment_error_keeps_its_reason() {
             "SMT Alignment Error: requested 3 cpus not multiple cpus per core = 2".to_owned()
         )
     );
+}
+
+/// `makeMultiContainerPod` (name "pod", uid "podUID").
+fn make_multi_container_pod(init: &[(&str, &str)], app: &[(&str, &str)]) -> Pod {
+    let resources = |req: &str, lim: &str| {
+        let list = |cpu: &str| {
+            BTreeMap::from([
+                ("cpu".to_owned(), ApiQuantity(cpu.to_owned())),
+                ("memory".to_owned(), ApiQuantity("1G".to_owned())),
+            ])
+        };
+        ResourceRequirements {
+            requests: Some(list(req)),
+            limits: Some(list(lim)),
+            ..ResourceRequirements::default()
+        }
+    };
+    let containers = |prefix: &str, v: &[(&str, &str)]| -> Vec<Container> {
+        v.iter()
+            .enumerate()
+            .map(|(i, (req, lim))| Container {
+                name: format!("{prefix}-{i}"),
+                resources: Some(resources(req, lim)),
+                ..Container::default()
+            })
+            .collect()
+    };
+    let mut pod = Pod::default();
+    pod.metadata.name = Some("pod".into());
+    pod.metadata.uid = Some("podUID".into());
+    pod.spec = Some(PodSpec {
+        init_containers: Some(containers("initContainer", init)),
+        containers: containers("appContainer", app),
+        ..PodSpec::default()
+    });
+    pod
+}
+
+struct W {
+    description: &'static str,
+    topo: CPUTopology,
+    num_reserved_cpus: usize,
+    init_container_ids: Vec<&'static str>,
+    container_ids: Vec<&'static str>,
+    st_default_cpu_set: CpuSet,
+    pod: Pod,
+    exp_init_csets: Vec<CpuSet>,
+    exp_csets: Vec<CpuSet>,
+}
+
+#[test]
+fn test_cpu_manager_add_with_init_containers() {
+    let cases = vec![
+        W {
+            description: "No Guaranteed Init CPUs",
+            topo: topo_single_socket_ht(),
+            num_reserved_cpus: 0,
+            init_container_ids: vec!["initFakeID"],
+            container_ids: vec!["appFakeID"],
+            st_default_cpu_set: cs(&[0, 1, 2, 3, 4, 5, 6, 7]),
+            pod: make_multi_container_pod(&[("100m", "100m")], &[("4000m", "4000m")]),
+            exp_init_csets: vec![cs(&[])],
+            exp_csets: vec![cs(&[0, 4, 1, 5])],
+        },
+        W {
+            description: "Equal Number of Guaranteed CPUs",
+            topo: topo_single_socket_ht(),
+            num_reserved_cpus: 0,
+            init_container_ids: vec!["initFakeID"],
+            container_ids: vec!["appFakeID"],
+            st_default_cpu_set: cs(&[0, 1, 2, 3, 4, 5, 6, 7]),
+            pod: make_multi_container_pod(&[("4000m", "4000m")], &[("4000m", "4000m")]),
+            exp_init_csets: vec![cs(&[0, 4, 1, 5])],
+            exp_csets: vec![cs(&[0, 4, 1, 5])],
+        },
+        W {
+            description: "More Init Container Guaranteed CPUs",
+            topo: topo_single_socket_ht(),
+            num_reserved_cpus: 0,
+            init_container_ids: vec!["initFakeID"],
+            container_ids: vec!["appFakeID"],
+            st_default_cpu_set: cs(&[0, 1, 2, 3, 4, 5, 6, 7]),
+            pod: make_multi_container_pod(&[("6000m", "6000m")], &[("4000m", "4000m")]),
+            exp_init_csets: vec![cs(&[0, 4, 1, 5, 2, 6])],
+            exp_csets: vec![cs(&[0, 4, 1, 5])],
+        },
+        W {
+            description: "Less Init Container Guaranteed CPUs",
+            topo: topo_single_socket_ht(),
+            num_reserved_cpus: 0,
+            init_container_ids: vec!["initFakeID"],
+            container_ids: vec!["appFakeID"],
+            st_default_cpu_set: cs(&[0, 1, 2, 3, 4, 5, 6, 7]),
+            pod: make_multi_container_pod(&[("2000m", "2000m")], &[("4000m", "4000m")]),
+            exp_init_csets: vec![cs(&[0, 4])],
+            exp_csets: vec![cs(&[0, 4, 1, 5])],
+        },
+        W {
+            description: "Multi Init Container Equal CPUs",
+            topo: topo_single_socket_ht(),
+            num_reserved_cpus: 0,
+            init_container_ids: vec!["initFakeID-1", "initFakeID-2"],
+            container_ids: vec!["appFakeID"],
+            st_default_cpu_set: cs(&[0, 1, 2, 3, 4, 5, 6, 7]),
+            pod: make_multi_container_pod(
+                &[("2000m", "2000m"), ("2000m", "2000m")],
+                &[("2000m", "2000m")],
+            ),
+            exp_init_csets: vec![cs(&[0, 4]), cs(&[0, 4])],
+            exp_csets: vec![cs(&[0, 4])],
+        },
+        W {
+            description: "Multi Init Container Less CPUs",
+            topo: topo_single_socket_ht(),
+            num_reserved_cpus: 0,
+            init_container_ids: vec!["initFakeID-1", "initFakeID-2"],
+            container_ids: vec!["appFakeID"],
+            st_default_cpu_set: cs(&[0, 1, 2, 3, 4, 5, 6, 7]),
+            pod: make_multi_container_pod(
+                &[("4000m", "4000m"), ("4000m", "4000m")],
+                &[("2000m", "2000m")],
+            ),
+            exp_init_csets: vec![cs(&[0, 4, 1, 5]), cs(&[0, 4, 1, 5])],
+            exp_csets: vec![cs(&[0, 4])],
+        },
+        W {
+            description: "Multi Init Container More CPUs",
+            topo: topo_single_socket_ht(),
+            num_reserved_cpus: 0,
+            init_container_ids: vec!["initFakeID-1", "initFakeID-2"],
+            container_ids: vec!["appFakeID"],
+            st_default_cpu_set: cs(&[0, 1, 2, 3, 4, 5, 6, 7]),
+            pod: make_multi_container_pod(
+                &[("2000m", "2000m"), ("2000m", "2000m")],
+                &[("4000m", "4000m")],
+            ),
+            exp_init_csets: vec![cs(&[0, 4]), cs(&[0, 4])],
+            exp_csets: vec![cs(&[0, 4, 1, 5])],
+        },
+        W {
+            description: "Multi Init Container Increasing CPUs",
+            topo: topo_single_socket_ht(),
+            num_reserved_cpus: 0,
+            init_container_ids: vec!["initFakeID-1", "initFakeID-2"],
+            container_ids: vec!["appFakeID"],
+            st_default_cpu_set: cs(&[0, 1, 2, 3, 4, 5, 6, 7]),
+            pod: make_multi_container_pod(
+                &[("2000m", "2000m"), ("4000m", "4000m")],
+                &[("6000m", "6000m")],
+            ),
+            exp_init_csets: vec![cs(&[0, 4]), cs(&[0, 4, 1, 5])],
+            exp_csets: vec![cs(&[0, 4, 1, 5, 2, 6])],
+        },
+        W {
+            description: "Multi Init, Multi App Container Split CPUs",
+            topo: topo_single_socket_ht(),
+            num_reserved_cpus: 0,
+            init_container_ids: vec!["initFakeID-1", "initFakeID-2"],
+            container_ids: vec!["appFakeID-1", "appFakeID-2"],
+            st_default_cpu_set: cs(&[0, 1, 2, 3, 4, 5, 6, 7]),
+            pod: make_multi_container_pod(
+                &[("2000m", "2000m"), ("4000m", "4000m")],
+                &[("2000m", "2000m"), ("2000m", "2000m")],
+            ),
+            exp_init_csets: vec![cs(&[0, 4]), cs(&[0, 4, 1, 5])],
+            exp_csets: vec![cs(&[0, 4]), cs(&[1, 5])],
+        },
+    ];
+    assert_eq!(cases.len(), 9);
+    for tc in cases {
+        let f = Fakes::default();
+        *f.pods.lock().unwrap() = vec![tc.pod.clone()];
+        let mut st = StateMemory::new();
+        st.set_default_cpu_set(tc.st_default_cpu_set.clone());
+        let mut m = Manager::for_test(
+            static_policy(tc.topo.clone(), tc.num_reserved_cpus, &CpuSet::new()),
+            Box::new(st),
+            sources(&f),
+            tc.topo.clone(),
+        );
+        let spec = tc.pod.spec.clone().unwrap();
+        let containers: Vec<Container> = spec
+            .init_containers
+            .unwrap_or_default()
+            .into_iter()
+            .chain(spec.containers)
+            .collect();
+        let ids: Vec<&str> = tc
+            .init_container_ids
+            .iter()
+            .chain(&tc.container_ids)
+            .copied()
+            .collect();
+        let exp: Vec<CpuSet> = tc
+            .exp_init_csets
+            .iter()
+            .chain(&tc.exp_csets)
+            .cloned()
+            .collect();
+        let mut cum = CpuSet::new();
+        for (i, container) in containers.iter().enumerate() {
+            m.allocate(&tc.pod, container)
+                .unwrap_or_else(|e| panic!("{}: {}: {e}", tc.description, ids[i]));
+            m.add_container(&tc.pod, container, ids[i]);
+            assert!(m.container_map.contains_key(ids[i]), "{}", tc.description);
+            let cset = m
+                .state_reader()
+                .unwrap()
+                .get_cpu_set("podUID", &container.name);
+            if !exp[i].is_empty() {
+                assert!(
+                    cset.is_some(),
+                    "{}: {} not assigned",
+                    tc.description,
+                    container.name
+                );
+            }
+            if let Some(cset) = &cset {
+                assert_eq!(cset, &exp[i], "{}: {}", tc.description, container.name);
+                cum = cum.union(cset);
+            }
+        }
+        assert_eq!(
+            m.state_reader().unwrap().get_default_cpu_set(),
+            tc.st_default_cpu_set.difference(&cum),
+            "{}",
+            tc.description
+        );
+    }
 }
