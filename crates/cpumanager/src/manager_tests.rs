@@ -954,3 +954,85 @@ fn test_cpu_manager_add_with_init_containers() {
         );
     }
 }
+
+fn four_cpu_topology() -> CPUTopology {
+    let details: CPUDetails = (0..4)
+        .map(|cpu| {
+            (
+                cpu,
+                CPUInfo {
+                    core_id: cpu,
+                    ..CPUInfo::default()
+                },
+            )
+        })
+        .collect();
+    CPUTopology {
+        num_cpus: 4,
+        num_sockets: 1,
+        num_cores: 4,
+        cpu_details: details,
+        ..CPUTopology::default()
+    }
+}
+
+/// `TestCPUManagerAdd` and `TestCPUManagerAddWithResvList`. Upstream's failing case uses
+/// a mock policy; here the static policy fails for want of CPUs (same property: the
+/// error is returned, the state is unchanged, `AddContainer` still records the id).
+#[test]
+fn test_cpu_manager_add() {
+    let cases = [
+        (
+            "cpu manager add - no error",
+            0,
+            CpuSet::new(),
+            cs(&[1, 2, 3, 4]),
+            "2",
+            Ok(cs(&[3, 4])),
+        ),
+        (
+            "cpu manager add - policy add container error",
+            0,
+            CpuSet::new(),
+            cs(&[1, 2, 3, 4]),
+            "5",
+            Err("not enough cpus available to satisfy request: requested=5, available=4"),
+        ),
+        (
+            "cpu manager add with reserved list - no error",
+            1,
+            cs(&[0]),
+            cs(&[0, 1, 2, 3]),
+            "2",
+            Ok(cs(&[0, 3])),
+        ),
+    ];
+    for (description, num_reserved, reserved, default, cpus, expected) in cases {
+        let f = Fakes::default();
+        let pod = guaranteed("fakePod", "fakeContainer", cpus);
+        *f.pods.lock().unwrap() = vec![pod.clone()];
+        let mut st = StateMemory::new();
+        st.set_default_cpu_set(default.clone());
+        let mut m = Manager::for_test(
+            static_policy(four_cpu_topology(), num_reserved, &reserved),
+            Box::new(st),
+            sources(&f),
+            four_cpu_topology(),
+        );
+        let container = pod.spec.as_ref().unwrap().containers[0].clone();
+        let result = m.allocate(&pod, &container);
+        m.add_container(&pod, &container, "fakeID");
+        assert!(m.container_map.contains_key("fakeID"), "{description}");
+        let got = m.state_reader().unwrap().get_default_cpu_set();
+        match expected {
+            Ok(exp) => {
+                result.unwrap();
+                assert_eq!(got, exp, "{description}");
+            }
+            Err(msg) => {
+                assert_eq!(result.unwrap_err().to_string(), msg, "{description}");
+                assert_eq!(got, default, "{description}");
+            }
+        }
+    }
+}
