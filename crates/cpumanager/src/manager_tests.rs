@@ -1036,3 +1036,10 @@ fn test_cpu_manager_add() {
         }
     }
 }
+
+#[test]
+fn manager_can_live_behind_a_lock_shared_by_tasks() {
+    fn is_send<T: Send>() {}
+    is_send::<Manager>();
+    is_send::<std::sync::Mutex<Manager>>();
+}
