@@ -366,6 +366,33 @@ pub async fn delete_pods(client: &Client, timeout: Duration) -> Result<()> {
     }
 }
 
+/// `$CARGO_TARGET_DIR/release/kubelet-rs` (else the repository's `target/`): the
+/// kubelet-rs a cluster benchmark runs unless told otherwise.
+pub fn default_kubelet_rs() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| crate::env::repo_root().join("target"), PathBuf::from);
+    target.join("release").join("kubelet-rs")
+}
+
+/// What a cluster benchmark starts from: `kubelet` exists, the control plane of
+/// `hack/cluster-up.sh` is up, its admin client, and the benchmark's namespace.
+pub async fn prepare(kubelet: &Path) -> Result<(kubelet_e2e::cluster::Cluster, Client)> {
+    if !kubelet.exists() {
+        return Err(format!(
+            "{}: no kubelet-rs binary (cargo build --release -p kubelet-rs, or --kubelet)",
+            kubelet.display()
+        ));
+    }
+    eprintln!("[bench] hack/cluster-up.sh ...");
+    let c = tokio::task::spawn_blocking(kubelet_e2e::cluster::ensure)
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let client = admin_client(&c.kubeconfig).await?;
+    ensure_namespace(&client).await?;
+    Ok((c, client))
+}
+
 /// The benchmark's two nodes, one kubelet each: (kubelet, node name, node IP, port).
 pub const NODES: [(&str, &str, &str, u16); 2] = [
     ("kubelet-rs", "krsbench-rs", "198.18.255.20", 10270),

@@ -26,21 +26,13 @@ struct Options {
 
 const USAGE: &str = "usage: cluster-node [--repeat N] [--idle-seconds S] [--batch PODS@RATE]... [--kills K] [--kubelet PATH] [--out FILE]\n";
 
-fn default_kubelet() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || kubelet_bench::env::repo_root().join("target"),
-        PathBuf::from,
-    );
-    target.join("release").join("kubelet-rs")
-}
-
 fn parse(args: &[String]) -> anyhow::Result<Options> {
     let mut o = Options {
         repeat: 1,
         idle: Duration::from_secs(60),
         batches: Vec::new(),
         kills: 5,
-        kubelet: default_kubelet(),
+        kubelet: cluster::default_kubelet_rs(),
         out: None,
     };
     let mut it = args.iter();
@@ -90,18 +82,7 @@ fn parse(args: &[String]) -> anyhow::Result<Options> {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let opts = parse(&args)?;
-    if !opts.kubelet.exists() {
-        bail!(
-            "{}: no kubelet-rs binary (cargo build --release -p kubelet-rs, or --kubelet)",
-            opts.kubelet.display()
-        );
-    }
-    eprintln!("[bench] hack/cluster-up.sh ...");
-    let c = tokio::task::spawn_blocking(kubelet_e2e::cluster::ensure).await??;
-    let client = cluster::admin_client(&c.kubeconfig)
-        .await
-        .map_err(anyhow::Error::msg)?;
-    cluster::ensure_namespace(&client)
+    let (c, client) = cluster::prepare(&opts.kubelet)
         .await
         .map_err(anyhow::Error::msg)?;
     let mut runs = Vec::new();

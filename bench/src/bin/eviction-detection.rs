@@ -29,14 +29,10 @@ const USAGE: &str =
     "usage: eviction-detection [--repeat N] [--memcg off|on|both] [--kubelet PATH] [--out FILE]\n";
 
 fn parse(args: &[String]) -> anyhow::Result<Options> {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || kubelet_bench::env::repo_root().join("target"),
-        PathBuf::from,
-    );
     let mut o = Options {
         repeat: 3,
         memcg: vec![false, true],
-        kubelet: target.join("release").join("kubelet-rs"),
+        kubelet: cluster::default_kubelet_rs(),
         out: None,
     };
     let mut it = args.iter();
@@ -68,21 +64,10 @@ fn parse(args: &[String]) -> anyhow::Result<Options> {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let opts = parse(&args)?;
-    if !opts.kubelet.exists() {
-        bail!(
-            "{}: no kubelet-rs binary (cargo build --release -p kubelet-rs, or --kubelet)",
-            opts.kubelet.display()
-        );
-    }
     let threshold_mib = eviction_detect::mem_total_mib()
         .map_err(anyhow::Error::msg)?
         .saturating_sub(PRESSURE_AT_MIB);
-    eprintln!("[bench] hack/cluster-up.sh ...");
-    let c = tokio::task::spawn_blocking(kubelet_e2e::cluster::ensure).await??;
-    let client = cluster::admin_client(&c.kubeconfig)
-        .await
-        .map_err(anyhow::Error::msg)?;
-    cluster::ensure_namespace(&client)
+    let (c, client) = cluster::prepare(&opts.kubelet)
         .await
         .map_err(anyhow::Error::msg)?;
     let mut runs = Vec::new();
