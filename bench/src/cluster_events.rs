@@ -19,12 +19,12 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::{Api, DeleteParams, PostParams, WatchEvent, WatchParams};
-use kubelet_cri::v1::{ContainerFilter, ContainerState, ContainerStateValue, PodSandboxState};
+use kubelet_cri::v1::PodSandboxState;
 use kubelet_cri::{RemoteRuntimeService, RuntimeService};
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::{NAMESPACE, Result, bench_pod, ms};
-use crate::cri_ops::POD_NAMESPACE_LABEL;
+use crate::cri_ops::running_containers_in;
 use crate::event_detect::{
     ContainerView, cri_exited_after, kill_from_outside, kill_phase, pod_container_view, shows_kill,
 };
@@ -94,17 +94,9 @@ async fn namespace_busy(rt: &RemoteRuntimeService) -> Result<(usize, usize)> {
                     .is_some_and(|m| m.namespace == NAMESPACE)
         })
         .count();
-    let filter = ContainerFilter {
-        state: Some(ContainerStateValue {
-            state: ContainerState::ContainerRunning as i32,
-        }),
-        label_selector: [(POD_NAMESPACE_LABEL.to_owned(), NAMESPACE.to_owned())].into(),
-        ..Default::default()
-    };
-    let running = rt
-        .list_containers(Some(&filter))
+    let running = running_containers_in(rt, NAMESPACE)
         .await
-        .map_err(cri_err("ListContainers"))?
+        .map_err(|e| e.to_string())?
         .len();
     Ok((ready, running))
 }

@@ -56,21 +56,29 @@ pub async fn bench_sandboxes(rt: &RemoteRuntimeService) -> BenchResult<Vec<PodSa
 /// Pod names (label [`POD_NAME_LABEL`]) of the benchmark's RUNNING containers: one
 /// ListContainers call filtered by state and namespace label.
 pub async fn running_pod_names(rt: &RemoteRuntimeService) -> BenchResult<Vec<String>> {
+    Ok(running_containers_in(rt, NAMESPACE)
+        .await?
+        .into_iter()
+        .filter_map(|c| c.labels.get(POD_NAME_LABEL).cloned())
+        .collect())
+}
+
+/// The RUNNING containers of pods in `namespace`: one ListContainers call filtered by state
+/// and namespace label.
+pub async fn running_containers_in(
+    rt: &RemoteRuntimeService,
+    namespace: &str,
+) -> BenchResult<Vec<kubelet_cri::v1::Container>> {
     let filter = ContainerFilter {
         state: Some(ContainerStateValue {
             state: ContainerState::ContainerRunning as i32,
         }),
-        label_selector: [(POD_NAMESPACE_LABEL.to_owned(), NAMESPACE.to_owned())].into(),
+        label_selector: [(POD_NAMESPACE_LABEL.to_owned(), namespace.to_owned())].into(),
         ..Default::default()
     };
-    let list = rt
-        .list_containers(Some(&filter))
+    rt.list_containers(Some(&filter))
         .await
-        .map_err(BenchError::cri("ListContainers"))?;
-    Ok(list
-        .into_iter()
-        .filter_map(|c| c.labels.get(POD_NAME_LABEL).cloned())
-        .collect())
+        .map_err(BenchError::cri("ListContainers"))
 }
 
 /// StopPodSandbox + RemovePodSandbox of `id`; a sandbox already gone is fine.
