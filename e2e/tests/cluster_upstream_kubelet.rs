@@ -128,13 +128,16 @@ fn run_agnhost(c: &cluster::Cluster, node: &str, pod: &str) -> TestResult {
         "--timeout=120s",
     ])?;
     // netexec answers on the pod's loopback; the image's user is the one upstream defines.
+    // The pod has no readiness probe, so Ready means started, not listening: ask until
+    // netexec answers (at most 10 s), or print nothing and fail below.
     let out = c.kubectl_output([
         "exec",
         pod,
         "--",
         "sh",
         "-c",
-        "wget -qO- http://127.0.0.1:8080/hostname; echo; id -G user-defined-in-image",
+        "for i in $(seq 100); do wget -qO- http://127.0.0.1:8080/hostname 2>/dev/null && break; \
+         sleep 0.1; done; echo; id -G user-defined-in-image",
     ])?;
     assert_eq!(out, format!("{pod}\n1000 50000\n"));
     Ok(())
