@@ -279,8 +279,9 @@ pub fn container_manager_config(
 }
 
 /// Resource-manager policies kubelet-rs does not implement yet are refused rather than
-/// silently ignored (a node that does not pin CPUs when asked to would differ from upstream
-/// without telling anyone); the gates upstream checks here are honoured.
+/// silently ignored (a node that does not pin memory when asked to would differ from
+/// upstream without telling anyone); the gates upstream checks here are honoured. The CPU
+/// manager's own checks are [`crate::kubelet::cpu_manager::new_manager`]'s.
 pub fn check_resource_managers(s: &KubeletServer) -> Result<(), RunError> {
     let c = &s.config;
     let unsupported = |field: &str, flag: &str, value: &str, ok: &str| {
@@ -288,12 +289,13 @@ pub fn check_resource_managers(s: &KubeletServer) -> Result<(), RunError> {
             "{field} (--{flag}) {value:?} is not implemented by kubelet-rs yet; use {ok:?}"
         ))
     };
-    if !c.cpu_manager_policy.is_empty() && c.cpu_manager_policy != "none" {
-        return Err(unsupported(
-            "cpuManagerPolicy",
-            "cpu-manager-policy",
-            &c.cpu_manager_policy,
-            "none",
+    if c.cpu_manager_policy == "static"
+        && s.feature_gates
+            .enabled_by_name("InPlacePodVerticalScalingExclusiveCPUs")
+            .unwrap_or(false)
+    {
+        return Err(RunError::Kubelet(
+            "feature gate InPlacePodVerticalScalingExclusiveCPUs (resizing the exclusive CPUs of the cpuManagerPolicy \"static\") is not implemented by kubelet-rs yet; turn it off".to_string(),
         ));
     }
     if !c.memory_manager_policy.is_empty() && c.memory_manager_policy != "None" {

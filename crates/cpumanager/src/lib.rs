@@ -1,6 +1,5 @@
-//! The CPU manager's core: upstream `pkg/kubelet/cm/cpumanager` (v1.35.4).
-//!
-//! Not wired into the kubelet yet: the `static` policy stays refused at start.
+//! The CPU manager: upstream `pkg/kubelet/cm/cpumanager` (v1.35.4), and the kubelet's
+//! use of it.
 //!
 //! - topology (`CPUTopology`, `CPUDetails`, `Discover` from cAdvisor's machine
 //!   info) in [`topology`], that machine info from sysfs in [`sysfs`];
@@ -8,10 +7,14 @@
 //! - `cpuManagerPolicyOptions` in [`policy_options`];
 //! - the state and the `cpu_manager_state` checkpoint in [`state`];
 //! - the `none` and `static` policies in [`policy`] and [`policy_static`];
-//! - `cpu_manager.go` without its goroutine in [`manager`].
+//! - `cpu_manager.go` without its goroutine in [`manager`];
+//! - the admit handler, the runtime's internal lifecycle hooks and the reconcile loop in
+//!   [`kubelet`]; the `/metrics` families in [`metrics`].
 
 pub mod cpu_assignment;
+pub mod kubelet;
 pub mod manager;
+pub mod metrics;
 pub mod policy;
 pub mod policy_options;
 pub mod policy_static;

@@ -80,10 +80,11 @@ impl ManagerError {
     }
 }
 
-/// The pods the kubelet considers active (upstream `ActivePodsFunc`).
+/// The pods the kubelet considers active (upstream `ActivePodsFunc`; shared, not copied:
+/// the manager asks before every allocation).
 pub trait ActivePods: Send + Sync {
     /// The active pods.
-    fn active_pods(&self) -> Vec<Pod>;
+    fn active_pods(&self) -> Vec<std::sync::Arc<Pod>>;
 }
 
 /// Whether every pod source has been seen (upstream `config.SourcesReady`).

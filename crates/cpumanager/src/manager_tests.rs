@@ -42,8 +42,14 @@ struct Fakes {
 }
 
 impl ActivePods for Fakes {
-    fn active_pods(&self) -> Vec<Pod> {
-        self.pods.lock().unwrap().clone()
+    fn active_pods(&self) -> Vec<Arc<Pod>> {
+        self.pods
+            .lock()
+            .unwrap()
+            .iter()
+            .cloned()
+            .map(Arc::new)
+            .collect()
     }
 }
 

@@ -290,7 +290,14 @@ impl<A: AffinityStore> StaticPolicy<A> {
     pub fn start(&mut self, s: &mut dyn State) -> Result<(), StaticPolicyError> {
         self.validate_state(s).inspect_err(|err| {
             tracing::error!(%err, "invalid state, please drain node and remove policy state file");
-        })
+        })?;
+        // `initializeMetrics`.
+        crate::metrics::initialize(
+            &self.topology,
+            self.get_available_cpus(s).len(),
+            &total_assigned_exclusive_cpus(s),
+        );
+        Ok(())
     }
 
     fn validate_state(&self, s: &mut dyn State) -> Result<(), StaticPolicyError> {
@@ -407,6 +414,23 @@ impl<A: AffinityStore> StaticPolicy<A> {
             return Ok(());
         }
         tracing::info!("Static policy: Allocate");
+        // The container needs exclusive CPUs: a pinning request, and its outcome counted
+        // (upstream's deferred function).
+        crate::metrics::pinning_requested();
+        let result = self.allocate_exclusive(s, pod, container, num_cpus);
+        crate::metrics::pinning_done(result.is_ok(), self.options.full_physical_cpus_only);
+        result
+    }
+
+    /// The part of `Allocate` that pins `num_cpus` CPUs for the container.
+    fn allocate_exclusive(
+        &mut self,
+        s: &mut dyn State,
+        pod: &Pod,
+        container: &Container,
+        num_cpus: usize,
+    ) -> Result<(), StaticPolicyError> {
+        let uid = pod_uid(pod);
         if self.options.full_physical_cpus_only {
             let group = self.cpu_group_size.max(1);
             if !num_cpus.is_multiple_of(group) {
@@ -442,6 +466,13 @@ impl<A: AffinityStore> StaticPolicy<A> {
             .inspect_err(|err| tracing::error!(%err, num_cpus, "Unable to allocate CPUs"))?;
         s.set_cpu_set(&uid, &container.name, allocation.cpus.clone());
         self.update_cpus_to_reuse(pod, container, &allocation.cpus);
+        // `updateMetricsOnAllocate`.
+        crate::metrics::on_allocate(
+            &self.topology,
+            allocation.cpus.len(),
+            allocation.aligned.uncore_cache,
+            &total_assigned_exclusive_cpus(s),
+        );
         tracing::debug!(cpuset = %allocation.cpus, "Allocated exclusive CPUs");
         Ok(())
     }
@@ -456,8 +487,14 @@ impl<A: AffinityStore> StaticPolicy<A> {
         s.delete(pod_uid, container_name);
         let to_release = to_release.difference(&in_use);
         let updated = s.get_default_cpu_set().union(&to_release);
+        s.set_default_cpu_set(updated.clone());
+        // `updateMetricsOnRelease`.
+        crate::metrics::on_release(
+            &self.topology,
+            &to_release,
+            &total_assigned_exclusive_cpus(s),
+        );
         tracing::info!(default_cpu_set = %updated, "RemoveContainer end");
-        s.set_default_cpu_set(updated);
     }
 
     fn allocate_cpus(
@@ -740,6 +777,14 @@ pub fn guaranteed_cpus(pod: &Pod, container: &Container) -> usize {
 }
 
 /// `getAssignedCPUsOfSiblings`.
+/// `getTotalAssignedExclusiveCPUs`: every CPU some container holds exclusively.
+fn total_assigned_exclusive_cpus(s: &dyn State) -> CpuSet {
+    s.get_cpu_assignments()
+        .values()
+        .flat_map(|containers| containers.values())
+        .fold(CpuSet::new(), |acc, cpus| acc.union(cpus))
+}
+
 fn get_assigned_cpus_of_siblings(s: &dyn State, pod_uid: &str, container_name: &str) -> CpuSet {
     s.get_cpu_assignments()
         .get(pod_uid)

@@ -330,12 +330,43 @@ async fn unimplemented_resource_manager_policies_are_refused() {
         .unwrap();
     for (extra, needle) in [
         (
-            "cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n",
-            "cpuManagerPolicy (--cpu-manager-policy)",
+            "memoryManagerPolicy: Static\n",
+            "memoryManagerPolicy (--memory-manager-policy)",
         ),
         (
             "topologyManagerPolicy: best-effort\n",
             "topologyManagerPolicy (--topology-manager-policy)",
+        ),
+    ] {
+        let port = free_port();
+        let cfg = write(
+            dir.path(),
+            "k.yaml",
+            &standalone_config(&cri.endpoint(), port, extra),
+        );
+        let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+        assert_eq!(p.wait_exit(START).await, Some(1), "{}", p.log());
+        assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
+        assert!(http_get(port, "/healthz").is_none());
+    }
+}
+
+/// The CPU manager's `NewManager` refuses what upstream's refuses, before anything starts:
+/// the static policy without reserved CPUs, options with the `none` policy.
+#[tokio::test(flavor = "multi_thread")]
+async fn cpu_manager_configurations_upstream_refuses_stop_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    for (extra, needle) in [
+        (
+            "cpuManagerPolicy: static\n",
+            "[cpumanager] unable to determine reserved CPU resources for static policy",
+        ),
+        (
+            "cpuManagerPolicyOptions:\n  full-pcpus-only: \"true\"\n",
+            "new none policy error: None policy: received unsupported options=map[full-pcpus-only:true]",
         ),
     ] {
         let port = free_port();

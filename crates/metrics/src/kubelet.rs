@@ -130,6 +130,112 @@ pub struct KubeletMetrics {
     /// upstream counterpart), the pod startup timeline's steps
     /// (`kubelet_container::timeline`).
     pub pod_startup_step_duration: HistogramVec,
+    /// The CPU, memory and topology managers' families.
+    pub resource_managers: ResourceManagerMetrics,
+}
+
+/// The resource managers' families (`metrics.go`: `CPUManager*`,
+/// `ContainerAlignedComputeResources*`, `MemoryManagerPinning*`,
+/// `TopologyManagerAdmission*`), registered with the others, as upstream's `Register`.
+#[derive(Clone)]
+pub struct ResourceManagerMetrics {
+    /// `kubelet_cpu_manager_pinning_requests_total`.
+    pub cpu_manager_pinning_requests_total: Counter,
+    /// `kubelet_cpu_manager_pinning_errors_total`.
+    pub cpu_manager_pinning_errors_total: Counter,
+    /// `kubelet_cpu_manager_shared_pool_size_millicores`.
+    pub cpu_manager_shared_pool_size_millicores: Gauge,
+    /// `kubelet_cpu_manager_exclusive_cpu_allocation_count`.
+    pub cpu_manager_exclusive_cpu_allocation_count: Gauge,
+    /// `kubelet_cpu_manager_allocation_per_numa{numa_node}`.
+    pub cpu_manager_allocation_per_numa: GaugeVec,
+    /// `kubelet_container_aligned_compute_resources_count{scope,boundary}`.
+    pub container_aligned_compute_resources: CounterVec,
+    /// `kubelet_container_aligned_compute_resources_failure_count{scope,boundary}`.
+    pub container_aligned_compute_resources_failure: CounterVec,
+    /// `kubelet_memory_manager_pinning_requests_total` (no memory manager policy but
+    /// `None` runs in kubelet-rs: stays 0).
+    pub memory_manager_pinning_requests_total: Counter,
+    /// `kubelet_memory_manager_pinning_errors_total` (stays 0, as above).
+    pub memory_manager_pinning_errors_total: Counter,
+    /// `kubelet_topology_manager_admission_requests_total`.
+    pub topology_manager_admission_requests_total: Counter,
+    /// `kubelet_topology_manager_admission_errors_total`.
+    pub topology_manager_admission_errors_total: Counter,
+    /// `kubelet_topology_manager_admission_duration_ms`.
+    pub topology_manager_admission_duration_ms: Histogram,
+}
+
+impl ResourceManagerMetrics {
+    fn register(b: &Builder<'_>) -> Result<Self, RegisterError> {
+        let aligned = &["scope", "boundary"];
+        Ok(ResourceManagerMetrics {
+            cpu_manager_pinning_requests_total: b.counter(
+                "kubelet_cpu_manager_pinning_requests_total",
+                "The number of cpu core allocations which required pinning.",
+                ALPHA,
+            )?,
+            cpu_manager_pinning_errors_total: b.counter(
+                "kubelet_cpu_manager_pinning_errors_total",
+                "The number of cpu core allocations which required pinning failed.",
+                ALPHA,
+            )?,
+            cpu_manager_shared_pool_size_millicores: b.gauge(
+                "kubelet_cpu_manager_shared_pool_size_millicores",
+                "The size of the shared CPU pool for non-guaranteed QoS pods, in millicores.",
+                ALPHA,
+            )?,
+            cpu_manager_exclusive_cpu_allocation_count: b.gauge(
+                "kubelet_cpu_manager_exclusive_cpu_allocation_count",
+                "The total number of CPUs exclusively allocated to containers running on this node",
+                ALPHA,
+            )?,
+            cpu_manager_allocation_per_numa: b.gauge_vec(
+                "kubelet_cpu_manager_allocation_per_numa",
+                "Number of CPUs allocated per NUMA node",
+                ALPHA,
+                &["numa_node"],
+            )?,
+            container_aligned_compute_resources: b.counter_vec(
+                "kubelet_container_aligned_compute_resources_count",
+                "Cumulative number of aligned compute resources allocated to containers by alignment type.",
+                ALPHA,
+                aligned,
+            )?,
+            container_aligned_compute_resources_failure: b.counter_vec(
+                "kubelet_container_aligned_compute_resources_failure_count",
+                "Cumulative number of failures to allocate aligned compute resources to containers by alignment type.",
+                ALPHA,
+                aligned,
+            )?,
+            memory_manager_pinning_requests_total: b.counter(
+                "kubelet_memory_manager_pinning_requests_total",
+                "The number of memory pages allocations which required pinning.",
+                ALPHA,
+            )?,
+            memory_manager_pinning_errors_total: b.counter(
+                "kubelet_memory_manager_pinning_errors_total",
+                "The number of memory pages allocations which required pinning that failed.",
+                ALPHA,
+            )?,
+            topology_manager_admission_requests_total: b.counter(
+                "kubelet_topology_manager_admission_requests_total",
+                "The number of admission requests where resources have to be aligned.",
+                ALPHA,
+            )?,
+            topology_manager_admission_errors_total: b.counter(
+                "kubelet_topology_manager_admission_errors_total",
+                "The number of admission request failures where resources could not be aligned.",
+                ALPHA,
+            )?,
+            topology_manager_admission_duration_ms: b.histogram(
+                "kubelet_topology_manager_admission_duration_ms",
+                "Duration in milliseconds to serve a pod admission request.",
+                ALPHA,
+                &exponential_buckets(0.05, 2.0, 15),
+            )?,
+        })
+    }
 }
 
 /// The prober's families, served on `/metrics/probes` (`prober.ProberResults`,
@@ -474,6 +580,7 @@ impl KubeletMetrics {
                 &exponential_buckets(0.001, 2.0, 20),
                 &["step"],
             )?,
+            resource_managers: ResourceManagerMetrics::register(&b)?,
         })
     }
 

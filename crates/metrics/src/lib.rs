@@ -27,8 +27,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use kubelet::{
     BuildInfo, DEF_BUCKETS, GracefulShutdownMetrics, ImageVolumeMetrics, KubeletMetrics,
-    POD_STARTUP_DURATION_BUCKETS, POD_STARTUP_STEP_DURATION, ProberMetrics, container_type,
-    exponential_buckets, register_process_start_time,
+    POD_STARTUP_DURATION_BUCKETS, POD_STARTUP_STEP_DURATION, ProberMetrics, ResourceManagerMetrics,
+    container_type, exponential_buckets, register_process_start_time,
 };
 pub use process::{ProcessCollector, ProcessFigures};
 pub use registry::{

@@ -48,6 +48,9 @@ pub struct ContainerConfigContext<'a> {
     pub seccomp_root: &'a Path,
     /// `seccompDefault`.
     pub seccomp_default: bool,
+    /// The container has exclusive CPUs and `DisableCPUQuotaWithExclusiveCPUs` is on: no
+    /// CFS quota.
+    pub disable_cpu_quota: bool,
 }
 
 /// A random 8-hex-digit name (`makeUID`) for termination-log files.
@@ -167,6 +170,7 @@ pub async fn generate_container_config(
                 ctx.resources,
                 pod,
                 container,
+                ctx.disable_cpu_quota,
             )),
             security_context: Some(sc),
         }),

@@ -275,9 +275,12 @@ impl KubeGenericRuntimeManager {
         result
     }
 
-    /// `removeContainer`: the container's logs first (so a failure leaves the container for
-    /// a retry), then the container.
+    /// `removeContainer`: the internal `PostStopContainer` hook, the container's logs (so a
+    /// failure leaves the container for a retry), then the container.
     pub(crate) async fn remove_container(&self, id: &str) -> Result<(), RuntimeError> {
+        self.internal_lifecycle
+            .post_stop_container(id)
+            .map_err(RuntimeError::Invalid)?;
         self.remove_container_log(id).await?;
         match self.runtime.remove_container(id).await {
             Err(e) if !e.is_not_found() => Err(cri_err(e)),

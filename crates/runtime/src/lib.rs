@@ -60,6 +60,7 @@ pub mod image_gc;
 pub mod image_ref;
 pub mod image_volumes;
 pub mod instrumented_services;
+pub mod internal_lifecycle;
 pub mod keyring;
 pub mod kill;
 pub mod labels;

@@ -106,6 +106,8 @@ pub struct KubeGenericRuntimeManager {
     /// The pod cgroups a resize writes (set by the kubelet; unset: containers only).
     pub(crate) pod_cgroups: std::sync::OnceLock<Arc<dyn crate::resize::PodCgroupConfig>>,
     pub(crate) lifecycle_http: Arc<dyn LifecycleHttpClient>,
+    pub(crate) internal_lifecycle: Arc<dyn crate::internal_lifecycle::InternalContainerLifecycle>,
+    pub(crate) cpu_allocation: Arc<dyn crate::internal_lifecycle::CpuAllocationReader>,
     /// Upstream `usernsManager` (the ID ranges of `hostUsers: false` pods).
     pub(crate) userns: Option<Arc<crate::userns::UsernsManager>>,
 }
@@ -184,6 +186,8 @@ impl KubeGenericRuntimeManager {
             actuated: Arc::default(),
             pod_cgroups: std::sync::OnceLock::new(),
             lifecycle_http: Arc::new(NoLifecycleHttpClient),
+            internal_lifecycle: Arc::new(crate::internal_lifecycle::NoInternalLifecycle),
+            cpu_allocation: Arc::new(crate::internal_lifecycle::NoExclusiveCpus),
             userns: None,
         })
     }
@@ -216,6 +220,29 @@ impl KubeGenericRuntimeManager {
     #[must_use]
     pub fn with_lifecycle_http_client(mut self, client: Arc<dyn LifecycleHttpClient>) -> Self {
         self.lifecycle_http = client;
+        self
+    }
+
+    /// Calls `lifecycle`'s hooks around each container (upstream `internalLifecycle`,
+    /// `cm.NewInternalContainerLifecycle`: the CPU manager's cpuset); without it the hooks
+    /// do nothing.
+    #[must_use]
+    pub fn with_internal_lifecycle(
+        mut self,
+        lifecycle: Arc<dyn crate::internal_lifecycle::InternalContainerLifecycle>,
+    ) -> Self {
+        self.internal_lifecycle = lifecycle;
+        self
+    }
+
+    /// Leaves the CFS quota of containers with exclusive CPUs (and of their sandboxes)
+    /// unlimited (`DisableCPUQuotaWithExclusiveCPUs`); without it every quota is set.
+    #[must_use]
+    pub fn with_cpu_allocation_reader(
+        mut self,
+        reader: Arc<dyn crate::internal_lifecycle::CpuAllocationReader>,
+    ) -> Self {
+        self.cpu_allocation = reader;
         self
     }
 

@@ -1546,3 +1546,151 @@ async fn with_the_image_volume_gate_off_nothing_is_pulled_or_mounted_as_an_image
         "{app:?}"
     );
 }
+
+#[tokio::test]
+async fn internal_lifecycle_hooks_run_around_create_and_remove() {
+    use crate::internal_lifecycle::{LifecycleCall, RecordingLifecycle};
+    let env = Env::new();
+    let lifecycle = Arc::new(RecordingLifecycle {
+        cpuset: Some("1".into()),
+        ..RecordingLifecycle::default()
+    });
+    let m = env
+        .manager()
+        .await
+        .with_internal_lifecycle(lifecycle.clone());
+    let p = pod(vec![busybox("app")], vec![]);
+    let (result, status) = sync(&env, &m, &p).await;
+    assert_eq!(result.error(), None);
+    let id = running(&status, "app").id.id;
+    // `PreCreateContainer` changed the config CRI `CreateContainer` received.
+    let cpusets: Vec<String> = env.runtime.with_state(|s| {
+        s.containers
+            .values()
+            .map(|c| {
+                c.config
+                    .linux
+                    .as_ref()
+                    .and_then(|l| l.resources.as_ref())
+                    .map(|r| r.cpuset_cpus.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
+    });
+    assert_eq!(cpusets, vec!["1".to_string()]);
+    assert_eq!(
+        lifecycle.calls(),
+        vec![
+            LifecycleCall::PreCreate("web".into(), "app".into()),
+            LifecycleCall::PreStart("web".into(), "app".into(), id.clone()),
+        ]
+    );
+    // Removing the pod's containers calls `PostStopContainer` first.
+    let running_pod = m.get_pods(false).await.unwrap().remove(0);
+    env.states.remove("uid-1");
+    m.kill_pod(Some(&p), &running_pod, None).await.unwrap();
+    assert_eq!(lifecycle.calls().last(), Some(&LifecycleCall::PostStop(id)));
+}
+
+#[tokio::test]
+async fn failed_internal_hooks_fail_the_container_as_upstream() {
+    use crate::internal_lifecycle::RecordingLifecycle;
+    for (hook, kind, reason, message, created) in [
+        (
+            "pre_create",
+            SyncErrorKind::PreCreateHook,
+            "spec.containers{app} Warning Failed Internal PreCreateContainer hook failed: pre_create failed",
+            "pre_create failed",
+            0,
+        ),
+        (
+            "pre_start",
+            SyncErrorKind::PreStartHook,
+            "spec.containers{app} Warning Failed Internal PreStartContainer hook failed: pre_start failed",
+            "pre_start failed",
+            1,
+        ),
+    ] {
+        let env = Env::new();
+        let lifecycle = Arc::new(RecordingLifecycle {
+            fail: vec![hook],
+            ..RecordingLifecycle::default()
+        });
+        let m = env.manager().await.with_internal_lifecycle(lifecycle);
+        let p = pod(vec![busybox("app")], vec![]);
+        let (result, _) = sync(&env, &m, &p).await;
+        let failure = result.failures().next().unwrap();
+        assert_eq!(
+            (failure.error, failure.message.as_str()),
+            (Some(kind), message)
+        );
+        assert_eq!(env.calls("CreateContainer"), created, "{hook}");
+        assert_eq!(env.calls("StartContainer"), 0, "{hook}");
+        let mut seen = 0;
+        let got = events(&env, &mut seen);
+        assert!(got.contains(&reason.to_string()), "{hook}: {got:?}");
+    }
+}
+
+#[tokio::test]
+async fn exclusive_cpus_leave_container_and_sandbox_without_cfs_quota() {
+    use crate::internal_lifecycle::FakeExclusiveCpus;
+    let quotas = |env: &Env| {
+        env.runtime.with_state(|s| {
+            let sandbox = s
+                .sandboxes
+                .values()
+                .map(|p| {
+                    p.config
+                        .linux
+                        .as_ref()
+                        .and_then(|l| l.resources.as_ref())
+                        .map_or(0, |r| r.cpu_quota)
+                })
+                .collect::<Vec<_>>();
+            let containers = s
+                .containers
+                .values()
+                .map(|c| {
+                    c.config
+                        .linux
+                        .as_ref()
+                        .and_then(|l| l.resources.as_ref())
+                        .map_or(0, |r| r.cpu_quota)
+                })
+                .collect::<Vec<_>>();
+            (sandbox, containers)
+        })
+    };
+    let mut app = busybox("app");
+    let limits: std::collections::BTreeMap<
+        String,
+        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+    > = [(
+        "cpu".to_string(),
+        k8s_openapi::apimachinery::pkg::api::resource::Quantity("1".into()),
+    )]
+    .into_iter()
+    .collect();
+    app.resources = Some(k8s_openapi::api::core::v1::ResourceRequirements {
+        limits: Some(limits),
+        ..Default::default()
+    });
+    let p = pod(vec![app], vec![]);
+
+    let env = Env::new();
+    let m = env.manager().await;
+    sync(&env, &m, &p).await;
+    assert_eq!(quotas(&env), (vec![100_000], vec![100_000]));
+
+    let env = Env::new();
+    let m = env
+        .manager()
+        .await
+        .with_cpu_allocation_reader(Arc::new(FakeExclusiveCpus(vec![(
+            "uid-1".into(),
+            "app".into(),
+        )])));
+    sync(&env, &m, &p).await;
+    assert_eq!(quotas(&env), (vec![-1], vec![-1]));
+}

@@ -460,7 +460,13 @@ impl KubeGenericRuntimeManager {
         container: &Container,
         id: &ContainerId,
     ) -> Result<(), String> {
-        let linux = generate_linux_container_resources(&self.config.resources, pod, container);
+        let linux = generate_linux_container_resources(
+            &self.config.resources,
+            pod,
+            container,
+            self.cpu_allocation
+                .container_has_exclusive_cpus(pod, container),
+        );
         let resources = CriContainerResources {
             linux: Some(linux),
             ..CriContainerResources::default()

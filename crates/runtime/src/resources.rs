@@ -157,10 +157,13 @@ fn pod_level_resources(pod: &Pod) -> Option<&ResourceRequirements> {
 
 /// `generateLinuxContainerResources`: shares/quota/memory, OOM score adjustment by QoS, huge
 /// page limits, swap ([`crate::swap`]), and with MemoryQoS `memory.min`/`memory.high`.
+/// `disable_cpu_quota`: the container has exclusive CPUs and `DisableCPUQuotaWithExclusiveCPUs`
+/// is on (the quota is then -1, unlimited).
 pub fn generate_linux_container_resources(
     settings: &ResourceSettings,
     pod: &Pod,
     container: &Container,
+    disable_cpu_quota: bool,
 ) -> LinuxContainerResources {
     let empty = ResourceRequirements::default();
     let res = container.resources.as_ref().unwrap_or(&empty);
@@ -175,7 +178,13 @@ pub fn generate_linux_container_resources(
     if memory_limit == 0 {
         memory_limit = pod_limits.map_or(0, |l| bytes(get(l, "memory")));
     }
-    let mut r = calculate_linux_resources(settings, cpu_request, cpu_limit, memory_limit, false);
+    let mut r = calculate_linux_resources(
+        settings,
+        cpu_request,
+        cpu_limit,
+        memory_limit,
+        disable_cpu_quota,
+    );
     r.oom_score_adj = qos::container_oom_score_adjust(pod, container, settings.memory_capacity);
     r.hugepage_limits = hugepage_limits(settings, res);
     configure_container_swap_resources(settings, &mut r, pod, container);
@@ -493,8 +502,13 @@ pub fn pod_memory_limit(pod: &Pod) -> Option<i64> {
 }
 
 /// `calculateSandboxResources`: pod-wide requests and limits without overhead, for the
-/// sandbox's `LinuxPodSandboxConfig.resources`.
-pub fn sandbox_resources(settings: &ResourceSettings, pod: &Pod) -> LinuxContainerResources {
+/// sandbox's `LinuxPodSandboxConfig.resources`; `disable_cpu_quota` when a container of
+/// the pod has exclusive CPUs (`DisableCPUQuotaWithExclusiveCPUs`).
+pub fn sandbox_resources(
+    settings: &ResourceSettings,
+    pod: &Pod,
+    disable_cpu_quota: bool,
+) -> LinuxContainerResources {
     if let Some(pod_res) = pod_level_resources(pod) {
         let cpu_request = get(&pod_res.requests, "cpu").map(|q| milli(Some(q)));
         return calculate_linux_resources(
@@ -502,7 +516,7 @@ pub fn sandbox_resources(settings: &ResourceSettings, pod: &Pod) -> LinuxContain
             cpu_request,
             milli(get(&pod_res.limits, "cpu")),
             bytes(get(&pod_res.limits, "memory")),
-            false,
+            disable_cpu_quota,
         );
     }
     let has_cpu_request = pod.spec.as_ref().is_some_and(|s| {
@@ -521,7 +535,7 @@ pub fn sandbox_resources(settings: &ResourceSettings, pod: &Pod) -> LinuxContain
         has_cpu_request.then_some(cpu_request),
         pod_total(pod, |r| milli(get(&r.limits, "cpu"))),
         pod_total(pod, |r| bytes(get(&r.limits, "memory"))),
-        false,
+        disable_cpu_quota,
     )
 }
 
@@ -601,7 +615,7 @@ mod tests {
                 .as_ref()
                 .map(|s| s.containers[0].clone())
                 .unwrap_or_default();
-            let r = generate_linux_container_resources(&s, &pod, c);
+            let r = generate_linux_container_resources(&s, &pod, c, false);
             assert_eq!(
                 (r.cpu_shares, r.cpu_quota, r.memory_limit_in_bytes),
                 (shares, quota, mem),
@@ -664,7 +678,7 @@ mod tests {
             &[("memory", "256Mi")],
         )]);
         let c = &with_limit.spec.as_ref().unwrap().containers[0];
-        let r = generate_linux_container_resources(&s, &with_limit, c);
+        let r = generate_linux_container_resources(&s, &with_limit, c, false);
         assert_eq!(r.unified["memory.min"], (128_i64 << 20).to_string());
         assert_eq!(
             r.unified["memory.high"],
@@ -672,7 +686,7 @@ mod tests {
         );
         let no_limit = pod_with(vec![resources(&[("memory", "128Mi")], &[])]);
         let c = &no_limit.spec.as_ref().unwrap().containers[0];
-        let r = generate_linux_container_resources(&s, &no_limit, c);
+        let r = generate_linux_container_resources(&s, &no_limit, c, false);
         assert_eq!(
             r.unified["memory.high"],
             high(128 << 20, 1 << 30).to_string()
@@ -683,7 +697,7 @@ mod tests {
             &[("memory", "64Mi")],
         )]);
         let c = &equal.spec.as_ref().unwrap().containers[0];
-        let r = generate_linux_container_resources(&s, &equal, c);
+        let r = generate_linux_container_resources(&s, &equal, c, false);
         assert_eq!(
             r.unified.get("memory.min").map(String::as_str),
             Some("67108864")
@@ -697,7 +711,8 @@ mod tests {
         assert!(memory_qos_unified(&none, 0, 0).is_empty());
         // The gate off: nothing.
         let c = &with_limit.spec.as_ref().unwrap().containers[0];
-        let r = generate_linux_container_resources(&ResourceSettings::default(), &with_limit, c);
+        let r =
+            generate_linux_container_resources(&ResourceSettings::default(), &with_limit, c, false);
         assert!(!r.unified.contains_key("memory.min"));
         // The pod cgroup (`ResourceConfigForPod` with enforceMemoryQoS): the pod's requests.
         let two = pod_with(vec![
@@ -720,13 +735,27 @@ mod tests {
     }
 
     #[test]
+    fn exclusive_cpus_leave_the_cfs_quota_unlimited() {
+        let s = ResourceSettings::default();
+        let pod = pod_with(vec![resources(
+            &[("cpu", "2"), ("memory", "10Mi")],
+            &[("cpu", "2"), ("memory", "10Mi")],
+        )]);
+        let c = &pod.spec.as_ref().unwrap().containers[0];
+        let quota = |disable| generate_linux_container_resources(&s, &pod, c, disable).cpu_quota;
+        assert_eq!((quota(false), quota(true)), (200_000, -1));
+        assert_eq!(sandbox_resources(&s, &pod, true).cpu_quota, -1);
+        assert_eq!(sandbox_resources(&s, &pod, false).cpu_quota, 200_000);
+    }
+
+    #[test]
     fn sandbox_resources_sum_containers() {
         let s = ResourceSettings::default();
         let pod = pod_with(vec![
             resources(&[("cpu", "100m")], &[("cpu", "200m"), ("memory", "10Mi")]),
             resources(&[("cpu", "300m")], &[("memory", "20Mi")]),
         ]);
-        let r = sandbox_resources(&s, &pod);
+        let r = sandbox_resources(&s, &pod, false);
         assert_eq!(r.cpu_shares, milli_cpu_to_shares(400));
         assert_eq!(r.cpu_quota, 20_000);
         assert_eq!(r.memory_limit_in_bytes, 30 << 20);

@@ -114,6 +114,7 @@ fn has_privileged_container(pod: &Pod) -> bool {
 fn linux_config(
     helper: &dyn RuntimeHelper,
     settings: &ResourceSettings,
+    disable_cpu_quota: bool,
     pod: &Pod,
 ) -> Result<LinuxPodSandboxConfig, RuntimeManagerError> {
     let pod_sc = pod.spec.as_ref().and_then(|s| s.security_context.as_ref());
@@ -152,15 +153,17 @@ fn linux_config(
         cgroup_parent: helper.get_pod_cgroup_parent(pod),
         security_context: Some(sc),
         sysctls,
-        resources: Some(sandbox_resources(settings, pod)),
+        resources: Some(sandbox_resources(settings, pod, disable_cpu_quota)),
         overhead: Some(overhead_resources(settings, pod)),
     })
 }
 
-/// `generatePodSandboxConfig`.
+/// `generatePodSandboxConfig`; `disable_cpu_quota` when a container of the pod has
+/// exclusive CPUs (`DisableCPUQuotaWithExclusiveCPUs`).
 pub fn generate_pod_sandbox_config(
     helper: &dyn RuntimeHelper,
     settings: &ResourceSettings,
+    disable_cpu_quota: bool,
     pod_logs_root: &Path,
     pod: &Pod,
     attempt: u32,
@@ -196,6 +199,6 @@ pub fn generate_pod_sandbox_config(
         .flat_map(|s| s.containers.iter())
         .flat_map(make_port_mappings)
         .collect();
-    config.linux = Some(linux_config(helper, settings, pod)?);
+    config.linux = Some(linux_config(helper, settings, disable_cpu_quota, pod)?);
     Ok(config)
 }

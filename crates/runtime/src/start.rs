@@ -184,8 +184,11 @@ impl KubeGenericRuntimeManager {
             pod_logs_root: &self.config.pod_logs_dir,
             seccomp_root: &seccomp_root,
             seccomp_default: self.config.seccomp_default,
+            disable_cpu_quota: self
+                .cpu_allocation
+                .container_has_exclusive_cpus(pod, container),
         };
-        let config = generate_container_config(
+        let mut config = generate_container_config(
             &cfg_ctx,
             pod,
             container,
@@ -207,6 +210,19 @@ impl KubeGenericRuntimeManager {
             return Err((SyncErrorKind::CreateContainer, msg));
         }
         self.set_actuated_container_resources(pod, container);
+        self.internal_lifecycle
+            .pre_create_container(pod, container, &mut config)
+            .map_err(|m| {
+                self.recorder.container_event(
+                    pod,
+                    &container.name,
+                    "",
+                    EventType::Warning,
+                    reasons::FAILED_TO_CREATE_CONTAINER,
+                    &format!("Internal PreCreateContainer hook failed: {m}"),
+                );
+                (SyncErrorKind::PreCreateHook, m)
+            })?;
 
         let id = self
             .runtime
@@ -221,6 +237,17 @@ impl KubeGenericRuntimeManager {
             self.recorder
                 .container_event(pod, &container.name, &id, t, reason, message);
         };
+        if let Err(m) = self
+            .internal_lifecycle
+            .pre_start_container(pod, container, &id)
+        {
+            event(
+                EventType::Warning,
+                reasons::FAILED_TO_START_CONTAINER,
+                &format!("Internal PreStartContainer hook failed: {m}"),
+            );
+            return Err((SyncErrorKind::PreStartHook, m));
+        }
         event(
             EventType::Normal,
             reasons::CREATED_CONTAINER,

@@ -117,7 +117,7 @@ fn generate_linux_container_resources_with_swap() {
             .unwrap()
             .containers
             .iter()
-            .map(|c| generate_linux_container_resources(s, p, c))
+            .map(|c| generate_linux_container_resources(s, p, c, false))
             .collect()
     };
     let swap_max = |r: &LinuxContainerResources| r.unified.get(CGROUP2_MAX_SWAP_FILENAME).cloned();

@@ -146,6 +146,7 @@ impl KubeGenericRuntimeManager {
         let sandbox_config = match generate_pod_sandbox_config(
             self.helper.as_ref(),
             &self.config.resources,
+            self.cpu_allocation.pod_has_exclusive_cpus(pod),
             &self.config.pod_logs_dir,
             pod,
             changes.attempt,
@@ -310,6 +311,7 @@ impl KubeGenericRuntimeManager {
         let mut config = generate_pod_sandbox_config(
             self.helper.as_ref(),
             &self.config.resources,
+            self.cpu_allocation.pod_has_exclusive_cpus(pod),
             &self.config.pod_logs_dir,
             pod,
             attempt,

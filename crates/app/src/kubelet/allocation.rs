@@ -60,6 +60,9 @@ pub struct AllocationManager {
     last_retry: Mutex<Option<Instant>>,
     /// Node allocatable CPU and memory (upstream `nodeAllocatableAbsolute`).
     allocatable: Allocatable,
+    /// `cpuManagerPolicy: static` without the `InPlacePodVerticalScalingExclusiveCPUs`
+    /// gate: a Guaranteed pod's CPU cannot be resized.
+    static_cpu_policy: bool,
 }
 
 /// Upstream `allocationFromPod`: regular containers and sidecars.
@@ -177,7 +180,42 @@ impl AllocationManager {
             pending: Mutex::default(),
             last_retry: Mutex::default(),
             allocatable,
+            static_cpu_policy: false,
         }
+    }
+
+    /// Refuses CPU resizes of Guaranteed pods as `Infeasible` (upstream `canResizePod`
+    /// with `cpuManagerPolicy: static` and the `InPlacePodVerticalScalingExclusiveCPUs`
+    /// gate off).
+    #[must_use]
+    pub fn with_static_cpu_policy(mut self, on: bool) -> Self {
+        self.static_cpu_policy = on;
+        self
+    }
+
+    /// Upstream `guaranteedPodResourceResizeRequired`: a resizable container's request of
+    /// `resource` differs from its allocation.
+    fn guaranteed_pod_resource_resize_required(&self, pod: &Pod, resource: &str) -> bool {
+        let allocated = self.allocated.get_pod(pod_uid(pod)).unwrap_or_default();
+        let request = |r: Option<&ResourceRequirements>| {
+            r.and_then(|r| r.requests.as_ref())
+                .and_then(|l| l.get(resource))
+                .cloned()
+        };
+        allocation_from_pod(pod).iter().any(|(name, wanted)| {
+            let want = request(Some(wanted));
+            let have = request(allocated.get(name));
+            let parse = |q: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>| {
+                q.as_ref()
+                    .map(|q| kubelet_apimachinery::Quantity::parse(&q.0).map_err(|_| q.0.clone()))
+            };
+            match (parse(&want), parse(&have)) {
+                (None, None) => false,
+                (Some(Ok(a)), Some(Ok(b))) => !a.cmp_value(&b).is_eq(),
+                (Some(Err(a)), Some(Err(b))) => a != b,
+                _ => true,
+            }
+        })
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
@@ -270,6 +308,18 @@ impl Kubelet {
     /// `canResizePod`: `Infeasible` beyond the node's allocatable, `Deferred` when the admit
     /// handlers reject the resized pod among the others.
     fn can_resize_pod(&self, pod: &Pod) -> Result<(), (&'static str, String)> {
+        if self.allocation.static_cpu_policy
+            && kubelet_container::get_pod_qos(pod) == kubelet_container::QosClass::Guaranteed
+            && self
+                .allocation
+                .guaranteed_pod_resource_resize_required(pod, "cpu")
+        {
+            return Err((
+                REASON_INFEASIBLE,
+                "Resize is infeasible for Guaranteed Pods alongside CPU Manager policy \"static\""
+                    .to_owned(),
+            ));
+        }
         let a = &self.allocation.allocatable;
         let cpu = resource_request(pod, "cpu");
         let memory = resource_request(pod, "memory");

@@ -104,3 +104,15 @@ fn resize_events_carry_upstreams_resource_summary() {
         r#"Pod resize Deferred: {"initContainers":[{"name":"init","resources":{}}],"containers":[{"name":"c1","resources":{"requests":{"cpu":"3","memory":"1Gi"}}}],"generation":3,"error":"no room"}"#
     );
 }
+
+#[test]
+fn a_cpu_resize_is_told_from_a_memory_resize_by_value() {
+    let m = AllocationManager::new(PodResourcesState::default(), allocatable())
+        .with_static_cpu_policy(true);
+    assert!(m.static_cpu_policy);
+    m.set_allocated_resources(&pod("1", "100Mi"));
+    // `1000m` is the allocated `1`: no CPU resize; memory is not looked at.
+    assert!(!m.guaranteed_pod_resource_resize_required(&pod("1000m", "200Mi"), "cpu"));
+    assert!(m.guaranteed_pod_resource_resize_required(&pod("2", "100Mi"), "cpu"));
+    assert!(m.guaranteed_pod_resource_resize_required(&pod("1", "200Mi"), "memory"));
+}

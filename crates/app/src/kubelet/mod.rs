@@ -7,6 +7,7 @@ mod admission;
 mod allocation;
 mod api;
 mod container_logs;
+pub(crate) mod cpu_manager;
 mod crash_loop;
 mod evented;
 mod eviction;
@@ -322,6 +323,7 @@ struct Built {
     inputs: sync_loop::SyncLoopInputs,
     pleg_tx: tokio::sync::mpsc::Sender<kubelet_pleg::PodLifecycleEvent>,
     eviction: eviction::Eviction,
+    cpu_manager: kubelet_cpumanager::kubelet::CpuManager,
 }
 
 /// `NewMainKubelet`: runtime manager, PLEG, status manager, pod workers, pod manager.
@@ -345,6 +347,12 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         runtime_setup::build_volume_manager(deps, api::objects::volume_objects(objects.as_ref()))?;
     let (probe_results, probe_updates) = kubelet_prober::ProberResults::new();
     let runtime_classes = api::objects::runtime_class_manager(deps);
+    // `NewContainerManager`'s `cpumanager.NewManager`.
+    let cpu_manager = kubelet_cpumanager::kubelet::CpuManager::new(cpu_manager::new_manager(
+        server,
+        &deps.machine,
+        &deps.node_config,
+    )?);
     let manager = runtime_setup::build_runtime(
         deps,
         pod_state.clone(),
@@ -352,6 +360,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         probe_results.clone(),
         volume_manager.clone(),
         runtime_classes,
+        &cpu_manager,
     )
     .await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
@@ -376,6 +385,12 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         pod_cgroups::QosReservedMemory::from_deps(deps),
     )
     .map(|p| p.with_memory_qos(runtime_setup::memory_qos(deps)))
+    .map(
+        |p| match runtime_setup::exclusive_cpus_reader(deps, &cpu_manager) {
+            Some(reader) => p.with_cpu_allocation_reader(reader),
+            None => p,
+        },
+    )
     .map(Arc::new);
     if let Some(pc) = &pod_cgroups {
         manager.set_pod_cgroup_config(pc.clone());
@@ -387,10 +402,13 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         deps.recorder.clone(),
         Arc::new(RealClock),
     ));
-    let allocation = Arc::new(allocation::AllocationManager::new(
-        runtime_setup::pod_resources_state(deps, kubelet_runtime::resize::ALLOCATED_STATE_FILE),
-        admission::node_allocatable(c, &deps.machine, &deps.node_config),
-    ));
+    let allocation = Arc::new(
+        allocation::AllocationManager::new(
+            runtime_setup::pod_resources_state(deps, kubelet_runtime::resize::ALLOCATED_STATE_FILE),
+            admission::node_allocatable(c, &deps.machine, &deps.node_config),
+        )
+        .with_static_cpu_policy(cpu_manager::is_static(server)),
+    );
     let actuated = manager.actuated_state().clone();
     let syncer = Arc::new(syncer::KubeletSyncer {
         allocation: allocation.clone(),
@@ -458,6 +476,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
             )),
             eviction.manager.clone(),
             shutdown_manager.manager.clone(),
+            cpu_manager.clone(),
         )
         .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
         node_lister,
@@ -488,6 +507,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         },
         pleg_tx,
         eviction,
+        cpu_manager,
     })
 }
 
@@ -626,9 +646,19 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
     }
     record_enforcement_events(&deps, &started.reserved_events);
     node_setup::set_max_open_files(deps.server, deps.rlimits.as_ref());
+    // `containerManager.Start` (`initializeRuntimeDependentModules`, before the sync loop
+    // admits a pod): the CPU manager's state and reconcile loop.
+    let mut tasks = JoinSet::new();
+    cpu_manager::start(
+        &b.cpu_manager,
+        &b.kubelet,
+        b.manager.runtime_service().clone(),
+        deps.shutdown.clone(),
+        &mut tasks,
+    )
+    .await?;
     let stats = stats::summary_provider(&deps, &b.kubelet);
     let image_gc = image_gc::new_image_gc_manager(&deps, b.kubelet.runtime.clone(), &stats)?;
-    let mut tasks = JoinSet::new();
     spawn_pleg(&deps, &b, &mut tasks);
     spawn_log_rotation(&deps, &b, &mut tasks);
     // `StartGarbageCollection`, then `imageManager.Start` (`initializeModules`).

@@ -22,6 +22,7 @@ use kubelet_config::KubeletConfiguration;
 use kubelet_container::{PodStateProvider, PodStatus, Runtime, convert_pod_status_to_running_pod};
 use kubelet_podworkers::PodSyncError;
 use kubelet_runtime::cgroup::PodCgroupNamer;
+use kubelet_runtime::internal_lifecycle::{CpuAllocationReader, NoExclusiveCpus};
 use kubelet_runtime::resources::{qos_pod_requests, resource_config_for_pod};
 
 use super::pod_manager::pod_uid;
@@ -44,6 +45,8 @@ pub struct PodCgroups {
     qos_reserved: Option<QosReservedMemory>,
     /// MemoryQoS (gate on, cgroup v2): `memory.min` of new pod cgroups and the QoS cgroups.
     memory_qos: bool,
+    /// Pods with exclusive CPUs get no CFS quota (`DisableCPUQuotaWithExclusiveCPUs`).
+    exclusive_cpus: Arc<dyn CpuAllocationReader>,
     active_pods: OnceLock<ActivePodsFn>,
     /// Calls of [`PodCgroups::cgroup_pods`], to list the hierarchies in turn.
     housekeeping_round: AtomicUsize,
@@ -129,6 +132,7 @@ impl PodCgroups {
             cpu_cfs_quota_period_us: period,
             qos_reserved,
             memory_qos: false,
+            exclusive_cpus: Arc::new(NoExclusiveCpus),
             active_pods: OnceLock::new(),
             housekeeping_round: AtomicUsize::new(0),
         })
@@ -139,6 +143,26 @@ impl PodCgroups {
     pub fn with_memory_qos(mut self, on: bool) -> Self {
         self.memory_qos = on;
         self
+    }
+
+    /// A pod with exclusive CPUs gets a pod cgroup without CFS quota (upstream
+    /// `EnsureExists` and the resize's `ResourceConfigForPod` with
+    /// `DisableCPUQuotaWithExclusiveCPUs`); the kubelet sets it only with that gate on.
+    pub fn with_cpu_allocation_reader(mut self, reader: Arc<dyn CpuAllocationReader>) -> Self {
+        self.exclusive_cpus = reader;
+        self
+    }
+
+    /// `enforceCPULimits` for `pod`: `cpuCFSQuota`, unless the pod has exclusive CPUs.
+    fn enforce_cpu_limits(&self, pod: &ApiPod) -> bool {
+        if !self.enforce_cpu_limits {
+            return false;
+        }
+        if self.exclusive_cpus.pod_has_exclusive_cpus(pod) {
+            tracing::debug!(pod = %pod_uid(pod), "Disabled CFS quota");
+            return false;
+        }
+        true
     }
 
     /// Where [`Self::update_qos_cgroups`] reads the active pods from (upstream passes
@@ -172,7 +196,7 @@ impl PodCgroups {
     pub fn resource_config_for_pod(&self, pod: &ApiPod) -> ResourceConfig {
         resource_config_for_pod(
             pod,
-            self.enforce_cpu_limits,
+            self.enforce_cpu_limits(pod),
             self.cpu_cfs_quota_period_us,
             false,
         )
@@ -231,7 +255,7 @@ impl PodCgroups {
             // Creation (upstream `EnsureExists`): with MemoryQoS, `memory.min` too.
             let config = resource_config_for_pod(
                 pod,
-                self.enforce_cpu_limits,
+                self.enforce_cpu_limits(pod),
                 self.cpu_cfs_quota_period_us,
                 self.memory_qos,
             );
@@ -516,6 +540,47 @@ mod tests {
                 })
             })
             .collect()
+    }
+
+    /// `DisableCPUQuotaWithExclusiveCPUs`: a pod with exclusive CPUs gets its pod cgroup
+    /// without CFS quota (-1), at creation and in a resize's config.
+    #[tokio::test]
+    async fn a_pod_with_exclusive_cpus_gets_no_cfs_quota() {
+        use kubelet_runtime::internal_lifecycle::FakeExclusiveCpus;
+        let fs = Arc::new(FakeHostFs::default());
+        for c in ["cpu", "cpuacct", "memory", "pids", "hugetlb"] {
+            fs.add_dir(format!("/sys/fs/cgroup/{c}"));
+        }
+        let pc = pod_cgroups_on("", &fs, CgroupVersion::V1)
+            .unwrap()
+            .with_cpu_allocation_reader(Arc::new(FakeExclusiveCpus(vec![(
+                "g".into(),
+                "c0".into(),
+            )])));
+        pc.sync_pod(
+            &FakeRuntime::default(),
+            &kubelet_container::NoopRecorder,
+            &guaranteed(),
+            &PodStatus::default(),
+            true,
+        )
+        .await
+        .unwrap();
+        let quota = fs
+            .writes()
+            .iter()
+            .find(|(p, _)| p.ends_with("podg/cpu.cfs_quota_us"))
+            .map(|(_, v)| v.clone());
+        assert_eq!(quota.as_deref(), Some("-1"));
+        assert_eq!(
+            pc.resource_config_for_pod(&guaranteed()).cpu_quota,
+            Some(-1)
+        );
+        // Another pod keeps its quota.
+        assert_eq!(
+            pc.resource_config_for_pod(&burstable_limited()).cpu_quota,
+            Some(50_000)
+        );
     }
 
     #[tokio::test]

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use kubelet_config::KubeletServer;
 use kubelet_container::{ContainerGcPolicy, PodStateProvider, ProbeResults, RealClock};
+use kubelet_cpumanager::kubelet::CpuManagerLifecycle;
 use kubelet_runtime::env::{EnvObjects, NodeEnvInfo};
 use kubelet_runtime::manager::KubeGenericRuntimeManager;
 use kubelet_runtime::os::RealOs;
@@ -147,7 +148,8 @@ fn node_allocatable_memory(deps: &KubeletDeps<'_>) -> i64 {
 /// Secret managers (`NoEnvObjects` in standalone mode), `probes` the prober's results
 /// (liveness and startup failures restart containers), `runtime_classes` the RuntimeClass
 /// manager (`NoRuntimeClassManager` in standalone mode); container mounts of the volume
-/// manager's volumes come from `volumes`, hostPath and emptyDir from `LocalVolumes`.
+/// manager's volumes come from `volumes`, hostPath and emptyDir from `LocalVolumes`; the
+/// CPU manager's hooks run around each container (`internalLifecycle`).
 pub async fn build_runtime(
     deps: &KubeletDeps<'_>,
     pod_state: Arc<dyn PodStateProvider>,
@@ -155,6 +157,7 @@ pub async fn build_runtime(
     probes: Arc<dyn ProbeResults>,
     volumes: Arc<VolumeManager>,
     runtime_classes: Arc<dyn RuntimeHandlerResolver>,
+    cpu_manager: &kubelet_cpumanager::kubelet::CpuManager,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
     let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone())
@@ -183,7 +186,11 @@ pub async fn build_runtime(
     let mut manager = manager
         .with_runtime_class_manager(runtime_classes)
         .with_lifecycle_http_client(Arc::new(lifecycle_http))
-        .with_actuated_state(Arc::new(actuated));
+        .with_actuated_state(Arc::new(actuated))
+        .with_internal_lifecycle(Arc::new(CpuManagerLifecycle(cpu_manager.clone())));
+    if let Some(reader) = exclusive_cpus_reader(deps, cpu_manager) {
+        manager = manager.with_cpu_allocation_reader(reader);
+    }
     if let Some(userns) = userns_manager(
         deps.server,
         &settings.root_dir,
@@ -193,6 +200,22 @@ pub async fn build_runtime(
         manager = manager.with_userns_manager(userns);
     }
     Ok(Arc::new(manager))
+}
+
+/// With `DisableCPUQuotaWithExclusiveCPUs` (on by default): the CPU manager's view of
+/// which containers are pinned, so they, their sandboxes and pod cgroups get no CFS
+/// quota; without the gate, none (every quota is set).
+pub fn exclusive_cpus_reader(
+    deps: &KubeletDeps<'_>,
+    cpu_manager: &kubelet_cpumanager::kubelet::CpuManager,
+) -> Option<Arc<dyn kubelet_runtime::internal_lifecycle::CpuAllocationReader>> {
+    deps.server
+        .feature_gates
+        .enabled(kubelet_features::gates::DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS)
+        .then(|| {
+            Arc::new(CpuManagerLifecycle(cpu_manager.clone()))
+                as Arc<dyn kubelet_runtime::internal_lifecycle::CpuAllocationReader>
+        })
 }
 
 /// The user namespace manager (upstream `NewMainKubelet`'s `userns.MakeUserNsManager`): with

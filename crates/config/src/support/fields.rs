@@ -9,6 +9,7 @@ use super::{
 };
 
 // Proofs shared by several fields.
+const CPU_MANAGER_REAL: &str = "crates/kubelet-rs/tests/cpu_manager_real.rs::static_policy_pins_a_guaranteed_container_and_moves_the_others";
 // Node registration, status and lease (`crates/nodestatus`, issue #7).
 const EVICTION_REAL: &str = "crates/kubelet-rs/tests/cluster_eviction.rs::best_effort_memory_hog_is_evicted_guaranteed_pod_keeps_running";
 const INITIAL_NODE: &str = "crates/nodestatus/src/tests.rs::initial_node_has_labels_taints_capacity_allocatable_and_node_info";
@@ -493,9 +494,18 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "cpuManagerPolicy",
         Some("cpu-manager-policy"),
-        refused(
-            "`static` (CPU pinning) is not implemented yet; `none` works",
-            &[RESOURCE_MANAGERS_REFUSED],
+        done_with_note(
+            "`static`: Guaranteed containers with integer CPU requests get exclusive CPUs at admission (the topology manager's `none` policy: no NUMA alignment), set as `cpuset_cpus` at CreateContainer; the others share the rest, kept up to date by the reconcile loop; pinned containers, their sandboxes and pod cgroups get no CFS quota (`DisableCPUQuotaWithExclusiveCPUs`); CPU resizes of Guaranteed pods are `Infeasible`; the `cpu_manager_state` checkpoint is upstream's byte for byte; upstream's `kubelet_cpu_manager_*` and `kubelet_topology_manager_admission_*` metrics. Not yet: the `InPlacePodVerticalScalingExclusiveCPUs` gate (refused at start)",
+            &[
+                "crates/cpumanager/src/kubelet_tests.rs::guaranteed_integer_cpus_are_exclusive_and_others_share_the_rest",
+                "crates/cpumanager/src/kubelet_tests.rs::reconcile_moves_shared_containers_off_exclusive_cpus",
+                "crates/cpumanager/src/kubelet_tests.rs::admissions_and_pinnings_are_counted_in_the_kubelets_metrics",
+                "crates/runtime/src/manager_tests.rs::internal_lifecycle_hooks_run_around_create_and_remove",
+                "crates/runtime/src/manager_tests.rs::exclusive_cpus_leave_container_and_sandbox_without_cfs_quota",
+                "crates/app/src/kubelet/pod_cgroups.rs::a_pod_with_exclusive_cpus_gets_no_cfs_quota",
+                "crates/kubelet-rs/tests/process.rs::cpu_manager_configurations_upstream_refuses_stop_the_start",
+                CPU_MANAGER_REAL,
+            ],
         ),
     ),
     f(
@@ -509,16 +519,19 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "cpuManagerPolicyOptions",
         Some("cpu-manager-policy-options"),
-        ignored(
-            "refuses to start when options are given with the `none` policy (\"None policy: received unsupported options\"); they tune the `static` policy",
-        ),
+        done(&[
+            "crates/cpumanager/src/kubelet_tests.rs::full_pcpus_only_rejects_a_partial_core_with_smt_alignment_error",
+            "crates/cpumanager/src/manager_tests.rs::test_cpu_manager_handle_policy_options",
+            "crates/kubelet-rs/tests/process.rs::cpu_manager_configurations_upstream_refuses_stop_the_start",
+        ]),
     ),
     f(
         "cpuManagerReconcilePeriod",
         Some("cpu-manager-reconcile-period"),
-        as_upstream(
-            "used only by the `static` CPU manager policy, which kubelet-rs refuses; with `none` upstream's reconcile loop changes nothing",
-        ),
+        done(&[
+            "crates/cpumanager/src/kubelet_tests.rs::the_loop_reconciles_at_once_and_then_every_period",
+            "crates/app/src/kubelet/cpu_manager.rs::reconcile_period_follows_the_configuration",
+        ]),
     ),
     f(
         "memoryManagerPolicy",

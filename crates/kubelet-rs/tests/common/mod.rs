@@ -101,8 +101,12 @@ enforceNodeAllocatable: [none]
 /// the config lines to add and a piece of the error that names the culprit.
 pub const UNSTARTABLE: &[(&str, &str)] = &[
     (
-        "cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n",
-        "cpuManagerPolicy (--cpu-manager-policy)",
+        "memoryManagerPolicy: Static\n",
+        "memoryManagerPolicy (--memory-manager-policy)",
+    ),
+    (
+        "cpuManagerPolicy: static\n",
+        "[cpumanager] unable to determine reserved CPU resources for static policy",
     ),
     (
         "tlsCipherSuites: [TLS_NO_SUCH_SUITE]\n",
