@@ -27,8 +27,8 @@ use kubelet_runtime::internal_lifecycle::{CpuAllocationReader, InternalContainer
 use tokio_util::sync::CancellationToken;
 
 use crate::manager::{Manager, ManagerError, ManagerSources, ReconcileResult};
-use crate::policy_static::{AffinityStore, TopologyHint};
 use crate::state::{CheckpointStore, ContainerMap};
+use kubelet_topologymanager::{Store, TopologyHint};
 
 /// Upstream topology manager policy name `none`.
 pub const TOPOLOGY_POLICY_NONE: &str = "none";
@@ -38,7 +38,7 @@ pub const TOPOLOGY_POLICY_NONE: &str = "none";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoneTopologyAffinity;
 
-impl AffinityStore for NoneTopologyAffinity {
+impl Store for NoneTopologyAffinity {
     fn get_affinity(&self, _pod_uid: &str, _container_name: &str) -> TopologyHint {
         TopologyHint::default()
     }

@@ -16,14 +16,13 @@ use kubelet_apimachinery::{CpuSet, Quantity};
 use kubelet_features::FeatureGate;
 
 use crate::policy::{NonePolicy, POLICY_NONE, Policy, PolicyError};
-use crate::policy_static::{
-    AffinityStore, POLICY_STATIC, StaticPolicy, StaticPolicyError, TopologyHint,
-};
+use crate::policy_static::{POLICY_STATIC, StaticPolicy, StaticPolicyError};
 use crate::state::{
     CPU_MANAGER_STATE_FILE_NAME, CheckpointStore, ContainerMap, State, StateCheckpoint,
     StateCheckpointError, StateMemory,
 };
 use crate::topology::{CPUTopology, MachineInfo, TopologyError, discover};
+use kubelet_topologymanager::{Store, TopologyHint};
 
 /// An error of [`Manager::new`] or [`Manager::start`]; messages are upstream's.
 #[derive(Debug, thiserror::Error)]
@@ -159,7 +158,7 @@ impl Manager {
     /// `NewManager`. `reserved_cpu` is the CPU of the node allocatable reservation
     /// (kube + system reserved); `specific_cpus` is `reservedSystemCPUs`.
     #[allow(clippy::too_many_arguments)]
-    pub fn new<A: AffinityStore + 'static>(
+    pub fn new<A: Store + 'static>(
         cpu_policy_name: &str,
         cpu_policy_options: &BTreeMap<String, String>,
         reconcile_period: Duration,

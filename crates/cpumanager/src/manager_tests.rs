@@ -13,10 +13,11 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 
 use super::*;
-use crate::policy_static::{FakeAffinityStore, StaticPolicyError};
+use crate::policy_static::StaticPolicyError;
 use crate::state::{ContainerCPUAssignments, FakeCheckpointStore};
 use crate::testing_topologies::*;
 use crate::topology::{CPUDetails, CPUInfo, Cache, Core, Node};
+use kubelet_topologymanager::FakeStore;
 
 fn cs(cpus: &[usize]) -> CpuSet {
     cpus.iter().copied().collect()
@@ -114,7 +115,7 @@ fn new_manager(
         machine,
         &CpuSet::new(),
         reserved.as_ref(),
-        FakeAffinityStore::default(),
+        FakeStore::default(),
         &FeatureGate::new(),
     )
 }
@@ -242,7 +243,7 @@ fn static_policy(topo: CPUTopology, num_reserved: usize, reserved: &CpuSet) -> B
             topo,
             num_reserved,
             reserved,
-            FakeAffinityStore::default(),
+            FakeStore::default(),
             &BTreeMap::new(),
             &FeatureGate::new(),
         )

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Container, Pod};
 use kubelet_apimachinery::CpuSet;
 
-use crate::policy_static::{AffinityStore, StaticPolicy, StaticPolicyError, TopologyHint};
+use crate::policy_static::{StaticPolicy, StaticPolicyError};
 use crate::state::State;
+use kubelet_topologymanager::{Store, TopologyHint};
 
 /// `PolicyNone`.
 pub const POLICY_NONE: &str = "none";
@@ -111,7 +112,7 @@ impl Policy for NonePolicy {
     }
 }
 
-impl<A: AffinityStore> Policy for StaticPolicy<A> {
+impl<A: Store> Policy for StaticPolicy<A> {
     fn name(&self) -> &'static str {
         StaticPolicy::name(self)
     }

@@ -24,116 +24,12 @@ use crate::policy_options::{
 };
 use crate::state::State;
 use crate::topology::{Allocation, CPUTopology, TopologyError};
+use kubelet_topologymanager::{BitMask, Store, TopologyHint, iterate_bit_masks};
 
 /// `PolicyStatic`.
 pub const POLICY_STATIC: &str = "static";
 /// `ErrorSMTAlignment`: the admission failure reason of an [`SMTAlignmentError`].
 pub const ERROR_SMT_ALIGNMENT: &str = "SMTAlignmentError";
-
-/// A set of NUMA node ids (upstream `bitmask.BitMask`, 64 nodes at most).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NumaMask(pub u64);
-
-impl NumaMask {
-    /// `NewBitMask`: ids of 64 and above are dropped.
-    pub fn new(bits: &[usize]) -> NumaMask {
-        NumaMask(
-            bits.iter()
-                .filter(|b| **b < 64)
-                .fold(0, |m, b| m | (1u64 << b)),
-        )
-    }
-
-    /// `IsSet`.
-    pub fn is_set(self, bit: usize) -> bool {
-        bit < 64 && self.0 & (1u64 << bit) != 0
-    }
-
-    /// `Count`.
-    pub fn count(self) -> usize {
-        self.0.count_ones() as usize
-    }
-
-    /// `GetBits`, ascending.
-    pub fn bits(self) -> Vec<usize> {
-        (0..64).filter(|b| self.is_set(*b)).collect()
-    }
-}
-
-impl std::fmt::Display for NumaMask {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Upstream's String: the mask as a 64-digit binary number.
-        write!(f, "{:064b}", self.0)
-    }
-}
-
-/// `bitmask.IterateBitMasks`: every non-empty subset of `bits`, smallest first.
-pub fn iterate_bit_masks(bits: &[usize], callback: &mut dyn FnMut(NumaMask)) {
-    fn iterate(
-        bits: &[usize],
-        accum: &mut Vec<usize>,
-        size: usize,
-        callback: &mut dyn FnMut(NumaMask),
-    ) {
-        if accum.len() == size {
-            callback(NumaMask::new(accum));
-            return;
-        }
-        for i in 0..bits.len() {
-            accum.push(bits[i]);
-            iterate(&bits[i + 1..], accum, size, callback);
-            accum.pop();
-        }
-    }
-    for size in 1..=bits.len() {
-        iterate(bits, &mut Vec::new(), size, callback);
-    }
-}
-
-/// A topology hint (upstream `topologymanager.TopologyHint`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TopologyHint {
-    /// `NUMANodeAffinity` (`None`: no preference).
-    pub numa_node_affinity: Option<NumaMask>,
-    /// `Preferred`.
-    pub preferred: bool,
-}
-
-/// The topology manager's affinity for a container (upstream `topologymanager.Store`).
-pub trait AffinityStore: Send + Sync {
-    /// `GetAffinity`.
-    fn get_affinity(&self, pod_uid: &str, container_name: &str) -> TopologyHint;
-    /// `GetPolicy().Name()`.
-    fn policy_name(&self) -> String;
-}
-
-/// A fixed affinity per container (tests; upstream `topologymanager.NewFakeManager*`).
-#[derive(Clone, Debug, Default)]
-pub struct FakeAffinityStore {
-    /// The policy name (`none` when empty).
-    pub policy: String,
-    /// Hint per (pod UID, container name); others get the default (no affinity).
-    pub hints: BTreeMap<(String, String), TopologyHint>,
-    /// Hint for every container not in `hints`.
-    pub default_hint: TopologyHint,
-}
-
-impl AffinityStore for FakeAffinityStore {
-    fn get_affinity(&self, pod_uid: &str, container_name: &str) -> TopologyHint {
-        self.hints
-            .get(&(pod_uid.to_owned(), container_name.to_owned()))
-            .copied()
-            .unwrap_or(self.default_hint)
-    }
-
-    fn policy_name(&self) -> String {
-        if self.policy.is_empty() {
-            "none".to_owned()
-        } else {
-            self.policy.clone()
-        }
-    }
-}
 
 /// Upstream `SMTAlignmentError`: `full-pcpus-only` refused the request.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -201,7 +97,7 @@ pub enum StaticPolicyError {
 }
 
 /// The static policy (upstream `staticPolicy`).
-pub struct StaticPolicy<A: AffinityStore> {
+pub struct StaticPolicy<A: Store> {
     topology: CPUTopology,
     reserved_cpus: CpuSet,
     reserved_physical_cpus: CpuSet,
@@ -212,7 +108,7 @@ pub struct StaticPolicy<A: AffinityStore> {
     pod_level_resources: bool,
 }
 
-impl<A: AffinityStore> StaticPolicy<A> {
+impl<A: Store> StaticPolicy<A> {
     /// `NewStaticPolicy`: `reserved_cpus` when not empty (`reservedSystemCPUs`),
     /// else `num_reserved_cpus` picked by topology (kube+system reserved CPUs, rounded up).
     pub fn new(
@@ -501,7 +397,7 @@ impl<A: AffinityStore> StaticPolicy<A> {
         &self,
         s: &mut dyn State,
         num_cpus: usize,
-        numa_affinity: Option<NumaMask>,
+        numa_affinity: Option<BitMask>,
         reusable: &CpuSet,
     ) -> Result<Allocation, StaticPolicyError> {
         tracing::info!(num_cpus, socket = ?numa_affinity, "AllocateCPUs");
@@ -700,7 +596,7 @@ impl<A: AffinityStore> StaticPolicy<A> {
         hints
     }
 
-    fn is_hint_socket_aligned(&self, mask: NumaMask, min_affinity_size: usize) -> bool {
+    fn is_hint_socket_aligned(&self, mask: BitMask, min_affinity_size: usize) -> bool {
         let per_socket = self
             .topology
             .num_numa_nodes
@@ -717,7 +613,7 @@ impl<A: AffinityStore> StaticPolicy<A> {
             == min_sockets
     }
 
-    fn get_aligned_cpus(&self, mask: NumaMask, allocatable: &CpuSet) -> CpuSet {
+    fn get_aligned_cpus(&self, mask: BitMask, allocatable: &CpuSet) -> CpuSet {
         let details = &self.topology.cpu_details;
         let numa_bits = mask.bits();
         if self.options.align_by_socket {

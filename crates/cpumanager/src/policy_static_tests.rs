@@ -13,6 +13,7 @@ use super::*;
 use crate::policy_options::*;
 use crate::state::{ContainerCPUAssignments, StateMemory};
 use crate::testing_topologies::*;
+use kubelet_topologymanager::FakeStore;
 
 fn cs(cpus: &[usize]) -> CpuSet {
     cpus.iter().copied().collect()
@@ -144,10 +145,10 @@ fn new_policy(
     tc: &T,
     reserved: &CpuSet,
     gate: &FeatureGate,
-) -> Result<StaticPolicy<FakeAffinityStore>, StaticPolicyError> {
-    let affinity = FakeAffinityStore {
+) -> Result<StaticPolicy<FakeStore>, StaticPolicyError> {
+    let affinity = FakeStore {
         default_hint: tc.topology_hint.unwrap_or_default(),
-        ..FakeAffinityStore::default()
+        ..FakeStore::default()
     };
     StaticPolicy::new(
         tc.topo.clone(),
@@ -1354,7 +1355,7 @@ fn align_by_socket_option_cases() -> Vec<T> {
         st_assignments: asg(vec![]),
         st_default_cpu_set: cs(&[2, 11, 21, 22]),
         pod: Some(make_pod("fakePod", "fakeContainer2", "2000m", "2000m")),
-        topology_hint: Some(TopologyHint { numa_node_affinity: Some(NumaMask::new(&[0, 2])), preferred: true }),
+        topology_hint: Some(TopologyHint { numa_node_affinity: Some(BitMask::new(&[0, 2])), preferred: true }),
         exp_err: None,
         exp_cpu_alloc: true,
         exp_cset: cs(&[2, 11]),
@@ -1368,7 +1369,7 @@ fn align_by_socket_option_cases() -> Vec<T> {
         st_assignments: asg(vec![]),
         st_default_cpu_set: cs(&[2, 11, 21, 22]),
         pod: Some(make_pod("fakePod", "fakeContainer2", "2000m", "2000m")),
-        topology_hint: Some(TopologyHint { numa_node_affinity: Some(NumaMask::new(&[0, 2])), preferred: true }),
+        topology_hint: Some(TopologyHint { numa_node_affinity: Some(BitMask::new(&[0, 2])), preferred: true }),
         exp_err: None,
         exp_cpu_alloc: true,
         exp_cset: cs(&[2, 21]),
@@ -1552,25 +1553,25 @@ fn test_topology_aware_allocate_cpus() {
         (
             "Request 2 CPUs, BitMask on Socket 0",
             2,
-            Some(NumaMask::new(&[0])),
+            Some(BitMask::new(&[0])),
             cs(&[0, 6]),
         ),
         (
             "Request 2 CPUs, BitMask on Socket 1",
             2,
-            Some(NumaMask::new(&[1])),
+            Some(BitMask::new(&[1])),
             cs(&[1, 7]),
         ),
         (
             "Request 8 CPUs, BitMask on Socket 0",
             8,
-            Some(NumaMask::new(&[0])),
+            Some(BitMask::new(&[0])),
             cs(&[0, 6, 2, 8, 4, 10, 1, 7]),
         ),
         (
             "Request 8 CPUs, BitMask on Socket 1",
             8,
-            Some(NumaMask::new(&[1])),
+            Some(BitMask::new(&[1])),
             cs(&[1, 7, 3, 9, 5, 11, 0, 6]),
         ),
     ];
@@ -1811,12 +1812,12 @@ fn hints_policy(
     topo: CPUTopology,
     options: &[(&str, &str)],
     gate: &FeatureGate,
-) -> StaticPolicy<FakeAffinityStore> {
+) -> StaticPolicy<FakeStore> {
     StaticPolicy::new(
         topo,
         0,
         &CpuSet::new(),
-        FakeAffinityStore::default(),
+        FakeStore::default(),
         &options_map(options),
         gate,
     )
@@ -1830,7 +1831,7 @@ fn sorted(mut hints: Vec<TopologyHint>) -> Vec<TopologyHint> {
 
 fn hint(bits: &[usize], preferred: bool) -> TopologyHint {
     TopologyHint {
-        numa_node_affinity: Some(NumaMask::new(bits)),
+        numa_node_affinity: Some(BitMask::new(bits)),
         preferred,
     }
 }

@@ -10,12 +10,13 @@ use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kubelet_apimachinery::CpuSet;
 use kubelet_cpumanager::policy::Policy;
-use kubelet_cpumanager::policy_static::{FakeAffinityStore, StaticPolicy};
+use kubelet_cpumanager::policy_static::StaticPolicy;
 use kubelet_cpumanager::state::{
     CPU_MANAGER_STATE_FILE_NAME, ContainerMap, FileCheckpointStore, State, StateCheckpoint,
 };
 use kubelet_cpumanager::{RealSysFs, discover, machine_info_from_sysfs};
 use kubelet_features::FeatureGate;
+use kubelet_topologymanager::FakeStore;
 
 fn guaranteed_pod(uid: &str, container: &str, cpus: &str) -> Pod {
     let list = BTreeMap::from([
@@ -39,7 +40,7 @@ fn guaranteed_pod(uid: &str, container: &str, cpus: &str) -> Pod {
     pod
 }
 
-fn policy() -> StaticPolicy<FakeAffinityStore> {
+fn policy() -> StaticPolicy<FakeStore> {
     let sys = RealSysFs::with_root(format!(
         "{}/testdata/sysfs/dual-socket-4-numa",
         env!("CARGO_MANIFEST_DIR")
@@ -50,7 +51,7 @@ fn policy() -> StaticPolicy<FakeAffinityStore> {
         topo,
         2,
         &CpuSet::new(),
-        FakeAffinityStore::default(),
+        FakeStore::default(),
         &options,
         &FeatureGate::new(),
     )
