@@ -154,6 +154,7 @@ healthzPort: 0
             serving_tls: checked.tls,
             cgroup_version: CgroupVersion::V2,
             runtime,
+            systemd: None,
             configz: startup::init_configz(s),
             clients: self.clients.clone(),
             recorder: self.recorder.clone(),
