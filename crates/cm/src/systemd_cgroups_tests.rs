@@ -332,9 +332,9 @@ fn qos_hierarchy_of_slice_units() {
     let fs = Arc::new(FakeHostFs::default());
     for c in ["cpu", "cpuacct", "cpuset", "memory", "pids", "systemd"] {
         fs.add_dir(format!("/sys/fs/cgroup/{c}"));
-        // systemd makes the slice in its own hierarchy; the fake does not.
-        fs.add_dir(format!("/sys/fs/cgroup/systemd/kubepods.slice"));
     }
+    // systemd makes the slice in its own hierarchy; the fake does not.
+    fs.add_dir("/sys/fs/cgroup/systemd/kubepods.slice");
     let (fake, sd) = test_systemd();
     let m =
         CgroupManager::new(fs.clone(), CgroupVersion::V1, CgroupDriver::Systemd).with_systemd(sd);

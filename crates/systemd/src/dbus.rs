@@ -345,10 +345,7 @@ impl SystemdManager for DbusSystemdManager {
             inner
                 .retry_on_disconnect(|conn| async move {
                     let proxy = Inner::proxy(&conn).await?;
-                    proxy
-                        .get_property::<String>("Version")
-                        .await
-                        .map_err(Into::into)
+                    proxy.get_property::<String>("Version").await
                 })
                 .await
         })
