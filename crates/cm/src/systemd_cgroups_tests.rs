@@ -378,3 +378,46 @@ fn qos_hierarchy_of_slice_units() {
         fake.calls()
     );
 }
+
+/// The same pod cgroup life (create, resize, destroy) through the real zbus client against
+/// the fake systemd on a private `dbus-daemon` gives systemd the very calls and property
+/// variants the recording fake sees.
+#[tokio::test(flavor = "multi_thread")]
+async fn real_bus_pod_cgroup_calls_match_the_recording_fake() {
+    use kubelet_systemd::fake_systemd::{FakeSystemd, PrivateBus};
+    let bus = PrivateBus::start().unwrap();
+    let on_bus = FakeSystemd::serve(&bus.address).await.unwrap();
+    let client = kubelet_systemd::DbusSystemdManager::with_address(
+        &bus.address,
+        std::time::Duration::from_secs(10),
+    )
+    .unwrap();
+    let real = Some(Arc::new(Systemd::new(Arc::new(client))));
+    let life = |sd: Option<Arc<Systemd>>| {
+        let fs = Arc::new(FakeHostFs::default());
+        fs.add_file("/sys/fs/cgroup/cgroup.controllers", "cpu memory pids\n");
+        let m = PodContainerManager::new(
+            fs,
+            Arc::new(FakeProcessKiller::default()),
+            CgroupVersion::V2,
+            CgroupDriver::Systemd,
+            &node_allocatable_root("/", true),
+            100,
+        )
+        .with_systemd(sd);
+        let mut r = guaranteed_config();
+        r.unified = BTreeMap::from([("memory.min".to_string(), "1024".to_string())]);
+        m.ensure_exists(&pod(), &r).unwrap();
+        r.cpu_quota = Some(1_500);
+        m.set_pod_cgroup_config(&pod(), &r).unwrap();
+        m.destroy(&pod()).unwrap();
+    };
+    tokio::task::spawn_blocking(move || life(real))
+        .await
+        .unwrap();
+    let (recorded, sd) = test_systemd();
+    life(sd);
+    assert_eq!(on_bus.calls(), recorded.calls());
+    assert_eq!(on_bus.calls().len(), 5, "{:#?}", on_bus.calls());
+    assert!(on_bus.active().is_empty());
+}

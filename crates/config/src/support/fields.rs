@@ -497,6 +497,7 @@ pub static FIELDS: &[FieldSupport] = &[
                 "crates/cm/src/systemd_cgroups_tests.rs::v2_properties_as_libcontainer",
                 "crates/cm/src/systemd_cgroups_tests.rs::pod_cgroup_is_a_slice_unit_created_and_stopped",
                 "crates/cm/src/systemd_cgroups_tests.rs::qos_hierarchy_of_slice_units",
+                "crates/cm/src/systemd_cgroups_tests.rs::real_bus_pod_cgroup_calls_match_the_recording_fake",
                 "crates/systemd/src/dbus_tests.rs::real_bus_start_set_stop_with_job_results",
                 "crates/app/tests/systemd_driver.rs::qos_reserved_and_pod_cgroups_are_slice_units",
                 "crates/kubelet-rs/tests/process.rs::systemd_cgroup_driver_without_systemd_is_refused_naming_cgroup_driver",
