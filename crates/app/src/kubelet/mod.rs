@@ -208,6 +208,9 @@ struct ContainerManagerStarted {
 /// the reserved cgroups' enforcement (`system-reserved`, `kube-reserved` and their
 /// `-compressible` forms, upstream `enforceNodeAllocatableCgroups`). A reserved cgroup that
 /// cannot be enforced stops the kubelet, as upstream's `Failed to start ContainerManager`.
+/// With the systemd driver the hierarchy is made of slice units through systemd's D-Bus
+/// API (`setup_qos_cgroups_with_manager`), and a host without systemd stops the start
+/// (`systemd_not_running`).
 fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<ContainerManagerStarted, RunError> {
     node_setup::setup_kernel_tunables(deps.server, deps.host_fs.as_ref())?;
     let c = &deps.server.config;
