@@ -365,6 +365,8 @@ pub struct PreInitRuntime {
     pub version: kubelet_cri::v1::VersionResponse,
     /// The cgroup driver (from CRI, or the configured one).
     pub cgroup_driver: CgroupDriver,
+    /// Where the driver came from (the runtime's `RuntimeConfig`, or `cgroupDriver`).
+    pub cgroup_driver_source: kubelet_cri::CgroupDriverSource,
     /// The features of the runtime's first `Status` answer (`None`: it reports none, or
     /// the call failed). Admission's node before a Node object exists (standalone mode
     /// throughout) reports them as `status.features`.
@@ -393,8 +395,26 @@ pub async fn pre_init_runtime_service(s: &KubeletServer) -> Result<PreInitRuntim
         image: std::sync::Arc::new(image),
         version,
         cgroup_driver,
+        cgroup_driver_source: driver.source,
         features,
     })
+}
+
+/// systemd's D-Bus API for the systemd cgroup driver (libcontainer's `dbusConnManager`,
+/// connected on the first call): `None` with cgroupfs, and when systemd is not running
+/// (`IsRunningSystemd`), which the container manager's start refuses where it needs
+/// systemd (`start_container_manager`).
+pub fn systemd_connection(
+    driver: CgroupDriver,
+) -> Result<Option<std::sync::Arc<kubelet_systemd::Systemd>>, RunError> {
+    if driver != CgroupDriver::Systemd || !kubelet_systemd::is_running_systemd() {
+        return Ok(None);
+    }
+    let manager = kubelet_systemd::DbusSystemdManager::system()
+        .map_err(|e| RunError::Kubelet(format!("systemd cgroup driver: {e}")))?;
+    Ok(Some(std::sync::Arc::new(kubelet_systemd::Systemd::new(
+        std::sync::Arc::new(manager),
+    ))))
 }
 
 /// The features of a CRI `Status` answer (upstream `toKubeRuntimeStatus`); a failed call
@@ -477,6 +497,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     let _roots = cgroup_roots(&s);
     apply_oom_score(&fs, s.config.oom_score_adj.unwrap_or(-999));
     let runtime = pre_init_runtime_service(&s).await?;
+    let systemd = systemd_connection(runtime.cgroup_driver)?;
 
     let shutdown = CancellationToken::new();
     let fatal = CancellationToken::new();
@@ -496,6 +517,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
         serving_tls: checked.tls,
         cgroup_version: cgroup_version(host),
         runtime,
+        systemd,
         configz,
         recorder,
         clients,

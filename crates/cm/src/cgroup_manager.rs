@@ -14,17 +14,45 @@
 //! | huge pages | `hugetlb/…/hugetlb.<size>.limit_in_bytes` (+ `.rsvd.`) | `hugetlb.<size>.max` (+ `.rsvd.`) |
 //! | cpuset CPUs | `cpuset/…/cpuset.cpus` | `cpuset.cpus` |
 //!
-//! A value left `None` (or 0, as libcontainer reads it) is not written. With the systemd
-//! driver the same files are written under the slice directories (upstream also sets the
-//! unit properties over D-Bus, which kubelet-rs does not talk to).
+//! A value left `None` (or 0, as libcontainer reads it) is not written.
+//!
+//! With the systemd driver each cgroup is a slice unit of systemd, as libcontainer's
+//! `systemd` managers (`github.com/opencontainers/cgroups/systemd` `v1.go`, `v2.go`) make
+//! it: [`CgroupManager::create`] starts the transient unit over D-Bus (`Apply(-1)`), makes
+//! the directories and sets the values; [`CgroupManager::update`] first sets the unit's
+//! properties (`SetUnitProperties`, `crate::systemd_cgroups`), then writes the same files
+//! under the slice directories; [`CgroupManager::stop_unit`] stops the unit before a
+//! cgroup's directories are removed. The D-Bus boundary is `kubelet_systemd`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use kubelet_systemd::Systemd;
+
 use crate::CmError;
 use crate::cgroups::{CgroupDriver, CgroupName, CgroupVersion};
 use crate::hostfs::HostFs;
+use crate::systemd_cgroups;
+
+/// libcontainer's v1 subsystems (`legacySubsystems`) whose directories `Apply` makes for
+/// a systemd slice (`name=systemd` is systemd's own).
+const LIBCONTAINER_V1_SUBSYSTEMS: [&str; 14] = [
+    "cpuset",
+    "devices",
+    "memory",
+    "cpu",
+    "cpuacct",
+    "pids",
+    "blkio",
+    "hugetlb",
+    "perf_event",
+    "freezer",
+    "net_prio",
+    "net_cls",
+    "rdma",
+    "misc",
+];
 
 const CGROUP_MOUNT: &str = "/sys/fs/cgroup";
 const HUGEPAGES_DIR: &str = "/sys/kernel/mm/hugepages";
@@ -122,16 +150,121 @@ pub struct CgroupManager {
     fs: Arc<dyn HostFs>,
     version: CgroupVersion,
     driver: CgroupDriver,
+    systemd: Option<Arc<Systemd>>,
 }
 
 impl CgroupManager {
-    /// The manager for a host's hierarchy and driver.
+    /// The manager for a host's hierarchy and driver. The systemd driver needs
+    /// [`CgroupManager::with_systemd`]: without it every change is an error.
     pub fn new(fs: Arc<dyn HostFs>, version: CgroupVersion, driver: CgroupDriver) -> Self {
         CgroupManager {
             fs,
             version,
             driver,
+            systemd: None,
         }
+    }
+
+    /// systemd's D-Bus API, for the systemd driver (ignored with cgroupfs).
+    pub fn with_systemd(mut self, systemd: Option<Arc<Systemd>>) -> Self {
+        self.systemd = systemd;
+        self
+    }
+
+    /// systemd, when the driver is systemd; an error when it has none.
+    fn sd(&self) -> Result<Option<&Systemd>, CmError> {
+        match self.driver {
+            CgroupDriver::Cgroupfs => Ok(None),
+            CgroupDriver::Systemd => self.systemd.as_deref().map(Some).ok_or_else(|| {
+                CmError::Systemd(
+                    "the systemd cgroup driver has no connection to systemd".to_string(),
+                )
+            }),
+        }
+    }
+
+    /// Upstream `Exists`: `Validate` succeeds.
+    pub fn exists(&self, name: &CgroupName) -> bool {
+        self.validate(name).is_ok()
+    }
+
+    /// Upstream `Create`: with the systemd driver the slice unit is started first
+    /// (`Apply(-1)`: an existing unit is fine); then the cgroup's directories are made
+    /// (v1: in each mounted hierarchy, a new cpuset one given its parent's CPUs and memory
+    /// nodes; v2: the controllers enabled in every ancestor) and the values set, a failed
+    /// `Set` only logged, as upstream.
+    pub fn create(&self, name: &CgroupName, r: &ResourceConfig) -> Result<(), CmError> {
+        if let Some(sd) = self.sd()? {
+            let (unit, parent) = systemd_cgroups::unit_and_parent(name);
+            let props = systemd_cgroups::apply_properties(self.version, &unit, &parent);
+            sd.start_unit(&unit, &props, true).map_err(|e| {
+                CmError::Systemd(match self.version {
+                    CgroupVersion::V1 => e.to_string(),
+                    CgroupVersion::V2 => format!(
+                        "unable to start unit {unit:?} (properties {}): {e}",
+                        systemd_cgroups::go_properties(&props)
+                    ),
+                })
+            })?;
+        }
+        self.make_dirs(name)?;
+        if let Err(e) = self.update(name, r) {
+            tracing::error!(cgroup = %name.for_driver(self.driver), err = %e, "cgroup manager.Set failed");
+        }
+        Ok(())
+    }
+
+    fn make_dirs(&self, name: &CgroupName) -> Result<(), CmError> {
+        let mkdir = |dir: &Path| self.fs.create_dir_all(dir).map_err(|e| cgroup_err(dir, e));
+        match self.version {
+            CgroupVersion::V1 => {
+                for sub in LIBCONTAINER_V1_SUBSYSTEMS {
+                    let Some(dir) = self.v1_dir(sub, name) else {
+                        continue;
+                    };
+                    mkdir(&dir)?;
+                    if sub == "cpuset" {
+                        crate::qos::inherit_cpuset(self.fs.as_ref(), &dir)?;
+                    }
+                }
+            }
+            CgroupVersion::V2 => {
+                let dir = self.v2_dir(name);
+                let base = Path::new(CGROUP_MOUNT);
+                let mut ancestors: Vec<&Path> = dir
+                    .ancestors()
+                    .skip(1)
+                    .take_while(|p| p.starts_with(base))
+                    .collect();
+                ancestors.reverse();
+                for parent in ancestors {
+                    let available = self
+                        .fs
+                        .read_to_string(&parent.join("cgroup.controllers"))
+                        .unwrap_or_default();
+                    let enable: Vec<String> = available
+                        .split_whitespace()
+                        .map(|c| format!("+{c}"))
+                        .collect();
+                    if !enable.is_empty() {
+                        self.write(parent.join("cgroup.subtree_control"), &enable.join(" "))?;
+                    }
+                }
+                mkdir(&dir)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The systemd half of upstream `Destroy` (libcontainer `stopUnit`): the slice unit
+    /// is stopped; nothing with cgroupfs. The caller removes the directories.
+    pub fn stop_unit(&self, name: &CgroupName) -> Result<(), CmError> {
+        if let Some(sd) = self.sd()? {
+            let (unit, _) = systemd_cgroups::unit_and_parent(name);
+            sd.stop_unit(&unit)
+                .map_err(|e| CmError::Systemd(e.to_string()))?;
+        }
+        Ok(())
     }
 
     /// The host filesystem the manager writes through.
@@ -230,6 +363,14 @@ impl CgroupManager {
 
     /// libcontainer's `HugePageSizes`: the host's page sizes (`hugepages-2048kB` → `2MB`).
     pub fn huge_page_sizes(&self) -> Vec<String> {
+        self.huge_page_size_bytes()
+            .into_iter()
+            .map(huge_page_unit_size)
+            .collect()
+    }
+
+    /// The host's huge page sizes in bytes, smallest first.
+    pub fn huge_page_size_bytes(&self) -> Vec<i64> {
         let mut sizes: Vec<i64> = self
             .fs
             .read_dir(Path::new(HUGEPAGES_DIR))
@@ -243,10 +384,7 @@ impl CgroupManager {
             })
             .collect();
         sizes.sort_unstable();
-        sizes
-            .into_iter()
-            .map(|kb| huge_page_unit_size(kb * 1024))
-            .collect()
+        sizes.into_iter().map(|kb| kb * 1024).collect()
     }
 
     /// `maybeSetHugetlb`: every page size the config names, and 0 for the host's others;
@@ -305,7 +443,33 @@ impl CgroupManager {
 
     /// Upstream `Update` (`SetCgroupConfig`): writes the config's values into the existing
     /// cgroup; the first failing write is the error.
+    ///
+    /// With the systemd driver the unit's properties are set first (libcontainer's
+    /// systemd `Set`), then the files, with the CFS quota as systemd rounds it.
     pub fn update(&self, name: &CgroupName, r: &ResourceConfig) -> Result<(), CmError> {
+        let rounded;
+        let r = match self.sd()? {
+            None => r,
+            Some(sd) => {
+                if self.version == CgroupVersion::V1 && !r.unified.is_empty() {
+                    return Err(cgroup_err(
+                        Path::new(&name.to_cgroupfs()),
+                        "invalid configuration: cannot use unified on cgroup v1",
+                    ));
+                }
+                let (unit, _) = systemd_cgroups::unit_and_parent(name);
+                let (props, r2) = systemd_cgroups::resources_properties(sd, self.version, r)
+                    .map_err(|e| CmError::Systemd(e.to_string()))?;
+                sd.set_unit_properties(&unit, &props).map_err(|e| {
+                    CmError::Systemd(match self.version {
+                        CgroupVersion::V1 => e.to_string(),
+                        CgroupVersion::V2 => format!("unable to set unit properties: {e}"),
+                    })
+                })?;
+                rounded = r2;
+                &rounded
+            }
+        };
         match self.version {
             CgroupVersion::V1 => self.set_v1(name, r),
             CgroupVersion::V2 => self.set_v2(name, r),

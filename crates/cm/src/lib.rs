@@ -17,6 +17,7 @@ pub mod pod_container_manager;
 pub mod qos;
 pub mod rlimit;
 pub mod swap;
+pub mod systemd_cgroups;
 
 pub use capacity::{HugePagesInfo, capacity_from_machine_info, read_hugepages};
 pub use cgroup_manager::{CgroupManager, CgroupResource, ResourceConfig};
@@ -34,7 +35,7 @@ pub use pod_container_manager::{
 };
 pub use qos::{
     QosCgroups, QosContainerManager, QosMemoryRequests, QosMemoryReserve, QosSetup, QosUpdate,
-    setup_qos_cgroups,
+    setup_qos_cgroups, setup_qos_cgroups_with_manager,
 };
 pub use rlimit::{FakeRlimits, RealRlimits, Rlimits};
 pub use swap::check_swap;
@@ -83,6 +84,10 @@ pub enum CmError {
     /// `Failed to enforce System Reserved Cgroup Limits on "/system.slice": …`).
     #[error("{0}")]
     NodeAllocatable(String),
+    /// systemd refused or could not be asked (the systemd cgroup driver; upstream's
+    /// libcontainer messages).
+    #[error("{0}")]
+    Systemd(String),
     /// A cgroup could not be created or written.
     #[error("failed to set up cgroup {path}: {reason}")]
     Cgroup {

@@ -262,7 +262,9 @@ fn v2_reserved_cgroup_is_validated_by_controllers_and_limited() {
         "cpuset cpu io memory pids\n",
     );
     fs.add_file("/sys/fs/cgroup/kube.slice/cgroup.controllers", "cpu io\n");
-    let cgroups = CgroupManager::new(fs.clone(), CgroupVersion::V2, CgroupDriver::Systemd);
+    let (fake, sd) = crate::systemd_cgroups::test_systemd();
+    let cgroups =
+        CgroupManager::new(fs.clone(), CgroupVersion::V2, CgroupDriver::Systemd).with_systemd(sd);
     let reserved = ReservedCgroups {
         system_reserved_cgroup: "/system.slice",
         kube_reserved_cgroup: "/kube.slice",
@@ -297,6 +299,21 @@ fn v2_reserved_cgroup_is_validated_by_controllers_and_limited() {
         ]
     );
     assert!(writes_under(&fs, "/sys/fs/cgroup/kube.slice").is_empty());
+    // The unit's properties before the files; none for the cgroup that failed `Validate`.
+    use kubelet_systemd::{PropValue::*, SystemdCall, prop};
+    assert_eq!(
+        fake.calls(),
+        [SystemdCall::SetUnitProperties {
+            name: "system.slice".into(),
+            runtime: true,
+            properties: vec![
+                prop("MemoryMax", U64(2 << 30)),
+                prop("CPUWeight", U64(39)),
+                prop("TasksMax", U64(500)),
+                prop("AllowedCPUs", Bytes(vec![0x0f])),
+            ],
+        }]
+    );
 }
 
 /// MemoryQoS: the reserved memory is also the cgroup's `memory.min` on v2; on v1 upstream's
@@ -361,7 +378,9 @@ fn v2_missing_cgroup_cannot_read_controllers() {
 #[test]
 fn systemd_driver_resolves_slice_names() {
     let fs = v1_host(&["system.slice"]);
-    let cgroups = CgroupManager::new(fs.clone(), CgroupVersion::V1, CgroupDriver::Systemd);
+    let (fake, sd) = crate::systemd_cgroups::test_systemd();
+    let cgroups =
+        CgroupManager::new(fs.clone(), CgroupVersion::V1, CgroupDriver::Systemd).with_systemd(sd);
     let nc = node_config(&[("memory", "1Gi")], &[], &["system-reserved"]);
     let reserved = ReservedCgroups {
         system_reserved_cgroup: "/system.slice",
@@ -377,6 +396,26 @@ fn systemd_driver_resolves_slice_names() {
             PathBuf::from("/sys/fs/cgroup/memory/system.slice/memory.limit_in_bytes"),
             "1073741824".to_string()
         )]
+    );
+    assert_eq!(
+        fake.calls(),
+        [kubelet_systemd::SystemdCall::SetUnitProperties {
+            name: "system.slice".into(),
+            runtime: true,
+            properties: vec![kubelet_systemd::prop(
+                "MemoryLimit",
+                kubelet_systemd::PropValue::U64(1 << 30)
+            )],
+        }]
+    );
+    // Without a connection to systemd the systemd driver changes nothing.
+    let cgroups = CgroupManager::new(fs.clone(), CgroupVersion::V1, CgroupDriver::Systemd);
+    let (_, result) = enforce_reserved_cgroups(&cgroups, &nc, reserved);
+    assert!(
+        result
+            .unwrap_err()
+            .to_string()
+            .contains("the systemd cgroup driver has no connection to systemd")
     );
 }
 

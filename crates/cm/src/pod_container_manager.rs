@@ -113,6 +113,13 @@ impl PodContainerManager {
         }
     }
 
+    /// systemd's D-Bus API for the systemd driver: pod cgroups become slice units
+    /// (created, updated and stopped through it, `crate::systemd_cgroups`).
+    pub fn with_systemd(mut self, systemd: Option<Arc<kubelet_systemd::Systemd>>) -> Self {
+        self.cgroups = self.cgroups.with_systemd(systemd);
+        self
+    }
+
     fn rel(&self, name: &CgroupName) -> String {
         name.for_driver(self.driver)
             .trim_start_matches('/')
@@ -162,6 +169,16 @@ impl PodContainerManager {
     /// upstream's `Create` only logs its `Set` error).
     pub fn ensure_exists(&self, name: &CgroupName, config: &ResourceConfig) -> Result<(), CmError> {
         if self.exists(name) {
+            return Ok(());
+        }
+        if self.driver == CgroupDriver::Systemd {
+            // libcontainer's systemd manager: the slice unit, its directories, its values.
+            let mut config = config.clone();
+            if self.pod_pids_limit > 0 {
+                config.pids_limit = Some(self.pod_pids_limit);
+            }
+            self.cgroups.create(name, &config)?;
+            tracing::debug!(cgroup = %name.for_driver(self.driver), ?config, "Created pod cgroup");
             return Ok(());
         }
         let rel = self.rel(name);
@@ -397,10 +414,16 @@ impl PodContainerManager {
         }
         dirs.retain(|d| self.fs.exists(d));
         self.kill_cgroup_processes(&dirs)?;
+        // The systemd driver stops the slice unit first (libcontainer's systemd `Destroy`:
+        // on v2 a failure ends it there, on v1 the directories go anyway).
+        let stopped = self.cgroups.stop_unit(name);
+        if self.version == CgroupVersion::V2 && stopped.is_err() {
+            return stopped;
+        }
         for d in &dirs {
             self.remove_tree(d)?;
         }
-        Ok(())
+        stopped
     }
 }
 
@@ -512,10 +535,25 @@ mod tests {
             )
         );
 
-        // systemd driver: the slice names.
+        // systemd driver: the slice names, the unit started and its TasksMax set.
         let fs = v1_host();
         let (m, _) = pcm(&fs, CgroupVersion::V1, CgroupDriver::Systemd, 7);
+        let (fake, sd) = crate::systemd_cgroups::test_systemd();
+        let m = m.with_systemd(sd);
         m.ensure_exists(&pod, &ResourceConfig::default()).unwrap();
+        let unit = "kubepods-burstable-pod1234_abcd.slice";
+        assert_eq!(fake.active(), [unit]);
+        assert_eq!(
+            fake.calls().last(),
+            Some(&kubelet_systemd::SystemdCall::SetUnitProperties {
+                name: unit.into(),
+                runtime: true,
+                properties: vec![kubelet_systemd::prop(
+                    "TasksMax",
+                    kubelet_systemd::PropValue::U64(7)
+                )],
+            })
+        );
         assert_eq!(
             fs.writes()[0].0,
             PathBuf::from(

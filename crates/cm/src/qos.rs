@@ -158,6 +158,61 @@ fn setup_v1(fs: &dyn HostFs, setup: QosSetup<'_>) -> Result<(), CmError> {
     )
 }
 
+/// The QoS hierarchy through the cgroup manager, as upstream makes it with any driver
+/// (kubelet-rs uses it for the systemd driver, where each cgroup is a slice unit):
+/// `createNodeAllocatableCgroups` (`kubepods` created with `kubepods_config` unless it
+/// exists), `qosContainerManager.Start` (`Validate` of `kubepods`; Burstable and
+/// BestEffort created, or updated when they exist, with huge pages unbounded and
+/// BestEffort's 2 CPU shares), then `enforceNodeAllocatableCgroups`' update of
+/// `kubepods` with the same config.
+pub fn setup_qos_cgroups_with_manager(
+    cgroups: &CgroupManager,
+    names: &QosCgroups,
+    kubepods_config: &ResourceConfig,
+) -> Result<(), CmError> {
+    let kubepods = cgroups.cgroup_name(&names.pods);
+    if !cgroups.exists(&kubepods) {
+        cgroups.create(&kubepods, kubepods_config)?;
+    }
+    cgroups.validate(&kubepods).map_err(|e| {
+        CmError::Cgroup {
+            path: names.pods.clone(),
+            reason: format!(
+                "failed to initialize top level QOS containers: error validating root container {} : {e}",
+                kubepods.go_quoted()
+            ),
+        }
+    })?;
+    let unbounded: BTreeMap<i64, i64> = cgroups
+        .huge_page_size_bytes()
+        .into_iter()
+        .map(|size| (size, i64::MAX))
+        .collect();
+    for (class, name, shares) in [
+        ("Burstable", &names.burstable, None),
+        ("BestEffort", &names.besteffort, Some(MIN_SHARES as u64)),
+    ] {
+        let name = cgroups.cgroup_name(name);
+        let config = ResourceConfig {
+            cpu_shares: shares,
+            huge_page_limit: unbounded.clone(),
+            ..ResourceConfig::default()
+        };
+        let (what, result) = if cgroups.exists(&name) {
+            ("update", cgroups.update(&name, &config))
+        } else {
+            ("create", cgroups.create(&name, &config))
+        };
+        result.map_err(|e| CmError::Cgroup {
+            path: name.for_driver(cgroups.driver()),
+            reason: format!(
+                "failed to initialize top level QOS containers: failed to {what} top level {class} QOS cgroup : {e}"
+            ),
+        })?;
+    }
+    cgroups.update(&kubepods, kubepods_config)
+}
+
 /// A new v1 cpuset cgroup starts empty; give it its parent's CPUs and memory nodes.
 pub(crate) fn inherit_cpuset(fs: &dyn HostFs, dir: &Path) -> Result<(), CmError> {
     let Some(parent) = dir.parent() else {
@@ -308,6 +363,15 @@ pub struct QosContainerManager {
 }
 
 impl QosContainerManager {
+    /// systemd's D-Bus API for the systemd driver.
+    pub fn with_systemd(
+        mut self,
+        systemd: Option<std::sync::Arc<kubelet_systemd::Systemd>>,
+    ) -> Self {
+        self.cgroups = self.cgroups.with_systemd(systemd);
+        self
+    }
+
     /// The manager of the QoS cgroups under `kubepods`.
     pub fn new(cgroups: CgroupManager, kubepods: &CgroupName) -> Self {
         QosContainerManager {

@@ -503,3 +503,56 @@ async fn garbage_node_ip_starts_with_upstreams_warning() {
     assert!(line.starts_with('W'), "{line}");
     assert!(line.contains("IPs=\"[garbage]\""), "{line}");
 }
+
+/// The systemd cgroup driver on a host where systemd is not running (this harness's: no
+/// `/run/systemd/system`): the start fails where upstream's does (the container manager's
+/// first slice, libcontainer's "systemd not running on this host, cannot use systemd
+/// cgroups manager") with a message naming `cgroupDriver` and where the driver came from —
+/// configured, or reported by the runtime over CRI (which overrides the configuration).
+/// Nothing is served.
+#[tokio::test(flavor = "multi_thread")]
+async fn systemd_cgroup_driver_without_systemd_is_refused_naming_cgroup_driver() {
+    assert!(
+        !std::path::Path::new("/run/systemd/system").is_dir(),
+        "this test needs a host where systemd is not running (no /run/systemd/system)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    use kubelet_cri::v1::CgroupDriver;
+    for (reported, configured, needle) in [
+        (
+            None,
+            "systemd",
+            // (klog quotes the message: the driver's quotes are escaped)
+            "cgroupDriver (--cgroup-driver) is \\\"systemd\\\", but",
+        ),
+        (
+            Some(CgroupDriver::Systemd),
+            "cgroupfs",
+            "the container runtime reports the systemd cgroup driver (CRI RuntimeConfig), which overrides cgroupDriver (--cgroup-driver)",
+        ),
+    ] {
+        cri.runtime.set_cgroup_driver(reported);
+        let port = free_port();
+        let config = standalone_config(
+            &cri.endpoint(),
+            port,
+            &format!("cgroupDriver: {configured}\n"),
+        )
+        .replace("cgroupsPerQOS: false\n", "cgroupsPerQOS: true\n");
+        let cfg = write(dir.path(), "k.yaml", &config);
+        let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+        assert_eq!(p.wait_exit(START).await, Some(1), "{}", p.log());
+        let log = p.log();
+        for want in [
+            "Failed to start ContainerManager: systemd not running on this host, cannot use systemd cgroups manager",
+            needle,
+            "/run/systemd/system does not exist",
+        ] {
+            assert!(log.contains(want), "{want:?} in:\n{log}");
+        }
+        assert!(http_get(port, "/healthz").is_none());
+    }
+}

@@ -78,6 +78,9 @@ pub struct KubeletDeps<'a> {
     pub cgroup_version: kubelet_cm::CgroupVersion,
     /// The connected CRI runtime.
     pub runtime: PreInitRuntime,
+    /// systemd's D-Bus API, for the systemd cgroup driver (`None` with cgroupfs, or when
+    /// systemd is not running: `startup::systemd_connection`).
+    pub systemd: Option<Arc<kubelet_systemd::Systemd>>,
     /// The registered configuration.
     pub configz: Configz,
     /// The API server clients; `None` in standalone mode (no `--kubeconfig`).
@@ -205,6 +208,9 @@ struct ContainerManagerStarted {
 /// the reserved cgroups' enforcement (`system-reserved`, `kube-reserved` and their
 /// `-compressible` forms, upstream `enforceNodeAllocatableCgroups`). A reserved cgroup that
 /// cannot be enforced stops the kubelet, as upstream's `Failed to start ContainerManager`.
+/// With the systemd driver the hierarchy is made of slice units through systemd's D-Bus
+/// API (`setup_qos_cgroups_with_manager`), and a host without systemd stops the start
+/// (`systemd_not_running`).
 fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<ContainerManagerStarted, RunError> {
     node_setup::setup_kernel_tunables(deps.server, deps.host_fs.as_ref())?;
     let c = &deps.server.config;
@@ -216,26 +222,37 @@ fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<ContainerManagerSta
         });
     }
     let version = deps.cgroup_version;
+    let driver = deps.runtime.cgroup_driver;
     let root = kubelet_cm::node_allocatable_root(&c.cgroup_root, true);
-    let cgroups = QosCgroups::new(&root, deps.runtime.cgroup_driver);
+    let cgroups = QosCgroups::new(&root, driver);
     // `kubepods` is limited "no matter what": to node allocatable with `pods` enforced,
     // to the machine's capacity otherwise.
     let limits = deps.node_config.kubepods_limits(
         &deps.machine,
         kubelet_cm::pid_capacity(deps.host_fs.as_ref()),
     );
-    kubelet_cm::setup_qos_cgroups(
-        deps.host_fs.as_ref(),
-        QosSetup {
-            version,
-            cgroups: &cgroups,
-            pods_limits: Some(limits.cpu_memory),
-            pids_limit: limits.pids,
-        },
-    )?;
+    let manager = kubelet_cm::CgroupManager::new(deps.host_fs.clone(), version, driver)
+        .with_systemd(deps.systemd.clone());
+    match driver {
+        kubelet_cm::CgroupDriver::Cgroupfs => kubelet_cm::setup_qos_cgroups(
+            deps.host_fs.as_ref(),
+            QosSetup {
+                version,
+                cgroups: &cgroups,
+                pods_limits: Some(limits.cpu_memory),
+                pids_limit: limits.pids,
+            },
+        )?,
+        kubelet_cm::CgroupDriver::Systemd => {
+            if deps.systemd.is_none() {
+                return Err(RunError::Kubelet(systemd_not_running(deps)));
+            }
+            let config = kubepods_config(deps, limits);
+            kubelet_cm::setup_qos_cgroups_with_manager(&manager, &cgroups, &config)
+                .map_err(|e| RunError::Kubelet(format!("Failed to start ContainerManager: {e}")))?;
+        }
+    }
     tracing::info!(pods = %cgroups.pods, "Created QoS cgroup hierarchy");
-    let manager =
-        kubelet_cm::CgroupManager::new(deps.host_fs.clone(), version, deps.runtime.cgroup_driver);
     let all_cpus = deps.machine.online_cpus.to_string();
     let (reserved_events, result) = kubelet_cm::enforce_reserved_cgroups(
         &manager,
@@ -260,6 +277,52 @@ fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<ContainerManagerSta
         qos: Some(cgroups),
         reserved_events,
     })
+}
+
+/// The start's error when the systemd driver is chosen and systemd is not running:
+/// upstream's libcontainer message (its container manager fails the same way when it
+/// first creates a cgroup), naming `cgroupDriver` and where the driver came from.
+fn systemd_not_running(deps: &KubeletDeps<'_>) -> String {
+    let source = match deps.runtime.cgroup_driver_source {
+        kubelet_cri::CgroupDriverSource::Runtime => {
+            "the container runtime reports the systemd cgroup driver (CRI RuntimeConfig), which overrides cgroupDriver (--cgroup-driver)"
+        }
+        _ => "cgroupDriver (--cgroup-driver) is \"systemd\"",
+    };
+    format!(
+        "Failed to start ContainerManager: systemd not running on this host, cannot use systemd cgroups manager: {source}, but {} does not exist, so systemd's D-Bus API (org.freedesktop.systemd1) cannot be used to create the pod cgroups; use the cgroupfs driver (cgroupDriver: cgroupfs, and the same driver in the container runtime)",
+        kubelet_systemd::RUN_SYSTEMD_SYSTEM
+    )
+}
+
+/// `kubepods`' config (upstream `getCgroupConfig(nodeAllocatable, false)`): CPU shares,
+/// memory and pids from `limits`, the huge page limits of node allocatable (the host's
+/// capacity per size), and under the `none` CPU manager policy every CPU as its cpuset.
+fn kubepods_config(
+    deps: &KubeletDeps<'_>,
+    limits: kubelet_cm::KubepodsLimits,
+) -> kubelet_cm::ResourceConfig {
+    let (milli, bytes) = limits.cpu_memory;
+    let huge_page_limit = kubelet_cm::read_hugepages(deps.host_fs.as_ref())
+        .into_iter()
+        .map(|h| {
+            let size = i64::try_from(h.page_size_kib.saturating_mul(1024)).unwrap_or(i64::MAX);
+            let total = i64::try_from(h.num_pages)
+                .unwrap_or(i64::MAX)
+                .saturating_mul(size);
+            (size, total)
+        })
+        .collect();
+    kubelet_cm::ResourceConfig {
+        memory: Some(bytes),
+        cpu_shares: u64::try_from(kubelet_cm::qos::milli_cpu_to_shares(milli)).ok(),
+        pids_limit: limits.pids,
+        huge_page_limit,
+        cpuset_cpus: (!cpu_manager::is_static(deps.server))
+            .then(|| deps.machine.online_cpus.to_string())
+            .filter(|c| !c.is_empty()),
+        ..kubelet_cm::ResourceConfig::default()
+    }
 }
 
 /// Records `enforceNodeAllocatableCgroups`' events on the node.
@@ -384,6 +447,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         pod_state.clone(),
         pod_cgroups::QosReservedMemory::from_deps(deps),
     )
+    .map(|p| p.with_systemd(deps.systemd.clone()))
     .map(|p| p.with_memory_qos(runtime_setup::memory_qos(deps)))
     .map(
         |p| match runtime_setup::exclusive_cpus_reader(deps, &cpu_manager) {

@@ -92,6 +92,14 @@ pub fn is_first_sync(api_status: &ApiPodStatus) -> bool {
 pub type CgroupPods = BTreeMap<String, CgroupName>;
 
 impl PodCgroups {
+    /// systemd's D-Bus API for the systemd driver: the pod and QoS cgroups are slice
+    /// units, created, updated and stopped through it.
+    pub fn with_systemd(mut self, systemd: Option<Arc<kubelet_systemd::Systemd>>) -> Self {
+        self.qos = self.qos.with_systemd(systemd.clone());
+        self.pcm = self.pcm.with_systemd(systemd);
+        self
+    }
+
     /// `NewPodContainerManager`: with `cgroupsPerQOS`, pod cgroups under the QoS cgroups
     /// of `cgroupRoot`, with `podPidsLimit`, `cpuCFSQuota` and `cpuCFSQuotaPeriod`; none
     /// otherwise (upstream's no-op manager).

@@ -45,6 +45,9 @@ pub struct TestKubelet {
     pub recorder: Arc<kubelet_container::FakeRecorder>,
     /// API server clients (API server mode); `None`: standalone.
     pub clients: Option<Arc<kubelet_client::KubeletClients>>,
+    /// systemd's D-Bus API for the systemd cgroup driver; `None`: as on a host without
+    /// systemd.
+    pub systemd: Option<Arc<kubelet_systemd::Systemd>>,
     running: Option<Instance>,
 }
 
@@ -115,6 +118,7 @@ healthzPort: 0
             server,
             recorder: Arc::new(kubelet_container::FakeRecorder::new()),
             clients: None,
+            systemd: None,
             running: None,
         }
     }
@@ -154,6 +158,7 @@ healthzPort: 0
             serving_tls: checked.tls,
             cgroup_version: CgroupVersion::V2,
             runtime,
+            systemd: self.systemd.clone(),
             configz: startup::init_configz(s),
             clients: self.clients.clone(),
             recorder: self.recorder.clone(),

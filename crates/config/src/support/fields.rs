@@ -489,7 +489,20 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "cgroupDriver",
         Some("cgroup-driver"),
-        done(&["crates/cri/src/preinit_tests.rs::no_linux_section_keeps_the_configured_driver"]),
+        done_with_note(
+            "the driver the runtime reports over CRI overrides it, as upstream; `systemd`: every pod, QoS and reserved cgroup is a slice unit of systemd, driven over its D-Bus API as libcontainer does (`StartTransientUnit` with `Wants=` the parent slice and accounting on, `SetUnitProperties` with the resource values before the cgroupfs files, `StopUnit` before the directories go); on a host without systemd (no `/run/systemd/system`) the start fails naming `cgroupDriver`, where upstream's container manager fails",
+            &[
+                "crates/cri/src/preinit_tests.rs::no_linux_section_keeps_the_configured_driver",
+                "crates/cm/src/systemd_cgroups_tests.rs::v1_properties_as_libcontainer",
+                "crates/cm/src/systemd_cgroups_tests.rs::v2_properties_as_libcontainer",
+                "crates/cm/src/systemd_cgroups_tests.rs::pod_cgroup_is_a_slice_unit_created_and_stopped",
+                "crates/cm/src/systemd_cgroups_tests.rs::qos_hierarchy_of_slice_units",
+                "crates/cm/src/systemd_cgroups_tests.rs::real_bus_pod_cgroup_calls_match_the_recording_fake",
+                "crates/systemd/src/dbus_tests.rs::real_bus_start_set_stop_with_job_results",
+                "crates/app/tests/systemd_driver.rs::qos_reserved_and_pod_cgroups_are_slice_units",
+                "crates/kubelet-rs/tests/process.rs::systemd_cgroup_driver_without_systemd_is_refused_naming_cgroup_driver",
+            ],
+        ),
     ),
     f(
         "cpuManagerPolicy",
