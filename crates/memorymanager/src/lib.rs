@@ -16,5 +16,9 @@ pub mod policy_static;
 pub mod state;
 pub mod sysfs;
 
+#[cfg(test)]
+#[allow(dead_code, clippy::unwrap_used)]
+mod test_util;
+
 pub use manager::{Manager, ManagerError, MemoryReservation};
 pub use sysfs::{HugePagesInfo, MachineInfo, Node, machine_info_from_sysfs};
