@@ -99,6 +99,10 @@ pub fn check_startable(
     startup::check_resource_managers(s)?;
     // `NewContainerManager`'s `cpumanager.NewManager` (policy, options, reserved CPUs).
     crate::kubelet::cpu_manager::new_manager(s, &machine, &node_config)?;
+    // `NewContainerManager`'s `memorymanager.NewManager` (policy, `reservedMemory`
+    // against the node allocatable reservation and the NUMA nodes).
+    crate::kubelet::memory_manager::new_manager(s, &machine, &node_config)?;
+    crate::kubelet::memory_manager::check_admitted(s)?;
     startup::check_swap(s, fs, host)?;
     let mut warnings = Vec::new();
     let node_ips = node_ips(s, &mut warnings)?;

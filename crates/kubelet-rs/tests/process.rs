@@ -330,8 +330,8 @@ async fn unimplemented_resource_manager_policies_are_refused() {
         .unwrap();
     for (extra, needle) in [
         (
-            "memoryManagerPolicy: Static\n",
-            "memoryManagerPolicy (--memory-manager-policy)",
+            "memoryManagerPolicy: Static\nreservedMemory:\n- numaNode: 0\n  limits:\n    memory: 100Mi\n",
+            "memoryManagerPolicy (--memory-manager-policy) \"Static\" is not implemented by kubelet-rs yet",
         ),
         (
             "topologyManagerPolicy: best-effort\n",
@@ -348,6 +348,41 @@ async fn unimplemented_resource_manager_policies_are_refused() {
         assert_eq!(p.wait_exit(START).await, Some(1), "{}", p.log());
         assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
         assert!(http_get(port, "/healthz").is_none());
+    }
+}
+
+/// The memory manager's `NewManager` refuses what upstream's refuses, before anything
+/// starts: a `reservedMemory` that does not add up to the node allocatable reservation
+/// (here the 100Mi hard eviction threshold), a NUMA node the machine does not have, an
+/// unknown policy.
+#[tokio::test(flavor = "multi_thread")]
+async fn memory_manager_configurations_upstream_refuses_stop_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    for (extra, needle) in [
+        (
+            "memoryManagerPolicy: Static\n",
+            "the total amount \"0\" of type \"memory\" is not equal to the value \"100Mi\" determined by Node Allocatable feature",
+        ),
+        (
+            "memoryManagerPolicy: Static\nreservedMemory:\n- numaNode: 63\n  limits:\n    memory: 100Mi\n",
+            "the reserved memory configuration references a NUMA node 63 that does not exist on this machine",
+        ),
+        ("memoryManagerPolicy: Fancy\n", "unknown policy: \"Fancy\""),
+    ] {
+        let port = free_port();
+        let cfg = write(
+            dir.path(),
+            "k.yaml",
+            &standalone_config(&cri.endpoint(), port, extra),
+        );
+        let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+        assert_eq!(p.wait_exit(START).await, Some(1), "{}", p.log());
+        assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
+        assert!(http_get(port, "/healthz").is_none());
+        assert!(!dir.path().join("memory_manager_state").exists());
     }
 }
 

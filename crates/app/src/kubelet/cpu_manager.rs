@@ -79,7 +79,7 @@ pub fn is_static(server: &KubeletServer) -> bool {
 /// What the manager reads from the kubelet, bound once the kubelet exists (the manager is
 /// built first: its admit handler and lifecycle hooks are part of the kubelet).
 #[derive(Default)]
-struct LateBound {
+pub(super) struct LateBound {
     kubelet: OnceLock<Weak<Kubelet>>,
 }
 
@@ -90,7 +90,7 @@ impl LateBound {
 }
 
 #[derive(Clone)]
-struct Sources(Arc<LateBound>);
+pub(super) struct Sources(pub(super) Arc<LateBound>);
 
 impl ActivePods for Sources {
     fn active_pods(&self) -> Vec<Arc<Pod>> {
@@ -115,10 +115,28 @@ impl PodStatusProvider for Sources {
     }
 }
 
+impl Sources {
+    /// Sources reading `kubelet` (bound once it exists).
+    pub(super) fn bound(kubelet: &Arc<Kubelet>) -> Sources {
+        let late = Arc::new(LateBound::default());
+        let _ = late.kubelet.set(Arc::downgrade(kubelet));
+        Sources(late)
+    }
+
+    /// The manager's view of the pods.
+    pub(super) fn manager_sources(&self) -> ManagerSources {
+        ManagerSources {
+            active_pods: Box::new(self.clone()),
+            sources_ready: Box::new(self.clone()),
+            pod_status_provider: Box::new(self.clone()),
+        }
+    }
+}
+
 /// `buildContainerMapAndRunningSetFromRuntime`: container id → (pod UID, container name)
 /// of every container whose sandbox the runtime lists (errors leave the map short, as
 /// upstream ignores them).
-async fn container_map_from_runtime(runtime: &dyn RuntimeService) -> ContainerMap {
+pub(super) async fn container_map_from_runtime(runtime: &dyn RuntimeService) -> ContainerMap {
     let sandboxes: std::collections::HashMap<String, String> = runtime
         .list_pod_sandbox_kubelet_keys(None)
         .await
@@ -153,19 +171,13 @@ pub async fn start(
     cancel: CancellationToken,
     tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
-    let late = Arc::new(LateBound::default());
-    let _ = late.kubelet.set(Arc::downgrade(kubelet));
-    let sources = Sources(late);
+    let sources = Sources::bound(kubelet);
     let initial = container_map_from_runtime(runtime.as_ref()).await;
     let root = kubelet.root_dir.clone();
     let state_file = root.join(CPU_MANAGER_STATE_FILE_NAME);
     let period = cpu
         .start(
-            ManagerSources {
-                active_pods: Box::new(sources.clone()),
-                sources_ready: Box::new(sources.clone()),
-                pod_status_provider: Box::new(sources),
-            },
+            sources.manager_sources(),
             FileCheckpointStore::new(root),
             &state_file.to_string_lossy(),
             initial,

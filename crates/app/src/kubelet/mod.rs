@@ -8,6 +8,7 @@ mod allocation;
 mod api;
 mod container_logs;
 pub(crate) mod cpu_manager;
+pub(crate) mod memory_manager;
 mod crash_loop;
 mod evented;
 mod eviction;
@@ -324,6 +325,7 @@ struct Built {
     pleg_tx: tokio::sync::mpsc::Sender<kubelet_pleg::PodLifecycleEvent>,
     eviction: eviction::Eviction,
     cpu_manager: kubelet_cpumanager::kubelet::CpuManager,
+    memory_manager: kubelet_memorymanager::kubelet::MemoryManager,
 }
 
 /// `NewMainKubelet`: runtime manager, PLEG, status manager, pod workers, pod manager.
@@ -353,6 +355,10 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         &deps.machine,
         &deps.node_config,
     )?);
+    // `NewContainerManager`'s `memorymanager.NewManager`.
+    let memory_manager = kubelet_memorymanager::kubelet::MemoryManager::new(
+        memory_manager::new_manager(server, &deps.machine, &deps.node_config)?,
+    );
     let manager = runtime_setup::build_runtime(
         deps,
         pod_state.clone(),
@@ -361,6 +367,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         volume_manager.clone(),
         runtime_classes,
         &cpu_manager,
+        &memory_manager,
     )
     .await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
@@ -508,6 +515,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         pleg_tx,
         eviction,
         cpu_manager,
+        memory_manager,
     })
 }
 
@@ -655,6 +663,12 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         b.manager.runtime_service().clone(),
         deps.shutdown.clone(),
         &mut tasks,
+    )
+    .await?;
+    memory_manager::start(
+        &b.memory_manager,
+        &b.kubelet,
+        b.manager.runtime_service().as_ref(),
     )
     .await?;
     let stats = stats::summary_provider(&deps, &b.kubelet);

@@ -158,6 +158,7 @@ pub async fn build_runtime(
     volumes: Arc<VolumeManager>,
     runtime_classes: Arc<dyn RuntimeHandlerResolver>,
     cpu_manager: &kubelet_cpumanager::kubelet::CpuManager,
+    memory_manager: &kubelet_memorymanager::kubelet::MemoryManager,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
     let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone())
@@ -187,7 +188,7 @@ pub async fn build_runtime(
         .with_runtime_class_manager(runtime_classes)
         .with_lifecycle_http_client(Arc::new(lifecycle_http))
         .with_actuated_state(Arc::new(actuated))
-        .with_internal_lifecycle(Arc::new(CpuManagerLifecycle(cpu_manager.clone())));
+        .with_internal_lifecycle(internal_lifecycle(cpu_manager, memory_manager));
     if let Some(reader) = exclusive_cpus_reader(deps, cpu_manager) {
         manager = manager.with_cpu_allocation_reader(reader);
     }
@@ -200,6 +201,21 @@ pub async fn build_runtime(
         manager = manager.with_userns_manager(userns);
     }
     Ok(Arc::new(manager))
+}
+
+/// `cm.NewInternalContainerLifecycle`: the CPU manager's hooks, then the memory
+/// manager's (`cpuset_cpus`, then `cpuset_mems` at `PreCreateContainer`; `AddContainer` of
+/// both at `PreStartContainer`).
+pub fn internal_lifecycle(
+    cpu_manager: &kubelet_cpumanager::kubelet::CpuManager,
+    memory_manager: &kubelet_memorymanager::kubelet::MemoryManager,
+) -> Arc<dyn kubelet_runtime::internal_lifecycle::InternalContainerLifecycle> {
+    Arc::new(kubelet_runtime::internal_lifecycle::ComposedLifecycle(vec![
+        Arc::new(CpuManagerLifecycle(cpu_manager.clone())),
+        Arc::new(kubelet_memorymanager::kubelet::MemoryManagerLifecycle(
+            memory_manager.clone(),
+        )),
+    ]))
 }
 
 /// With `DisableCPUQuotaWithExclusiveCPUs` (on by default): the CPU manager's view of
