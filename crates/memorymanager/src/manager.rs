@@ -15,8 +15,8 @@ use kubelet_topologymanager::{ResourceHints, Store};
 
 use crate::policy::{NonePolicy, POLICY_NONE, Policy, PolicyError};
 use crate::policy_static::{
-    POLICY_STATIC, RESOURCE_MEMORY, StaticPolicy, SystemReservedMemory,
-    is_huge_page_resource_name, quantity_as_i64,
+    POLICY_STATIC, RESOURCE_MEMORY, StaticPolicy, SystemReservedMemory, is_huge_page_resource_name,
+    quantity_as_i64,
 };
 use crate::state::{
     Block, MEMORY_MANAGER_STATE_FILE_NAME, State, StateCheckpoint, StateCheckpointError,
@@ -147,7 +147,8 @@ pub fn convert_reserved(
     for r in reserved {
         for (name, q) in &r.limits {
             let v = quantity_as_i64(q).ok_or(ManagerError::QuantityNotInt)?;
-            let node = usize::try_from(r.numa_node).map_err(|_| ManagerError::UnknownNumaNode(r.numa_node))?;
+            let node = usize::try_from(r.numa_node)
+                .map_err(|_| ManagerError::UnknownNumaNode(r.numa_node))?;
             // uint64(val)
             out.entry(node).or_default().insert(name.clone(), v as u64);
         }
@@ -272,8 +273,10 @@ impl Manager {
     /// init containers started before it.
     pub fn add_container(&mut self, pod: &Pod, container: &Container, container_id: &str) {
         let uid = pod.metadata.uid.clone().unwrap_or_default();
-        self.container_map
-            .insert(container_id.to_owned(), (uid.clone(), container.name.clone()));
+        self.container_map.insert(
+            container_id.to_owned(),
+            (uid.clone(), container.name.clone()),
+        );
         let inits = pod
             .spec
             .as_ref()
@@ -291,7 +294,11 @@ impl Manager {
     }
 
     /// `GetMemoryNUMANodes`: the NUMA nodes of the container's blocks (`None` when none).
-    pub fn get_memory_numa_nodes(&self, pod: &Pod, container: &Container) -> Option<BTreeSet<usize>> {
+    pub fn get_memory_numa_nodes(
+        &self,
+        pod: &Pod,
+        container: &Container,
+    ) -> Option<BTreeSet<usize>> {
         let uid = pod.metadata.uid.as_deref().unwrap_or_default();
         let nodes: BTreeSet<usize> = self
             .state

@@ -120,13 +120,22 @@ fn convert_reserved_table() {
         ("Empty", vec![], r(&[(0, &[]), (1, &[])])),
         (
             "Single NUMA node is reserved",
-            vec![reservation(0, res(&[("memory", 12), (HUGEPAGES_2M, 70), (HUGEPAGES_1G, 13)]))],
-            r(&[(0, &[("memory", 12), (HUGEPAGES_2M, 70), (HUGEPAGES_1G, 13)]), (1, &[])]),
+            vec![reservation(
+                0,
+                res(&[("memory", 12), (HUGEPAGES_2M, 70), (HUGEPAGES_1G, 13)]),
+            )],
+            r(&[
+                (0, &[("memory", 12), (HUGEPAGES_2M, 70), (HUGEPAGES_1G, 13)]),
+                (1, &[]),
+            ]),
         ),
         (
             "Both NUMA nodes are reserved",
             vec![
-                reservation(0, res(&[("memory", 12), (HUGEPAGES_2M, 70), (HUGEPAGES_1G, 13)])),
+                reservation(
+                    0,
+                    res(&[("memory", 12), (HUGEPAGES_2M, 70), (HUGEPAGES_1G, 13)]),
+                ),
                 reservation(1, res(&[("memory", 5), (HUGEPAGES_2M, 7)])),
             ],
             r(&[
@@ -136,7 +145,11 @@ fn convert_reserved_table() {
         ),
     ];
     for (name, reserved, want) in cases {
-        assert_eq!(convert_reserved(&two_nodes(), &reserved).unwrap(), want, "{name}");
+        assert_eq!(
+            convert_reserved(&two_nodes(), &reserved).unwrap(),
+            want,
+            "{name}"
+        );
     }
 }
 
@@ -145,7 +158,13 @@ fn convert_reserved_table() {
 fn new_manager_table() {
     let gate = FeatureGate::default();
     let two_gi = res_bin(&[("memory", 2 * GB)]);
-    let cases: Vec<(&str, &str, BTreeMap<String, Quantity>, Vec<MemoryReservation>, Option<&str>)> = vec![
+    let cases: Vec<(
+        &str,
+        &str,
+        BTreeMap<String, Quantity>,
+        Vec<MemoryReservation>,
+        Option<&str>,
+    )> = vec![
         (
             "Successful creation of Memory Manager instance",
             "Static",
@@ -164,7 +183,9 @@ fn new_manager_table() {
                 reservation(0, res_bin(&[("memory", GB)])),
                 reservation(1, res_bin(&[("memory", 2 * GB)])),
             ],
-            Some("the total amount \"3Gi\" of type \"memory\" is not equal to the value \"2Gi\" determined by Node Allocatable feature"),
+            Some(
+                "the total amount \"3Gi\" of type \"memory\" is not equal to the value \"2Gi\" determined by Node Allocatable feature",
+            ),
         ),
         (
             "Should return an error when memory reserved for system is empty (systemReservedMemory)",
@@ -180,7 +201,13 @@ fn new_manager_table() {
             vec![],
             Some("unknown policy: \"fake\""),
         ),
-        ("Should create manager with \"none\" policy", "None", res(&[]), vec![], None),
+        (
+            "Should create manager with \"none\" policy",
+            "None",
+            res(&[]),
+            vec![],
+            None,
+        ),
         (
             "BestEffort is Windows only",
             "BestEffort",
@@ -253,7 +280,12 @@ fn static_policy(store: FakeStore) -> Box<dyn Policy> {
     )
 }
 
-fn started(store: FakeStore, sources: &Sources, ms: NUMANodeMap, blocks: crate::state::ContainerMemoryAssignments) -> Manager {
+fn started(
+    store: FakeStore,
+    sources: &Sources,
+    ms: NUMANodeMap,
+    blocks: crate::state::ContainerMemoryAssignments,
+) -> Manager {
     let mut state = StateMemory::new();
     state.set_machine_state(ms);
     state.set_memory_assignments(blocks);
@@ -288,8 +320,10 @@ fn remove_stale_state_drops_inactive_containers_and_frees_their_memory() {
     let mut ms = default_two_node_state();
     let n0 = ms.get_mut(&0).unwrap();
     n0.number_of_assignments = 4;
-    n0.memory_map.insert("memory".into(), table(10 * GB, GB, 4 * GB, 2 * GB));
-    n0.memory_map.insert(HUGEPAGES_1G.into(), table(5 * GB, 0, 5 * GB, 2 * GB));
+    n0.memory_map
+        .insert("memory".into(), table(10 * GB, GB, 4 * GB, 2 * GB));
+    n0.memory_map
+        .insert(HUGEPAGES_1G.into(), table(5 * GB, 0, 5 * GB, 2 * GB));
     let assignments: crate::state::ContainerMemoryAssignments = [(
         "fakePod1".to_owned(),
         [
@@ -305,17 +339,36 @@ fn remove_stale_state_drops_inactive_containers_and_frees_their_memory() {
     sources.pods.lock().unwrap().push(Arc::new(pod(
         "fakePod1",
         vec![],
-        vec![guaranteed("fakeContainer1", "1Gi", Some("1Gi")), guaranteed("fakeContainer2", "1Gi", Some("1Gi"))],
+        vec![
+            guaranteed("fakeContainer1", "1Gi", Some("1Gi")),
+            guaranteed("fakeContainer2", "1Gi", Some("1Gi")),
+        ],
     )));
-    let mut m = started(FakeStore::default(), &sources, ms.clone(), assignments.clone());
+    let mut m = started(
+        FakeStore::default(),
+        &sources,
+        ms.clone(),
+        assignments.clone(),
+    );
     m.remove_stale_state();
-    assert_eq!(m.state_reader().unwrap().get_memory_assignments(), assignments);
+    assert_eq!(
+        m.state_reader().unwrap().get_memory_assignments(),
+        assignments
+    );
     assert_eq!(m.state_reader().unwrap().get_machine_state(), ms);
     // No active pod: the blocks go, the memory is free again.
     sources.pods.lock().unwrap().clear();
     m.remove_stale_state();
-    assert!(m.state_reader().unwrap().get_memory_assignments().is_empty());
-    assert_eq!(m.state_reader().unwrap().get_machine_state(), default_two_node_state());
+    assert!(
+        m.state_reader()
+            .unwrap()
+            .get_memory_assignments()
+            .is_empty()
+    );
+    assert_eq!(
+        m.state_reader().unwrap().get_machine_state(),
+        default_two_node_state()
+    );
 }
 
 /// `TestAddContainer`: the container id is recorded; `Allocate` (with the fake
@@ -323,7 +376,11 @@ fn remove_stale_state_drops_inactive_containers_and_frees_their_memory() {
 #[test]
 fn allocate_then_add_container_records_the_blocks_and_numa_nodes() {
     let sources = Sources::default();
-    let p = pod("fakePod1", vec![], vec![guaranteed("fakeContainer1", "1Gi", Some("1Gi"))]);
+    let p = pod(
+        "fakePod1",
+        vec![],
+        vec![guaranteed("fakeContainer1", "1Gi", Some("1Gi"))],
+    );
     sources.pods.lock().unwrap().push(Arc::new(p.clone()));
     let mut store = FakeStore::default();
     store.hints.insert(
@@ -333,20 +390,40 @@ fn allocate_then_add_container_records_the_blocks_and_numa_nodes() {
             preferred: true,
         },
     );
-    let mut m = started(store, &sources, default_two_node_state(), Default::default());
+    let mut m = started(
+        store,
+        &sources,
+        default_two_node_state(),
+        Default::default(),
+    );
     let c = &p.spec.as_ref().unwrap().containers[0];
     m.allocate(&p, c).unwrap();
     m.add_container(&p, c, "fakeID");
-    assert_eq!(m.container_map().get("fakeID").unwrap(), &("fakePod1".to_owned(), "fakeContainer1".to_owned()));
-    assert_eq!(m.get_memory("fakePod1", "fakeContainer1"), blocks(0, GB, GB));
-    assert_eq!(m.get_memory_numa_nodes(&p, c), Some([0].into_iter().collect()));
+    assert_eq!(
+        m.container_map().get("fakeID").unwrap(),
+        &("fakePod1".to_owned(), "fakeContainer1".to_owned())
+    );
+    assert_eq!(
+        m.get_memory("fakePod1", "fakeContainer1"),
+        blocks(0, GB, GB)
+    );
+    assert_eq!(
+        m.get_memory_numa_nodes(&p, c),
+        Some([0].into_iter().collect())
+    );
     let ms = m.state_reader().unwrap().get_machine_state();
     assert_eq!(ms[&0].memory_map["memory"], table(10 * GB, GB, 4 * GB, GB));
-    assert_eq!(ms[&0].memory_map[HUGEPAGES_1G], table(5 * GB, 0, 5 * GB, GB));
+    assert_eq!(
+        ms[&0].memory_map[HUGEPAGES_1G],
+        table(5 * GB, 0, 5 * GB, GB)
+    );
     assert_eq!(ms[&0].number_of_assignments, 2);
     // `RemoveContainer` by id gives it back.
     m.remove_container("fakeID");
-    assert_eq!(m.state_reader().unwrap().get_machine_state(), default_two_node_state());
+    assert_eq!(
+        m.state_reader().unwrap().get_machine_state(),
+        default_two_node_state()
+    );
     assert!(m.container_map().is_empty());
     // An unknown id is ignored.
     m.remove_container("unknown");
@@ -364,22 +441,41 @@ fn init_container_memory_is_reused_and_released_at_add_container() {
         vec![guaranteed("container1", "4Gi", Some("4Gi"))],
     );
     sources.pods.lock().unwrap().push(Arc::new(p.clone()));
-    let mut m = started(FakeStore::default(), &sources, default_two_node_state(), Default::default());
+    let mut m = started(
+        FakeStore::default(),
+        &sources,
+        default_two_node_state(),
+        Default::default(),
+    );
     let spec = p.spec.clone().unwrap();
     let init = &spec.init_containers.unwrap()[0];
     let app = &spec.containers[0];
     m.allocate(&p, init).unwrap();
     m.allocate(&p, app).unwrap();
     assert_eq!(m.get_memory("pod1", "initContainer1"), blocks(0, 0, 0));
-    assert_eq!(m.get_memory("pod1", "container1"), blocks(0, 4 * GB, 4 * GB));
+    assert_eq!(
+        m.get_memory("pod1", "container1"),
+        blocks(0, 4 * GB, 4 * GB)
+    );
     let ms = m.state_reader().unwrap().get_machine_state();
-    assert_eq!(ms[&0].memory_map["memory"], table(10 * GB, GB, 4 * GB, 4 * GB));
+    assert_eq!(
+        ms[&0].memory_map["memory"],
+        table(10 * GB, GB, 4 * GB, 4 * GB)
+    );
     assert_eq!(ms[&0].number_of_assignments, 4);
     m.add_container(&p, init, "init-id");
     m.add_container(&p, app, "app-id");
-    assert!(m.state_reader().unwrap().get_memory_blocks("pod1", "initContainer1").is_none());
+    assert!(
+        m.state_reader()
+            .unwrap()
+            .get_memory_blocks("pod1", "initContainer1")
+            .is_none()
+    );
     let ms = m.state_reader().unwrap().get_machine_state();
-    assert_eq!(ms[&0].memory_map["memory"], table(10 * GB, GB, 4 * GB, 4 * GB));
+    assert_eq!(
+        ms[&0].memory_map["memory"],
+        table(10 * GB, GB, 4 * GB, 4 * GB)
+    );
     assert_eq!(ms[&0].number_of_assignments, 2);
 }
 
@@ -402,8 +498,13 @@ fn start_writes_the_checkpoint_and_refuses_another_policys() {
         }
     }
     let mut m = Manager::with_policy(static_policy(FakeStore::default()));
-    m.start(manager_sources(&sources), Shared(store.clone()), "/x/memory_manager_state", ContainerMap::new())
-        .unwrap();
+    m.start(
+        manager_sources(&sources),
+        Shared(store.clone()),
+        "/x/memory_manager_state",
+        ContainerMap::new(),
+    )
+    .unwrap();
     let blob = store.blob("memory_manager_state").unwrap();
     let cp = crate::state::MemoryManagerCheckpoint::unmarshal(&blob).unwrap();
     assert_eq!(cp.policy_name, "Static");
@@ -411,15 +512,36 @@ fn start_writes_the_checkpoint_and_refuses_another_policys() {
     assert_eq!(
         m.get_allocatable_memory(),
         vec![
-            Block { numa_affinity: vec![0], type_: HUGEPAGES_1G.into(), size: 5 * GB },
-            Block { numa_affinity: vec![0], type_: "memory".into(), size: 4 * GB },
-            Block { numa_affinity: vec![1], type_: HUGEPAGES_1G.into(), size: 5 * GB },
-            Block { numa_affinity: vec![1], type_: "memory".into(), size: 4 * GB },
+            Block {
+                numa_affinity: vec![0],
+                type_: HUGEPAGES_1G.into(),
+                size: 5 * GB
+            },
+            Block {
+                numa_affinity: vec![0],
+                type_: "memory".into(),
+                size: 4 * GB
+            },
+            Block {
+                numa_affinity: vec![1],
+                type_: HUGEPAGES_1G.into(),
+                size: 5 * GB
+            },
+            Block {
+                numa_affinity: vec![1],
+                type_: "memory".into(),
+                size: 4 * GB
+            },
         ]
     );
     let mut none = Manager::with_policy(Box::new(NonePolicy));
     let err = none
-        .start(manager_sources(&sources), Shared(store), "/x/memory_manager_state", ContainerMap::new())
+        .start(
+            manager_sources(&sources),
+            Shared(store),
+            "/x/memory_manager_state",
+            ContainerMap::new(),
+        )
         .err()
         .unwrap();
     assert_eq!(

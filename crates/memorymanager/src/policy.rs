@@ -79,8 +79,7 @@ pub trait Policy: Send {
     /// `RemoveContainer` (idempotent).
     fn remove_container(&mut self, s: &mut dyn State, pod_uid: &str, container_name: &str);
     /// `GetTopologyHints` (upstream's nil map: empty).
-    fn get_topology_hints(&self, s: &dyn State, pod: &Pod, container: &Container)
-    -> ResourceHints;
+    fn get_topology_hints(&self, s: &dyn State, pod: &Pod, container: &Container) -> ResourceHints;
     /// `GetPodTopologyHints` (upstream's nil map: empty).
     fn get_pod_topology_hints(&self, s: &dyn State, pod: &Pod) -> ResourceHints;
     /// `GetAllocatableMemory`.

@@ -61,7 +61,9 @@ pub fn quantity_as_i64(q: &kubelet_apimachinery::Quantity) -> Option<i64> {
 }
 
 /// `getRequestedResources`: the container's `memory` and `hugepages-*` requests.
-pub fn get_requested_resources(container: &Container) -> Result<BTreeMap<String, u64>, PolicyError> {
+pub fn get_requested_resources(
+    container: &Container,
+) -> Result<BTreeMap<String, u64>, PolicyError> {
     let mut out = BTreeMap::new();
     let requests = container
         .resources
@@ -110,8 +112,7 @@ pub fn get_pod_requested_resources(pod: &Pod) -> Result<BTreeMap<String, u64>, P
     }
     let mut out = BTreeMap::new();
     for (name, app) in by_app {
-        let long_running =
-            app.wrapping_add(by_restartable_init.get(&name).copied().unwrap_or(0));
+        let long_running = app.wrapping_add(by_restartable_init.get(&name).copied().unwrap_or(0));
         let init = by_init.get(&name).copied().unwrap_or(0);
         out.insert(name, long_running.max(init));
     }
@@ -475,7 +476,9 @@ impl StaticPolicy {
             let mut hugepages_total: Option<u64> = None;
             for hp in &node.huge_pages {
                 let page_bytes = hp.page_size.wrapping_mul(1024);
-                let name = kubelet_cm::capacity::huge_page_resource_name(i64::try_from(page_bytes).unwrap_or(i64::MAX));
+                let name = kubelet_cm::capacity::huge_page_resource_name(
+                    i64::try_from(page_bytes).unwrap_or(i64::MAX),
+                );
                 let reserved = self.get_resource_system_reserved(node.id, &name);
                 let total = hp.num_pages.wrapping_mul(page_bytes);
                 let allocatable = total.wrapping_sub(reserved);
@@ -579,10 +582,7 @@ impl StaticPolicy {
         self.init_containers_reusable_memory
             .retain(|k, _| *k == uid);
         if is_regular_init_container(pod, container) {
-            let pod_map = self
-                .init_containers_reusable_memory
-                .entry(uid)
-                .or_default();
+            let pod_map = self.init_containers_reusable_memory.entry(uid).or_default();
             for b in blocks {
                 let entry = pod_map
                     .entry(BitMask::new(&b.numa_affinity))
@@ -777,11 +777,17 @@ impl Policy for StaticPolicy {
     ) -> Result<(), PolicyError> {
         let qos = get_pod_qos(pod);
         if qos != QosClass::Guaranteed {
-            tracing::trace!(?qos, "Exclusive memory allocation skipped, pod QoS is not guaranteed");
+            tracing::trace!(
+                ?qos,
+                "Exclusive memory allocation skipped, pod QoS is not guaranteed"
+            );
             return Ok(());
         }
         if self.skips_pod_level_resources(pod) {
-            tracing::debug!(pod_uid = pod_uid(pod), "Allocation skipped, pod is using pod-level resources which are not supported by the static Memory manager policy");
+            tracing::debug!(
+                pod_uid = pod_uid(pod),
+                "Allocation skipped, pod is using pod-level resources which are not supported by the static Memory manager policy"
+            );
             return Ok(());
         }
         tracing::info!(pod_uid = pod_uid(pod), container = %container.name, "Allocate");

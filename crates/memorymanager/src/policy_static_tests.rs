@@ -73,9 +73,12 @@ fn state_with(ms: NUMANodeMap, a: ContainerMemoryAssignments) -> StateMemory {
 }
 
 fn assignments(uid: &str, container: &str, blocks: Vec<Block>) -> ContainerMemoryAssignments {
-    [(uid.to_owned(), [(container.to_owned(), blocks)].into_iter().collect())]
-        .into_iter()
-        .collect()
+    [(
+        uid.to_owned(),
+        [(container.to_owned(), blocks)].into_iter().collect(),
+    )]
+    .into_iter()
+    .collect()
 }
 
 fn first_container(p: &Pod) -> Container {
@@ -85,20 +88,46 @@ fn first_container(p: &Pod) -> Container {
 /// `TestStaticPolicyNew` and `TestStaticPolicyName`.
 #[test]
 fn new_needs_reserved_memory() {
-    let err = StaticPolicy::new(machine(1, 2 * GB, 1), SystemReservedMemory::new(), Arc::new(FakeStore::default()), &FeatureGate::default())
-        .err()
-        .unwrap();
+    let err = StaticPolicy::new(
+        machine(1, 2 * GB, 1),
+        SystemReservedMemory::new(),
+        Arc::new(FakeStore::default()),
+        &FeatureGate::default(),
+    )
+    .err()
+    .unwrap();
     assert_eq!(err, PolicyError::NoSystemReserved);
-    assert_eq!(policy(machine(1, 2 * GB, 1), reserved(1, 512 * MB), FakeStore::default()).name(), "Static");
+    assert_eq!(
+        policy(
+            machine(1, 2 * GB, 1),
+            reserved(1, 512 * MB),
+            FakeStore::default()
+        )
+        .name(),
+        "Static"
+    );
 }
 
 /// `TestStaticPolicyStart`.
 #[test]
 fn start_table() {
     let m1 = machine(1, 3 * GB, 1);
-    let default1: NUMANodeMap = [(0, node(0, &[0], table(3 * GB, 512 * MB, 1536 * MB, 0), table(GB, 0, GB, 0)))].into_iter().collect();
+    let default1: NUMANodeMap = [(
+        0,
+        node(
+            0,
+            &[0],
+            table(3 * GB, 512 * MB, 1536 * MB, 0),
+            table(GB, 0, GB, 0),
+        ),
+    )]
+    .into_iter()
+    .collect();
     // should fail, if machine state is empty, but it has memory assignments
-    let mut s = state_with(NUMANodeMap::new(), assignments("pod", "container1", vec![block(&[0], "memory", 512 * MB)]));
+    let mut s = state_with(
+        NUMANodeMap::new(),
+        assignments("pod", "container1", vec![block(&[0], "memory", 512 * MB)]),
+    );
     let mut p = policy(m1.clone(), reserved(1, 512 * MB), FakeStore::default());
     assert_eq!(p.start(&mut s).err(), Some(PolicyError::EmptyMachineState));
     // should fill the state with default values, when the state is empty
@@ -108,35 +137,76 @@ fn start_table() {
     assert!(s.get_memory_assignments().is_empty());
     // should fail when machine state does not have all NUMA nodes
     let two = machine(2, 2 * GB, 1);
-    let one: NUMANodeMap = [(0, node(0, &[0], table(2 * GB, 512 * MB, 512 * MB, 0), table(GB, 0, GB, 0)))].into_iter().collect();
+    let one: NUMANodeMap = [(
+        0,
+        node(
+            0,
+            &[0],
+            table(2 * GB, 512 * MB, 512 * MB, 0),
+            table(GB, 0, GB, 0),
+        ),
+    )]
+    .into_iter()
+    .collect();
     let mut s = state_with(one, ContainerMemoryAssignments::new());
     let mut p2 = policy(two.clone(), reserved(2, 512 * MB), FakeStore::default());
-    assert_eq!(p2.start(&mut s).err(), Some(PolicyError::MachineStateDiffers));
+    assert_eq!(
+        p2.start(&mut s).err(),
+        Some(PolicyError::MachineStateDiffers)
+    );
     // should fail when machine state does not have memory resource
     let mut no_memory = p2.get_default_machine_state();
     no_memory.get_mut(&0).unwrap().memory_map.remove("memory");
     let mut s = state_with(no_memory, ContainerMemoryAssignments::new());
-    assert_eq!(p2.start(&mut s).err(), Some(PolicyError::MachineStateDiffers));
+    assert_eq!(
+        p2.start(&mut s).err(),
+        Some(PolicyError::MachineStateDiffers)
+    );
     // should fail when machine state has wrong size of total memory
     let mut wrong = p2.get_default_machine_state();
-    wrong.get_mut(&0).unwrap().memory_map.get_mut("memory").unwrap().total_mem_size = 1536 * MB;
+    wrong
+        .get_mut(&0)
+        .unwrap()
+        .memory_map
+        .get_mut("memory")
+        .unwrap()
+        .total_mem_size = 1536 * MB;
     let mut s = state_with(wrong, ContainerMemoryAssignments::new());
-    assert_eq!(p2.start(&mut s).err(), Some(PolicyError::MachineStateDiffers));
+    assert_eq!(
+        p2.start(&mut s).err(),
+        Some(PolicyError::MachineStateDiffers)
+    );
     // should fail when the memory assignment uses the NUMA that does not exist
-    let mut s = state_with(p2.get_default_machine_state(), assignments("pod", "container1", vec![block(&[2], "memory", 512 * MB)]));
+    let mut s = state_with(
+        p2.get_default_machine_state(),
+        assignments("pod", "container1", vec![block(&[2], "memory", 512 * MB)]),
+    );
     assert_eq!(
         p2.start(&mut s).err().unwrap().to_string(),
         "[memorymanager] (pod: pod, container: container1) the memory assignment uses the NUMA that does not exist"
     );
     // should fail when the memory assignment uses a resource that does not exist
-    let mut s = state_with(p2.get_default_machine_state(), assignments("pod", "container1", vec![block(&[0], "hugepages-2Mi", 512 * MB)]));
+    let mut s = state_with(
+        p2.get_default_machine_state(),
+        assignments(
+            "pod",
+            "container1",
+            vec![block(&[0], "hugepages-2Mi", 512 * MB)],
+        ),
+    );
     assert_eq!(
         p2.start(&mut s).err().unwrap().to_string(),
         "[memorymanager] (pod: pod, container: container1) the memory assignment uses memory resource that does not exist"
     );
     // should fail when the machine state does not follow the assignments (free memory)
-    let mut s = state_with(p2.get_default_machine_state(), assignments("pod", "container1", vec![block(&[0], "memory", 512 * MB)]));
-    assert_eq!(p2.start(&mut s).err(), Some(PolicyError::MachineStateDiffers));
+    let mut s = state_with(
+        p2.get_default_machine_state(),
+        assignments("pod", "container1", vec![block(&[0], "memory", 512 * MB)]),
+    );
+    assert_eq!(
+        p2.start(&mut s).err(),
+        Some(PolicyError::MachineStateDiffers)
+    );
     // should validate a cross NUMA allocation: 2 GiB spread over nodes 0 and 1
     let mut cross = p2.get_default_machine_state();
     for n in [0, 1] {
@@ -144,13 +214,26 @@ fn start_table() {
         ns.cells = vec![0, 1];
         ns.number_of_assignments = 1;
     }
-    let t0 = cross.get_mut(&0).unwrap().memory_map.get_mut("memory").unwrap();
+    let t0 = cross
+        .get_mut(&0)
+        .unwrap()
+        .memory_map
+        .get_mut("memory")
+        .unwrap();
     t0.free = 0;
     t0.reserved = 512 * MB;
-    let t1 = cross.get_mut(&1).unwrap().memory_map.get_mut("memory").unwrap();
+    let t1 = cross
+        .get_mut(&1)
+        .unwrap()
+        .memory_map
+        .get_mut("memory")
+        .unwrap();
     t1.free = 0;
     t1.reserved = 512 * MB;
-    let mut s = state_with(cross.clone(), assignments("pod", "container1", vec![block(&[0, 1], "memory", GB)]));
+    let mut s = state_with(
+        cross.clone(),
+        assignments("pod", "container1", vec![block(&[0, 1], "memory", GB)]),
+    );
     p2.start(&mut s).unwrap();
     assert_eq!(s.get_machine_state(), cross);
 }
@@ -187,19 +270,39 @@ fn allocate_table() {
     p.allocate(&mut s, &gp, &first_container(&gp)).unwrap();
     assert_eq!(
         s.get_memory_assignments(),
-        assignments("pod1", "container1", vec![block(&[0], HUGEPAGES_1G, GB), block(&[0], "memory", GB)])
+        assignments(
+            "pod1",
+            "container1",
+            vec![block(&[0], HUGEPAGES_1G, GB), block(&[0], "memory", GB)]
+        )
     );
     assert_eq!(
         s.get_machine_state()[&0],
-        node(2, &[0], table(3 * GB, 512 * MB, 1536 * MB, GB), table(GB, 0, GB, GB))
+        node(
+            2,
+            &[0],
+            table(3 * GB, 512 * MB, 1536 * MB, GB),
+            table(GB, 0, GB, GB)
+        )
     );
     // should fail when no NUMA affinity was provided under the topology manager hint and
     // calculation of the default hint failed
-    let mut p = policy(machine(1, 2 * GB, 1), reserved(1, 512 * MB), FakeStore::default());
+    let mut p = policy(
+        machine(1, 2 * GB, 1),
+        reserved(1, 512 * MB),
+        FakeStore::default(),
+    );
     let mut s = StateMemory::new();
     p.start(&mut s).unwrap();
-    let big = pod("pod1", vec![], vec![guaranteed("container1", "2Gi", Some("1Gi"))]);
-    assert_eq!(p.allocate(&mut s, &big, &first_container(&big)).err(), Some(PolicyError::NoDefaultAffinity));
+    let big = pod(
+        "pod1",
+        vec![],
+        vec![guaranteed("container1", "2Gi", Some("1Gi"))],
+    );
+    assert_eq!(
+        p.allocate(&mut s, &big, &first_container(&big)).err(),
+        Some(PolicyError::NoDefaultAffinity)
+    );
     // should fail when no NUMA affinity was provided under the topology manager preferred
     // hint and default hint has preferred false
     let hp = table(GB, 0, GB, 0);
@@ -208,38 +311,108 @@ fn allocate_table() {
         (1, 0, &[1], table(1536 * MB, 512 * MB, 512 * MB, 0), hp),
         (2, 0, &[2], table(1536 * MB, 512 * MB, 512 * MB, 0), hp),
     ]);
-    let mut p = policy(machine(3, GB, 1), reserved(3, 512 * MB), store_with("pod2", "container2", TopologyHint { numa_node_affinity: None, preferred: true }));
-    let mut s = state_with(three, assignments("pod1", "container1", vec![block(&[0], "memory", 512 * MB)]));
+    let mut p = policy(
+        machine(3, GB, 1),
+        reserved(3, 512 * MB),
+        store_with(
+            "pod2",
+            "container2",
+            TopologyHint {
+                numa_node_affinity: None,
+                preferred: true,
+            },
+        ),
+    );
+    let mut s = state_with(
+        three,
+        assignments("pod1", "container1", vec![block(&[0], "memory", 512 * MB)]),
+    );
     let gp2 = guaranteed_pod("pod2", "container2");
-    assert_eq!(p.allocate(&mut s, &gp2, &first_container(&gp2)).err(), Some(PolicyError::NoDefaultPreferredHint));
+    assert_eq!(
+        p.allocate(&mut s, &gp2, &first_container(&gp2)).err(),
+        Some(PolicyError::NoDefaultPreferredHint)
+    );
     // should fail when NUMA affinity provided under the topology manager hint did not
     // satisfy container requirements and extended hint generation failed
     let one = ms_of(&[(0, 0, &[0], table(GB, 512 * MB, 512 * MB, 0), hp)]);
-    let mut p = policy(machine(1, GB, 1), reserved(1, 512 * MB), store_with("pod1", "container1", hint(&[0], false)));
+    let mut p = policy(
+        machine(1, GB, 1),
+        reserved(1, 512 * MB),
+        store_with("pod1", "container1", hint(&[0], false)),
+    );
     let mut s = state_with(one, ContainerMemoryAssignments::new());
-    assert_eq!(p.allocate(&mut s, &gp, &first_container(&gp)).err(), Some(PolicyError::CannotExtendHint));
+    assert_eq!(
+        p.allocate(&mut s, &gp, &first_container(&gp)).err(),
+        Some(PolicyError::CannotExtendHint)
+    );
     // should fail when the topology manager provided the preferred hint and extended hint
     // has preferred false
     let group = ms_of(&[
         (0, 1, &[0, 1], table(1536 * MB, 512 * MB, GB, 512 * MB), hp),
         (1, 1, &[0, 1], table(1536 * MB, 512 * MB, GB, 0), hp),
     ]);
-    let mut p = policy(machine(2, GB, 1), reserved(2, 512 * MB), store_with("pod1", "container1", hint(&[0], true)));
+    let mut p = policy(
+        machine(2, GB, 1),
+        reserved(2, 512 * MB),
+        store_with("pod1", "container1", hint(&[0], true)),
+    );
     let mut s = state_with(group, ContainerMemoryAssignments::new());
-    assert_eq!(p.allocate(&mut s, &gp, &first_container(&gp)).err(), Some(PolicyError::NoExtendedPreferredHint));
+    assert_eq!(
+        p.allocate(&mut s, &gp, &first_container(&gp)).err(),
+        Some(PolicyError::NoExtendedPreferredHint)
+    );
     // should succeed to allocate memory from multiple NUMA nodes
     let small = table(GB, 512 * MB, 512 * MB, 0);
-    let four = ms_of(&[(0, 0, &[0], small, hp), (1, 0, &[1], small, hp), (2, 0, &[2], small, hp), (3, 0, &[3], small, hp)]);
-    let mut p = policy(machine(4, GB, 1), reserved(4, 512 * MB), store_with("pod1", "container1", TopologyHint { numa_node_affinity: None, preferred: true }));
+    let four = ms_of(&[
+        (0, 0, &[0], small, hp),
+        (1, 0, &[1], small, hp),
+        (2, 0, &[2], small, hp),
+        (3, 0, &[3], small, hp),
+    ]);
+    let mut p = policy(
+        machine(4, GB, 1),
+        reserved(4, 512 * MB),
+        store_with(
+            "pod1",
+            "container1",
+            TopologyHint {
+                numa_node_affinity: None,
+                preferred: true,
+            },
+        ),
+    );
     let mut s = state_with(four, ContainerMemoryAssignments::new());
     p.allocate(&mut s, &gp, &first_container(&gp)).unwrap();
     assert_eq!(
         s.get_memory_assignments(),
-        assignments("pod1", "container1", vec![block(&[0, 1], HUGEPAGES_1G, GB), block(&[0, 1], "memory", GB)])
+        assignments(
+            "pod1",
+            "container1",
+            vec![
+                block(&[0, 1], HUGEPAGES_1G, GB),
+                block(&[0, 1], "memory", GB)
+            ]
+        )
     );
     let ms = s.get_machine_state();
-    assert_eq!(ms[&0], node(2, &[0, 1], table(GB, 512 * MB, 512 * MB, 512 * MB), table(GB, 0, GB, GB)));
-    assert_eq!(ms[&1], node(2, &[0, 1], table(GB, 512 * MB, 512 * MB, 512 * MB), table(GB, 0, GB, 0)));
+    assert_eq!(
+        ms[&0],
+        node(
+            2,
+            &[0, 1],
+            table(GB, 512 * MB, 512 * MB, 512 * MB),
+            table(GB, 0, GB, GB)
+        )
+    );
+    assert_eq!(
+        ms[&1],
+        node(
+            2,
+            &[0, 1],
+            table(GB, 512 * MB, 512 * MB, 512 * MB),
+            table(GB, 0, GB, 0)
+        )
+    );
     assert_eq!(ms[&2], node(0, &[2], small, hp));
     // should validate NUMA node can not have both single and cross NUMA node memory
     // allocations: node 1 is in group (0, 1); a hint of (1, 2) with enough free memory
@@ -250,22 +423,39 @@ fn allocate_table() {
         (1, 1, &[0, 1], roomy, hp),
         (2, 0, &[2], roomy, hp),
     ]);
-    let mut p = policy(machine(3, GB, 1), reserved(3, 512 * MB), store_with("pod2", "container2", hint(&[1, 2], true)));
+    let mut p = policy(
+        machine(3, GB, 1),
+        reserved(3, 512 * MB),
+        store_with("pod2", "container2", hint(&[1, 2], true)),
+    );
     let mut s = state_with(mixed, ContainerMemoryAssignments::new());
-    assert_eq!(p.allocate(&mut s, &gp2, &first_container(&gp2)).err(), Some(PolicyError::HintViolatesNumaAllocation));
+    assert_eq!(
+        p.allocate(&mut s, &gp2, &first_container(&gp2)).err(),
+        Some(PolicyError::HintViolatesNumaAllocation)
+    );
 }
 
 /// `TestStaticPolicyAllocate`: a guaranteed pod with pod-level resources is skipped
 /// (with the `PodLevelResources` gate, on by default in 1.35).
 #[test]
 fn allocate_skips_pod_level_resources() {
-    let mut p = policy(machine(1, 2 * GB, 1), reserved(1, 512 * MB), FakeStore::default());
+    let mut p = policy(
+        machine(1, 2 * GB, 1),
+        reserved(1, 512 * MB),
+        FakeStore::default(),
+    );
     let mut s = StateMemory::new();
     p.start(&mut s).unwrap();
     let mut gp = guaranteed_pod("pod1", "container1");
     let list: BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity> = [
-        ("cpu".to_owned(), k8s_openapi::apimachinery::pkg::api::resource::Quantity("1".into())),
-        ("memory".to_owned(), k8s_openapi::apimachinery::pkg::api::resource::Quantity("1Gi".into())),
+        (
+            "cpu".to_owned(),
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity("1".into()),
+        ),
+        (
+            "memory".to_owned(),
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity("1Gi".into()),
+        ),
     ]
     .into_iter()
     .collect();
@@ -277,7 +467,10 @@ fn allocate_skips_pod_level_resources() {
     if p.pod_level_resources {
         p.allocate(&mut s, &gp, &first_container(&gp)).unwrap();
         assert!(s.get_memory_assignments().is_empty());
-        assert!(p.get_topology_hints(&s, &gp, &first_container(&gp)).is_empty());
+        assert!(
+            p.get_topology_hints(&s, &gp, &first_container(&gp))
+                .is_empty()
+        );
         assert!(p.get_pod_topology_hints(&s, &gp).is_empty());
     }
 }
@@ -288,25 +481,61 @@ fn allocate_skips_pod_level_resources() {
 #[test]
 fn allocate_with_init_containers_reuses_their_memory() {
     let m = machine(1, 20 * GB, 8);
-    let mut p = policy(m, reserved(1, 512 * MB), store_with("pod1", "", hint(&[0], true)));
-    p.affinity = Arc::new(FakeStore { default_hint: hint(&[0], true), ..FakeStore::default() });
+    let mut p = policy(
+        m,
+        reserved(1, 512 * MB),
+        store_with("pod1", "", hint(&[0], true)),
+    );
+    p.affinity = Arc::new(FakeStore {
+        default_hint: hint(&[0], true),
+        ..FakeStore::default()
+    });
     let mut s = StateMemory::new();
     p.start(&mut s).unwrap();
     let pd = pod(
         "pod1",
-        vec![guaranteed("initContainer1", "1Gi", Some("1Gi")), guaranteed("initContainer2", "2Gi", Some("2Gi"))],
-        vec![guaranteed("container1", "3Gi", Some("3Gi")), guaranteed("container2", "4Gi", Some("4Gi"))],
+        vec![
+            guaranteed("initContainer1", "1Gi", Some("1Gi")),
+            guaranteed("initContainer2", "2Gi", Some("2Gi")),
+        ],
+        vec![
+            guaranteed("container1", "3Gi", Some("3Gi")),
+            guaranteed("container2", "4Gi", Some("4Gi")),
+        ],
     );
     let spec = pd.spec.clone().unwrap();
-    for c in spec.init_containers.iter().flatten().chain(spec.containers.iter()) {
+    for c in spec
+        .init_containers
+        .iter()
+        .flatten()
+        .chain(spec.containers.iter())
+    {
         p.allocate(&mut s, &pd, c).unwrap();
     }
     let a = s.get_memory_assignments();
     let pod1 = &a["pod1"];
-    assert_eq!(pod1["initContainer1"], vec![block(&[0], HUGEPAGES_1G, 0), block(&[0], "memory", 0)]);
-    assert_eq!(pod1["initContainer2"], vec![block(&[0], HUGEPAGES_1G, 0), block(&[0], "memory", 0)]);
-    assert_eq!(pod1["container1"], vec![block(&[0], HUGEPAGES_1G, 3 * GB), block(&[0], "memory", 3 * GB)]);
-    assert_eq!(pod1["container2"], vec![block(&[0], HUGEPAGES_1G, 4 * GB), block(&[0], "memory", 4 * GB)]);
+    assert_eq!(
+        pod1["initContainer1"],
+        vec![block(&[0], HUGEPAGES_1G, 0), block(&[0], "memory", 0)]
+    );
+    assert_eq!(
+        pod1["initContainer2"],
+        vec![block(&[0], HUGEPAGES_1G, 0), block(&[0], "memory", 0)]
+    );
+    assert_eq!(
+        pod1["container1"],
+        vec![
+            block(&[0], HUGEPAGES_1G, 3 * GB),
+            block(&[0], "memory", 3 * GB)
+        ]
+    );
+    assert_eq!(
+        pod1["container2"],
+        vec![
+            block(&[0], HUGEPAGES_1G, 4 * GB),
+            block(&[0], "memory", 4 * GB)
+        ]
+    );
     let ms = s.get_machine_state();
     assert_eq!(ms[&0].memory_map["memory"].reserved, 7 * GB);
     assert_eq!(ms[&0].memory_map[HUGEPAGES_1G].reserved, 7 * GB);
@@ -317,20 +546,45 @@ fn allocate_with_init_containers_reuses_their_memory() {
 /// (sidecar) keeps its memory; the app container does not reuse it.
 #[test]
 fn restartable_init_container_memory_is_not_reused() {
-    let mut p = policy(machine(1, 20 * GB, 8), reserved(1, 512 * MB), FakeStore { default_hint: hint(&[0], true), ..FakeStore::default() });
+    let mut p = policy(
+        machine(1, 20 * GB, 8),
+        reserved(1, 512 * MB),
+        FakeStore {
+            default_hint: hint(&[0], true),
+            ..FakeStore::default()
+        },
+    );
     let mut s = StateMemory::new();
     p.start(&mut s).unwrap();
     let mut sidecar = guaranteed("restartableInit1", "1Gi", Some("1Gi"));
     sidecar.restart_policy = Some("Always".into());
-    let pd = pod("pod1", vec![sidecar, guaranteed("init2", "2Gi", Some("2Gi"))], vec![guaranteed("container1", "3Gi", Some("3Gi"))]);
+    let pd = pod(
+        "pod1",
+        vec![sidecar, guaranteed("init2", "2Gi", Some("2Gi"))],
+        vec![guaranteed("container1", "3Gi", Some("3Gi"))],
+    );
     let spec = pd.spec.clone().unwrap();
-    for c in spec.init_containers.iter().flatten().chain(spec.containers.iter()) {
+    for c in spec
+        .init_containers
+        .iter()
+        .flatten()
+        .chain(spec.containers.iter())
+    {
         p.allocate(&mut s, &pd, c).unwrap();
     }
     let a = s.get_memory_assignments();
-    assert_eq!(a["pod1"]["restartableInit1"], vec![block(&[0], HUGEPAGES_1G, GB), block(&[0], "memory", GB)]);
-    assert_eq!(a["pod1"]["init2"], vec![block(&[0], HUGEPAGES_1G, 0), block(&[0], "memory", 0)]);
-    assert_eq!(s.get_machine_state()[&0].memory_map[HUGEPAGES_1G].reserved, 4 * GB);
+    assert_eq!(
+        a["pod1"]["restartableInit1"],
+        vec![block(&[0], HUGEPAGES_1G, GB), block(&[0], "memory", GB)]
+    );
+    assert_eq!(
+        a["pod1"]["init2"],
+        vec![block(&[0], HUGEPAGES_1G, 0), block(&[0], "memory", 0)]
+    );
+    assert_eq!(
+        s.get_machine_state()[&0].memory_map[HUGEPAGES_1G].reserved,
+        4 * GB
+    );
 }
 
 /// `TestStaticPolicyRemoveContainer`.
@@ -353,10 +607,18 @@ fn remove_container_table() {
     assert_eq!(s.get_machine_state(), default);
     assert!(s.get_memory_assignments().is_empty());
     // should delete the cross NUMA container assignment and update the machine state
-    let mut p = policy(two, reserved(2, 512 * MB), store_with("pod1", "container1", hint(&[0, 1], false)));
+    let mut p = policy(
+        two,
+        reserved(2, 512 * MB),
+        store_with("pod1", "container1", hint(&[0, 1], false)),
+    );
     let mut s = StateMemory::new();
     p.start(&mut s).unwrap();
-    let big = pod("pod1", vec![], vec![guaranteed("container1", "2Gi", Some("2Gi"))]);
+    let big = pod(
+        "pod1",
+        vec![],
+        vec![guaranteed("container1", "2Gi", Some("2Gi"))],
+    );
     p.allocate(&mut s, &big, &first_container(&big)).unwrap();
     let ms = s.get_machine_state();
     assert_eq!(ms[&0].cells, vec![0, 1]);
@@ -369,20 +631,36 @@ fn remove_container_table() {
 /// `TestStaticPolicyGetTopologyHints`.
 #[test]
 fn get_topology_hints_table() {
-    let p = policy(machine(4, 2 * GB, 1), reserved(4, 512 * MB), FakeStore::default());
+    let p = policy(
+        machine(4, 2 * GB, 1),
+        reserved(4, 512 * MB),
+        FakeStore::default(),
+    );
     let free = table(2 * GB, 512 * MB, 1536 * MB, 0);
     let hp = table(GB, 0, GB, 0);
-    let default4 = ms_of(&[(0, 0, &[0], free, hp), (1, 0, &[1], free, hp), (2, 0, &[2], free, hp), (3, 0, &[3], free, hp)]);
+    let default4 = ms_of(&[
+        (0, 0, &[0], free, hp),
+        (1, 0, &[1], free, hp),
+        (2, 0, &[2], free, hp),
+        (3, 0, &[3], free, hp),
+    ]);
     let gp = guaranteed_pod("pod1", "container1");
     let c = first_container(&gp);
     let s = state_with(default4.clone(), ContainerMemoryAssignments::new());
     // should not provide topology hints for non-guaranteed pods
     let bp = pod("pod1", vec![], vec![burstable_container("container1")]);
-    assert!(p.get_topology_hints(&s, &bp, &first_container(&bp)).is_empty());
+    assert!(
+        p.get_topology_hints(&s, &bp, &first_container(&bp))
+            .is_empty()
+    );
     // should provide topology hints based on the existent memory assignment
     let s = state_with(
         p.get_default_machine_state(),
-        assignments("pod1", "container1", vec![block(&[0], "memory", GB), block(&[0], HUGEPAGES_1G, GB)]),
+        assignments(
+            "pod1",
+            "container1",
+            vec![block(&[0], "memory", GB), block(&[0], HUGEPAGES_1G, GB)],
+        ),
     );
     let want: ResourceHints = [
         (HUGEPAGES_1G.to_owned(), Some(vec![hint(&[0], true)])),
@@ -400,19 +678,45 @@ fn get_topology_hints_table() {
         ns.cells = vec![0, 1];
         ns.number_of_assignments = 2;
     }
-    ms.get_mut(&0).unwrap().memory_map.insert("memory".into(), table(2 * GB, 512 * MB, 1536 * MB, 1536 * MB));
-    ms.get_mut(&0).unwrap().memory_map.insert(HUGEPAGES_1G.into(), table(GB, 0, GB, GB));
-    ms.get_mut(&1).unwrap().memory_map.insert("memory".into(), table(2 * GB, 512 * MB, 1536 * MB, 512 * MB));
-    ms.get_mut(&1).unwrap().memory_map.insert(HUGEPAGES_1G.into(), table(GB, 0, GB, GB));
+    ms.get_mut(&0).unwrap().memory_map.insert(
+        "memory".into(),
+        table(2 * GB, 512 * MB, 1536 * MB, 1536 * MB),
+    );
+    ms.get_mut(&0)
+        .unwrap()
+        .memory_map
+        .insert(HUGEPAGES_1G.into(), table(GB, 0, GB, GB));
+    ms.get_mut(&1).unwrap().memory_map.insert(
+        "memory".into(),
+        table(2 * GB, 512 * MB, 1536 * MB, 512 * MB),
+    );
+    ms.get_mut(&1)
+        .unwrap()
+        .memory_map
+        .insert(HUGEPAGES_1G.into(), table(GB, 0, GB, GB));
     let s = state_with(
         ms,
-        assignments("pod1", "container1", vec![block(&[0, 1], "memory", 2 * GB), block(&[0, 1], HUGEPAGES_1G, 2 * GB)]),
+        assignments(
+            "pod1",
+            "container1",
+            vec![
+                block(&[0, 1], "memory", 2 * GB),
+                block(&[0, 1], HUGEPAGES_1G, 2 * GB),
+            ],
+        ),
     );
     let gp2 = guaranteed_pod("pod2", "container2");
-    let expected = Some(vec![hint(&[2], true), hint(&[3], true), hint(&[2, 3], false)]);
-    let want: ResourceHints = [(HUGEPAGES_1G.to_owned(), expected.clone()), ("memory".to_owned(), expected)]
-        .into_iter()
-        .collect();
+    let expected = Some(vec![
+        hint(&[2], true),
+        hint(&[3], true),
+        hint(&[2, 3], false),
+    ]);
+    let want: ResourceHints = [
+        (HUGEPAGES_1G.to_owned(), expected.clone()),
+        ("memory".to_owned(), expected),
+    ]
+    .into_iter()
+    .collect();
     assert_eq!(p.get_topology_hints(&s, &gp2, &first_container(&gp2)), want);
     // should fail when number of existing memory assignment resources are different from
     // resources requested by container; when the types differ; when the size differs
@@ -421,7 +725,10 @@ fn get_topology_hints_table() {
         vec![block(&[0], "memory", GB), block(&[0], "hugepages-2Mi", GB)],
         vec![block(&[0], "memory", 2 * GB), block(&[0], HUGEPAGES_1G, GB)],
     ] {
-        let s = state_with(p.get_default_machine_state(), assignments("pod1", "container1", blocks));
+        let s = state_with(
+            p.get_default_machine_state(),
+            assignments("pod1", "container1", blocks),
+        );
         assert!(p.get_topology_hints(&s, &gp, &c).is_empty());
     }
     // should not return preferred hints with multiple NUMA nodes for the pod with
@@ -430,7 +737,11 @@ fn get_topology_hints_table() {
     let hints = p.get_topology_hints(&s, &gp, &c);
     for list in hints.values() {
         for h in list.as_ref().unwrap() {
-            assert_eq!(h.preferred, h.numa_node_affinity.unwrap().count() == 1, "{h:?}");
+            assert_eq!(
+                h.preferred,
+                h.numa_node_affinity.unwrap().count() == 1,
+                "{h:?}"
+            );
         }
         assert_eq!(list.as_ref().unwrap().len(), 15);
     }
@@ -445,18 +756,51 @@ fn pod_requested_resources_table() {
         c.restart_policy = Some("Always".into());
         c
     };
-    let r = |m: u64| -> BTreeMap<String, u64> { [("memory".to_owned(), m * GB)].into_iter().collect() };
+    let r =
+        |m: u64| -> BTreeMap<String, u64> { [("memory".to_owned(), m * GB)].into_iter().collect() };
     let cases = vec![
-        ("maximum resources of init containers > total resources of containers", pod("p", vec![mem("i1", "10Gi"), mem("i2", "20Gi")], vec![mem("c1", "1Gi"), mem("c2", "2Gi")]), r(20)),
-        ("maximum resources of init containers < total resources of containers", pod("p", vec![mem("i1", "1Gi"), mem("i2", "2Gi")], vec![mem("c1", "10Gi"), mem("c2", "20Gi")]), r(30)),
+        (
+            "maximum resources of init containers > total resources of containers",
+            pod(
+                "p",
+                vec![mem("i1", "10Gi"), mem("i2", "20Gi")],
+                vec![mem("c1", "1Gi"), mem("c2", "2Gi")],
+            ),
+            r(20),
+        ),
+        (
+            "maximum resources of init containers < total resources of containers",
+            pod(
+                "p",
+                vec![mem("i1", "1Gi"), mem("i2", "2Gi")],
+                vec![mem("c1", "10Gi"), mem("c2", "20Gi")],
+            ),
+            r(30),
+        ),
         (
             "maximum resources of init containers > total resources of long running containers, including restartable init containers",
-            pod("p", vec![sidecar("r1", "1Gi"), mem("i1", "20Gi"), sidecar("r2", "2Gi")], vec![mem("c1", "1Gi")]),
+            pod(
+                "p",
+                vec![
+                    sidecar("r1", "1Gi"),
+                    mem("i1", "20Gi"),
+                    sidecar("r2", "2Gi"),
+                ],
+                vec![mem("c1", "1Gi")],
+            ),
             r(21),
         ),
         (
             "maximum resources of init containers < total resources of long running containers, including restartable init containers",
-            pod("p", vec![sidecar("r1", "10Gi"), mem("i1", "2Gi"), sidecar("r2", "20Gi")], vec![mem("c1", "1Gi")]),
+            pod(
+                "p",
+                vec![
+                    sidecar("r1", "10Gi"),
+                    mem("i1", "2Gi"),
+                    sidecar("r2", "20Gi"),
+                ],
+                vec![mem("c1", "1Gi")],
+            ),
             r(31),
         ),
     ];
@@ -469,17 +813,30 @@ fn pod_requested_resources_table() {
         vec![container("i1", &[("memory", "2Gi"), (HUGEPAGES_1G, "1Gi")])],
         vec![container("c1", &[("memory", "1Gi"), (HUGEPAGES_1G, "2Gi")])],
     );
-    let want: BTreeMap<String, u64> = [(HUGEPAGES_1G.to_owned(), 2 * GB), ("memory".to_owned(), 2 * GB)].into_iter().collect();
+    let want: BTreeMap<String, u64> = [
+        (HUGEPAGES_1G.to_owned(), 2 * GB),
+        ("memory".to_owned(), 2 * GB),
+    ]
+    .into_iter()
+    .collect();
     assert_eq!(get_pod_requested_resources(&p).unwrap(), want);
     // a fractional request is refused
     let bad = container("c", &[("memory", "0.5")]);
-    assert_eq!(get_requested_resources(&bad).err(), Some(PolicyError::QuantityNotInt));
+    assert_eq!(
+        get_requested_resources(&bad).err(),
+        Some(PolicyError::QuantityNotInt)
+    );
 }
 
 /// `Test_isAffinityViolatingNUMAAllocations`.
 #[test]
 fn affinity_violating_numa_allocations_table() {
-    let mut ms = policy(machine(3, 2 * GB, 1), reserved(3, 512 * MB), FakeStore::default()).get_default_machine_state();
+    let mut ms = policy(
+        machine(3, 2 * GB, 1),
+        reserved(3, 512 * MB),
+        FakeStore::default(),
+    )
+    .get_default_machine_state();
     for (n, cells, count) in [(0, vec![0, 1], 1), (1, vec![0, 1], 1), (2, vec![2], 1)] {
         let ns = ms.get_mut(&n).unwrap();
         ns.cells = cells;
@@ -487,22 +844,49 @@ fn affinity_violating_numa_allocations_table() {
     }
     // violating NUMA allocations because given affinity asks for NUMA ID 1 which is on
     // different cells group
-    assert!(is_affinity_violating_numa_allocations(&ms, BitMask::new(&[1, 2])));
+    assert!(is_affinity_violating_numa_allocations(
+        &ms,
+        BitMask::new(&[1, 2])
+    ));
     // ... asks for NUMA ID 2 which is used for a single NUMA node memory allocation
-    assert!(is_affinity_violating_numa_allocations(&ms, BitMask::new(&[2, 3])));
+    assert!(is_affinity_violating_numa_allocations(
+        &ms,
+        BitMask::new(&[2, 3])
+    ));
     // valid affinity: the existing group, or a single node
-    assert!(!is_affinity_violating_numa_allocations(&ms, BitMask::new(&[0, 1])));
-    assert!(!is_affinity_violating_numa_allocations(&ms, BitMask::new(&[2])));
-    let empty = policy(machine(2, 2 * GB, 1), reserved(2, 512 * MB), FakeStore::default()).get_default_machine_state();
+    assert!(!is_affinity_violating_numa_allocations(
+        &ms,
+        BitMask::new(&[0, 1])
+    ));
+    assert!(!is_affinity_violating_numa_allocations(
+        &ms,
+        BitMask::new(&[2])
+    ));
+    let empty = policy(
+        machine(2, 2 * GB, 1),
+        reserved(2, 512 * MB),
+        FakeStore::default(),
+    )
+    .get_default_machine_state();
     // valid affinity, no prior assignments
-    assert!(!is_affinity_violating_numa_allocations(&empty, BitMask::new(&[0, 1])));
+    assert!(!is_affinity_violating_numa_allocations(
+        &empty,
+        BitMask::new(&[0, 1])
+    ));
 }
 
 /// `GetAllocatableMemory` per node and resource; `findBestHint`, `isHintInGroup`.
 #[test]
 fn helpers() {
-    let p = policy(machine(2, 2 * GB, 1), reserved(2, 512 * MB), FakeStore::default());
-    let s = state_with(p.get_default_machine_state(), ContainerMemoryAssignments::new());
+    let p = policy(
+        machine(2, 2 * GB, 1),
+        reserved(2, 512 * MB),
+        FakeStore::default(),
+    );
+    let s = state_with(
+        p.get_default_machine_state(),
+        ContainerMemoryAssignments::new(),
+    );
     assert_eq!(
         p.get_allocatable_memory(&s),
         vec![
@@ -512,7 +896,10 @@ fn helpers() {
             block(&[1], "memory", 512 * MB),
         ]
     );
-    assert_eq!(find_best_hint(&[hint(&[0, 1], false), hint(&[1], true), hint(&[0], true)]), hint(&[0], true));
+    assert_eq!(
+        find_best_hint(&[hint(&[0, 1], false), hint(&[1], true), hint(&[0], true)]),
+        hint(&[0], true)
+    );
     assert_eq!(find_best_hint(&[]), TopologyHint::default());
     assert!(is_hint_in_group(&[1], &[0, 1]));
     assert!(!is_hint_in_group(&[2], &[0, 1]));

@@ -40,7 +40,10 @@ fn dual_socket_four_numa_nodes_with_hugepages() {
         assert_eq!(node.id, i);
         assert_eq!(node.memory, 16 * 1024 * 1024 * 1024);
         let one_gi = if i % 2 == 0 { 2 } else { 0 };
-        assert_eq!(node.huge_pages, vec![pages(1_048_576, one_gi), pages(2048, 512)]);
+        assert_eq!(
+            node.huge_pages,
+            vec![pages(1_048_576, one_gi), pages(2048, 512)]
+        );
     }
 }
 
@@ -49,7 +52,10 @@ fn dual_socket_four_numa_nodes_with_hugepages() {
 #[test]
 fn fake_trees() {
     let fs = FakeSysFs::new()
-        .with_file("devices/system/node/node2/meminfo", "Node 2 MemTotal: 4 kB\n")
+        .with_file(
+            "devices/system/node/node2/meminfo",
+            "Node 2 MemTotal: 4 kB\n",
+        )
         .with_file("devices/system/node/node10/cpu0", "")
         .with_file("devices/system/node/online", "0-10")
         .with_file("devices/system/node/possible", "0-10");
@@ -57,8 +63,16 @@ fn fake_trees() {
     assert_eq!(
         m.topology,
         vec![
-            Node { id: 10, memory: 0, huge_pages: vec![] },
-            Node { id: 2, memory: 4096, huge_pages: vec![] },
+            Node {
+                id: 10,
+                memory: 0,
+                huge_pages: vec![]
+            },
+            Node {
+                id: 2,
+                memory: 4096,
+                huge_pages: vec![]
+            },
         ]
     );
     let bad = FakeSysFs::new().with_file("devices/system/node/node0/meminfo", "MemFree: 1 kB");
@@ -68,7 +82,10 @@ fn fake_trees() {
     );
     let bad = FakeSysFs::new()
         .with_file("devices/system/node/node0/meminfo", "Node 0 MemTotal: 1 kB")
-        .with_file("devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "x\n");
+        .with_file(
+            "devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages",
+            "x\n",
+        );
     assert_eq!(
         machine_info_from_sysfs(&bad).err().unwrap().to_string(),
         "could not parse file nr_hugepage for hugepages-2048kB, contents \"x\\n\""
@@ -86,5 +103,11 @@ fn no_node_directories_one_node_per_socket() {
         .with_file("devices/system/cpu/cpu1/topology/core_id", "0")
         .with_file("devices/system/cpu/cpu1/topology/physical_package_id", "1");
     let m = machine_info_from_sysfs(&fs).unwrap();
-    assert_eq!(m.topology.iter().map(|n| (n.id, n.memory)).collect::<Vec<_>>(), vec![(0, 0), (1, 0)]);
+    assert_eq!(
+        m.topology
+            .iter()
+            .map(|n| (n.id, n.memory))
+            .collect::<Vec<_>>(),
+        vec![(0, 0), (1, 0)]
+    );
 }

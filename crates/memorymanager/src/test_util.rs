@@ -116,7 +116,12 @@ pub fn table(total: u64, system_reserved: u64, allocatable: u64, reserved: u64) 
 }
 
 /// A node state.
-pub fn node(assignments: i64, cells: &[usize], memory: MemoryTable, hugepages_1g: MemoryTable) -> NUMANodeState {
+pub fn node(
+    assignments: i64,
+    cells: &[usize],
+    memory: MemoryTable,
+    hugepages_1g: MemoryTable,
+) -> NUMANodeState {
     NUMANodeState {
         number_of_assignments: assignments,
         memory_map: [

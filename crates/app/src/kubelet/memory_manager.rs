@@ -190,7 +190,13 @@ mod tests {
     #[test]
     fn static_is_refused_until_admission_is_wired() {
         let s = crate::kubelet::test_config::server("memoryManagerPolicy: Static\n");
-        assert!(check_admitted(&s).err().unwrap().to_string().contains("topology manager's admit handler"));
+        assert!(
+            check_admitted(&s)
+                .err()
+                .unwrap()
+                .to_string()
+                .contains("topology manager's admit handler")
+        );
         assert!(check_admitted(&crate::kubelet::test_config::server("")).is_ok());
     }
 }

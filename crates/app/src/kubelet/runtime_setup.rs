@@ -210,12 +210,14 @@ pub fn internal_lifecycle(
     cpu_manager: &kubelet_cpumanager::kubelet::CpuManager,
     memory_manager: &kubelet_memorymanager::kubelet::MemoryManager,
 ) -> Arc<dyn kubelet_runtime::internal_lifecycle::InternalContainerLifecycle> {
-    Arc::new(kubelet_runtime::internal_lifecycle::ComposedLifecycle(vec![
-        Arc::new(CpuManagerLifecycle(cpu_manager.clone())),
-        Arc::new(kubelet_memorymanager::kubelet::MemoryManagerLifecycle(
-            memory_manager.clone(),
-        )),
-    ]))
+    Arc::new(kubelet_runtime::internal_lifecycle::ComposedLifecycle(
+        vec![
+            Arc::new(CpuManagerLifecycle(cpu_manager.clone())),
+            Arc::new(kubelet_memorymanager::kubelet::MemoryManagerLifecycle(
+                memory_manager.clone(),
+            )),
+        ],
+    ))
 }
 
 /// With `DisableCPUQuotaWithExclusiveCPUs` (on by default): the CPU manager's view of

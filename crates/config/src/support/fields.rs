@@ -537,8 +537,12 @@ pub static FIELDS: &[FieldSupport] = &[
         "memoryManagerPolicy",
         Some("memory-manager-policy"),
         refused(
-            "`Static` (NUMA memory pinning) is not implemented yet; `None` works",
-            &[RESOURCE_MANAGERS_REFUSED],
+            "`Static` (NUMA memory pinning) is refused after upstream's `NewManager` checks (`reservedMemory`, unknown policies, `BestEffort` off Windows: upstream's errors): the memory manager (`crates/memorymanager`) is built, started with its `memory_manager_state` checkpoint and sets `cpuset_mems` at CreateContainer, but nothing calls its `Allocate` at admission yet (the topology manager's admit handler is not wired); `None` works",
+            &[
+                RESOURCE_MANAGERS_REFUSED,
+                "crates/kubelet-rs/tests/process.rs::memory_manager_configurations_upstream_refuses_stop_the_start",
+                "crates/app/src/kubelet/memory_manager.rs::static_is_refused_until_admission_is_wired",
+            ],
         ),
     ),
     f(
@@ -1042,7 +1046,14 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "reservedMemory",
         Some("reserved-memory"),
-        as_upstream("used only by memoryManagerPolicy `Static`, which kubelet-rs refuses"),
+        done_with_note(
+            "checked at start as upstream's `NewManager` does with memoryManagerPolicy `Static`: every NUMA node must exist, and the sum per resource (`memory`, `hugepages-<size>`) must equal kube-reserved + system-reserved + the hard eviction threshold, with upstream's errors; with `None` it is not looked at, as upstream. The `Static` policy that uses it is refused at start (see memoryManagerPolicy)",
+            &[
+                "crates/memorymanager/src/manager_tests.rs::validate_reserved_memory_table",
+                "crates/app/src/kubelet/memory_manager.rs::reserved_memory_must_match_node_allocatable",
+                "crates/kubelet-rs/tests/process.rs::memory_manager_configurations_upstream_refuses_stop_the_start",
+            ],
+        ),
     ),
     f(
         "enableProfilingHandler",

@@ -212,17 +212,23 @@ fn object<'a>(
     }
 }
 
-fn uint(obj: &serde_json::Map<String, Value>, name: &str, path: &str) -> Result<u64, CheckpointError> {
+fn uint(
+    obj: &serde_json::Map<String, Value>,
+    name: &str,
+    path: &str,
+) -> Result<u64, CheckpointError> {
     match field(obj, name) {
         None | Some(Value::Null) => Ok(0),
-        Some(v @ Value::Number(n)) => n
-            .as_u64()
-            .ok_or_else(|| type_error(v, path, "uint64")),
+        Some(v @ Value::Number(n)) => n.as_u64().ok_or_else(|| type_error(v, path, "uint64")),
         Some(v) => Err(type_error(v, path, "uint64")),
     }
 }
 
-fn int(obj: &serde_json::Map<String, Value>, name: &str, path: &str) -> Result<i64, CheckpointError> {
+fn int(
+    obj: &serde_json::Map<String, Value>,
+    name: &str,
+    path: &str,
+) -> Result<i64, CheckpointError> {
     match field(obj, name) {
         None | Some(Value::Null) => Ok(0),
         Some(v @ Value::Number(n)) => n.as_i64().ok_or_else(|| type_error(v, path, "int")),
@@ -245,7 +251,11 @@ fn int_list(v: Option<&Value>, path: &str) -> Result<Option<Vec<i64>>, Checkpoin
     }
 }
 
-fn string(obj: &serde_json::Map<String, Value>, name: &str, path: &str) -> Result<String, CheckpointError> {
+fn string(
+    obj: &serde_json::Map<String, Value>,
+    name: &str,
+    path: &str,
+) -> Result<String, CheckpointError> {
     match field(obj, name) {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
@@ -319,9 +329,12 @@ fn read_entries(v: &Value) -> Result<Option<RawEntries>, CheckpointError> {
         for (name, blocks) in containers {
             let blocks = match blocks {
                 Value::Null => None,
-                Value::Array(items) => {
-                    Some(items.iter().map(read_block).collect::<Result<Vec<_>, _>>()?)
-                }
+                Value::Array(items) => Some(
+                    items
+                        .iter()
+                        .map(read_block)
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
                 other => return Err(type_error(other, "entries", "[]state.Block")),
             };
             map.insert(name.clone(), blocks);
@@ -653,8 +666,7 @@ impl MemoryManagerCheckpoint {
 }
 
 fn node_id(id: i64) -> Result<usize, CheckpointError> {
-    usize::try_from(id)
-        .map_err(|_| CheckpointError::Json(format!("invalid NUMA node id {id}")))
+    usize::try_from(id).map_err(|_| CheckpointError::Json(format!("invalid NUMA node id {id}")))
 }
 
 fn node_ids(ids: Option<&[i64]>) -> Result<Vec<usize>, CheckpointError> {

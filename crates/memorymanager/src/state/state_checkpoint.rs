@@ -30,7 +30,9 @@ pub enum RestoreError {
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
     /// The checkpoint was written by another policy.
-    #[error("[memorymanager] configured policy {configured:?} differs from state checkpoint policy {checkpoint:?}")]
+    #[error(
+        "[memorymanager] configured policy {configured:?} differs from state checkpoint policy {checkpoint:?}"
+    )]
     PolicyMismatch {
         /// This kubelet's policy.
         configured: String,
@@ -132,7 +134,8 @@ impl<S: CheckpointStore> State for StateCheckpoint<S> {
     }
 
     fn set_memory_blocks(&mut self, pod_uid: &str, container_name: &str, blocks: Vec<Block>) {
-        self.cache.set_memory_blocks(pod_uid, container_name, blocks);
+        self.cache
+            .set_memory_blocks(pod_uid, container_name, blocks);
         self.store_logged();
     }
 

@@ -63,9 +63,16 @@ fn checkpoint_of_state_matches_go() {
     assert!(out.find("\"10\":").unwrap() < out.find("\"2\":").unwrap());
     assert!(out.contains("\"pod\\u003c\\u0026\\u003e\""));
     let go = v["json"].as_str().unwrap();
-    assert_eq!(out.split(",\"entries\"").next(), go.split(",\"entries\"").next());
+    assert_eq!(
+        out.split(",\"entries\"").next(),
+        go.split(",\"entries\"").next()
+    );
     // The empty checkpoint of the `None` policy.
-    let mut none = MemoryManagerCheckpoint::new("None", &NUMANodeMap::new(), &ContainerMemoryAssignments::new());
+    let mut none = MemoryManagerCheckpoint::new(
+        "None",
+        &NUMANodeMap::new(),
+        &ContainerMemoryAssignments::new(),
+    );
     assert_eq!(
         String::from_utf8(none.marshal()).unwrap(),
         vectors()[0]["json"].as_str().unwrap()
@@ -78,21 +85,48 @@ fn checkpoint_state_restore_table() {
     let (ms, entries) = big_state();
     let mut valid = MemoryManagerCheckpoint::new("Static", &ms, &entries);
     let valid = valid.marshal();
-    let cases: Vec<(&str, Option<Vec<u8>>, &str, Result<(NUMANodeMap, ContainerMemoryAssignments), &str>)> = vec![
-        ("Restore non-existing checkpoint", None, "Static", Ok((NUMANodeMap::new(), ContainerMemoryAssignments::new()))),
-        ("Restore valid checkpoint", Some(valid.clone()), "Static", Ok((ms.clone(), entries.clone()))),
+    let cases: Vec<(
+        &str,
+        Option<Vec<u8>>,
+        &str,
+        Result<(NUMANodeMap, ContainerMemoryAssignments), &str>,
+    )> = vec![
+        (
+            "Restore non-existing checkpoint",
+            None,
+            "Static",
+            Ok((NUMANodeMap::new(), ContainerMemoryAssignments::new())),
+        ),
+        (
+            "Restore valid checkpoint",
+            Some(valid.clone()),
+            "Static",
+            Ok((ms.clone(), entries.clone())),
+        ),
         (
             "Restore checkpoint with invalid checksum",
-            Some(String::from_utf8(valid.clone()).unwrap().replace("\"checksum\":", "\"checksum\":1").into_bytes()),
+            Some(
+                String::from_utf8(valid.clone())
+                    .unwrap()
+                    .replace("\"checksum\":", "\"checksum\":1")
+                    .into_bytes(),
+            ),
             "Static",
             Err("checkpoint is corrupted"),
         ),
-        ("Restore checkpoint with invalid JSON", Some(b"{".to_vec()), "Static", Err("unexpected end of JSON input")),
+        (
+            "Restore checkpoint with invalid JSON",
+            Some(b"{".to_vec()),
+            "Static",
+            Err("unexpected end of JSON input"),
+        ),
         (
             "Restore checkpoint with different policy",
             Some(valid),
             "None",
-            Err("[memorymanager] configured policy \"None\" differs from state checkpoint policy \"Static\""),
+            Err(
+                "[memorymanager] configured policy \"None\" differs from state checkpoint policy \"Static\"",
+            ),
         ),
     ];
     for (name, blob, policy, want) in cases {
@@ -100,7 +134,12 @@ fn checkpoint_state_restore_table() {
             Some(b) => FakeCheckpointStore::with_blob(MEMORY_MANAGER_STATE_FILE_NAME, b),
             None => FakeCheckpointStore::new(),
         };
-        let got = StateCheckpoint::new(store, "/tmp/mm/memory_manager_state", MEMORY_MANAGER_STATE_FILE_NAME, policy);
+        let got = StateCheckpoint::new(
+            store,
+            "/tmp/mm/memory_manager_state",
+            MEMORY_MANAGER_STATE_FILE_NAME,
+            policy,
+        );
         match want {
             Ok((ms, entries)) => {
                 let sc = got.unwrap();
@@ -108,14 +147,19 @@ fn checkpoint_state_restore_table() {
                 assert_eq!(sc.get_memory_assignments(), entries, "{name}");
                 if blob.is_none() {
                     // A fresh checkpoint is written.
-                    assert!(sc.store().blob(MEMORY_MANAGER_STATE_FILE_NAME).is_some(), "{name}");
+                    assert!(
+                        sc.store().blob(MEMORY_MANAGER_STATE_FILE_NAME).is_some(),
+                        "{name}"
+                    );
                 }
             }
             Err(msg) => {
                 let err = got.err().unwrap().to_string();
                 assert_eq!(
                     err,
-                    format!("could not restore state from checkpoint: {msg}, please drain this node and delete the memory manager checkpoint file \"/tmp/mm/memory_manager_state\" before restarting Kubelet"),
+                    format!(
+                        "could not restore state from checkpoint: {msg}, please drain this node and delete the memory manager checkpoint file \"/tmp/mm/memory_manager_state\" before restarting Kubelet"
+                    ),
                     "{name}"
                 );
             }
@@ -129,7 +173,8 @@ fn checkpoint_state_restore_table() {
 fn checkpoint_state_store_and_helpers() {
     let (ms, entries) = big_state();
     let store = FakeCheckpointStore::new();
-    let mut sc = StateCheckpoint::new(store, "p", MEMORY_MANAGER_STATE_FILE_NAME, "Static").unwrap();
+    let mut sc =
+        StateCheckpoint::new(store, "p", MEMORY_MANAGER_STATE_FILE_NAME, "Static").unwrap();
     sc.set_machine_state(ms.clone());
     sc.set_memory_assignments(entries.clone());
     let blob = sc.store().blob(MEMORY_MANAGER_STATE_FILE_NAME).unwrap();
@@ -142,7 +187,11 @@ fn checkpoint_state_store_and_helpers() {
     .unwrap();
     assert_eq!(restored.get_machine_state(), ms);
     assert_eq!(restored.get_memory_assignments(), entries);
-    let blocks = vec![Block { numa_affinity: vec![0], type_: "memory".into(), size: 7 }];
+    let blocks = vec![Block {
+        numa_affinity: vec![0],
+        type_: "memory".into(),
+        size: 7,
+    }];
     sc.set_memory_blocks("pod", "container", blocks.clone());
     assert_eq!(sc.get_memory_blocks("pod", "container"), Some(blocks));
     assert_eq!(sc.get_memory_blocks("pod", "other"), None);
@@ -152,10 +201,19 @@ fn checkpoint_state_store_and_helpers() {
     sc.clear_state();
     assert!(sc.get_machine_state().is_empty());
     assert!(sc.get_memory_assignments().is_empty());
-    let cleared = MemoryManagerCheckpoint::unmarshal(&sc.store().blob(MEMORY_MANAGER_STATE_FILE_NAME).unwrap()).unwrap();
+    let cleared = MemoryManagerCheckpoint::unmarshal(
+        &sc.store().blob(MEMORY_MANAGER_STATE_FILE_NAME).unwrap(),
+    )
+    .unwrap();
     assert!(cleared.machine_state().unwrap().is_empty());
     // A failing write is logged, the state still changes.
-    let mut failing = StateCheckpoint::new(FakeCheckpointStore::new(), "p", MEMORY_MANAGER_STATE_FILE_NAME, "Static").unwrap();
+    let mut failing = StateCheckpoint::new(
+        FakeCheckpointStore::new(),
+        "p",
+        MEMORY_MANAGER_STATE_FILE_NAME,
+        "Static",
+    )
+    .unwrap();
     let _ = failing.store().write("x", b"");
     failing.set_machine_state(ms.clone());
     assert_eq!(failing.get_machine_state(), ms);
@@ -166,16 +224,23 @@ fn checkpoint_state_store_and_helpers() {
 #[test]
 fn unmarshal_follows_go() {
     let go = vectors()[2]["json"].as_str().unwrap().to_owned();
-    let renamed = go.replace("policyName", "POLICYNAME").replace("{\"policy", "{\"extra\":1,\"policy");
+    let renamed = go
+        .replace("policyName", "POLICYNAME")
+        .replace("{\"policy", "{\"extra\":1,\"policy");
     let cp = MemoryManagerCheckpoint::unmarshal(renamed.as_bytes()).unwrap();
     assert_eq!(cp.policy_name, "Static");
-    let err = MemoryManagerCheckpoint::unmarshal(b"{\"policyName\":1}").err().unwrap();
+    let err = MemoryManagerCheckpoint::unmarshal(b"{\"policyName\":1}")
+        .err()
+        .unwrap();
     assert_eq!(
         err.to_string(),
         "json: cannot unmarshal number into Go struct field MemoryManagerCheckpoint.policyName of type string"
     );
     assert_eq!(
-        MemoryManagerCheckpoint::unmarshal(b"[]").err().unwrap().to_string(),
+        MemoryManagerCheckpoint::unmarshal(b"[]")
+            .err()
+            .unwrap()
+            .to_string(),
         "json: cannot unmarshal array into Go value of type state.MemoryManagerCheckpoint"
     );
 }
