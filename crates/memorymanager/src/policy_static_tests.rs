@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic, clippy::type_complexity)]
 //! Upstream `policy_static_test.go`: the cases of its tables, on machines built the way
 //! its cases build them (NUMA nodes of `total` memory with `reserved` of it reserved for
 //! the system and some 1 GiB pages).

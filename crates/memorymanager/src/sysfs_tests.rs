@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic, clippy::type_complexity)]
 
 use super::*;
 use kubelet_cpumanager::{FakeSysFs, RealSysFs};

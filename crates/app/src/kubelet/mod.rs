@@ -366,8 +366,10 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         probe_results.clone(),
         volume_manager.clone(),
         runtime_classes,
-        &cpu_manager,
-        &memory_manager,
+        runtime_setup::ResourceManagers {
+            cpu: &cpu_manager,
+            memory: &memory_manager,
+        },
     )
     .await?;
     let runtime: Arc<dyn Runtime> = manager.clone();

@@ -157,9 +157,12 @@ pub async fn build_runtime(
     probes: Arc<dyn ProbeResults>,
     volumes: Arc<VolumeManager>,
     runtime_classes: Arc<dyn RuntimeHandlerResolver>,
-    cpu_manager: &kubelet_cpumanager::kubelet::CpuManager,
-    memory_manager: &kubelet_memorymanager::kubelet::MemoryManager,
+    managers: ResourceManagers<'_>,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
+    let ResourceManagers {
+        cpu: cpu_manager,
+        memory: memory_manager,
+    } = managers;
     let settings = settings(deps)?;
     let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone())
         .with_node_allocatable_memory(settings.allocatable_memory);
@@ -201,6 +204,15 @@ pub async fn build_runtime(
         manager = manager.with_userns_manager(userns);
     }
     Ok(Arc::new(manager))
+}
+
+/// The resource managers whose hooks the runtime manager calls.
+#[derive(Clone, Copy)]
+pub struct ResourceManagers<'a> {
+    /// The CPU manager.
+    pub cpu: &'a kubelet_cpumanager::kubelet::CpuManager,
+    /// The memory manager.
+    pub memory: &'a kubelet_memorymanager::kubelet::MemoryManager,
 }
 
 /// `cm.NewInternalContainerLifecycle`: the CPU manager's hooks, then the memory

@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic, clippy::type_complexity)]
 //! Upstream `state_checkpoint_test.go`, and checkpoints written by Go
 //! (`testdata/checkpoint-vectors.json`, see `testdata/README.md`).
 
