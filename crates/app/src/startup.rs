@@ -280,8 +280,9 @@ pub fn container_manager_config(
 
 /// Resource-manager policies kubelet-rs does not implement yet are refused rather than
 /// silently ignored (a node that does not pin memory when asked to would differ from
-/// upstream without telling anyone); the gates upstream checks here are honoured. The CPU
-/// manager's own checks are [`crate::kubelet::cpu_manager::new_manager`]'s.
+/// upstream without telling anyone); the gates upstream checks here are honoured. The
+/// topology and CPU managers' own checks are
+/// [`crate::kubelet::topology_manager::new_resource_managers`]'s.
 pub fn check_resource_managers(s: &KubeletServer) -> Result<(), RunError> {
     let c = &s.config;
     let unsupported = |field: &str, flag: &str, value: &str, ok: &str| {
@@ -304,14 +305,6 @@ pub fn check_resource_managers(s: &KubeletServer) -> Result<(), RunError> {
             "memory-manager-policy",
             &c.memory_manager_policy,
             "None",
-        ));
-    }
-    if !c.topology_manager_policy.is_empty() && c.topology_manager_policy != "none" {
-        return Err(unsupported(
-            "topologyManagerPolicy",
-            "topology-manager-policy",
-            &c.topology_manager_policy,
-            "none",
         ));
     }
     if !c.topology_manager_policy_options.is_empty()

@@ -328,16 +328,10 @@ async fn unimplemented_resource_manager_policies_are_refused() {
     let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
         .await
         .unwrap();
-    for (extra, needle) in [
-        (
-            "memoryManagerPolicy: Static\n",
-            "memoryManagerPolicy (--memory-manager-policy)",
-        ),
-        (
-            "topologyManagerPolicy: best-effort\n",
-            "topologyManagerPolicy (--topology-manager-policy)",
-        ),
-    ] {
+    for (extra, needle) in [(
+        "memoryManagerPolicy: Static\n",
+        "memoryManagerPolicy (--memory-manager-policy)",
+    )] {
         let port = free_port();
         let cfg = write(
             dir.path(),
@@ -380,6 +374,59 @@ async fn cpu_manager_configurations_upstream_refuses_stop_the_start() {
         assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
         assert!(http_get(port, "/healthz").is_none());
     }
+}
+
+/// The topology manager's `NewManager` refuses what upstream's refuses (unknown or bad
+/// policy options), before anything starts; `--print-config` refuses them too. An
+/// aligning policy with its options starts.
+#[tokio::test(flavor = "multi_thread")]
+async fn topology_manager_configurations_upstream_refuses_stop_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    for (extra, needle) in [
+        (
+            "topologyManagerPolicy: best-effort\ntopologyManagerPolicyOptions:\n  foo: bar\n",
+            "unknown Topology Manager Policy option: \"foo\"",
+        ),
+        (
+            "topologyManagerPolicy: single-numa-node\ntopologyManagerPolicyOptions:\n  max-allowable-numa-nodes: \"2\"\n",
+            "the minimum value of \"max-allowable-numa-nodes\" should not be less than 8",
+        ),
+    ] {
+        let port = free_port();
+        let cfg = write(
+            dir.path(),
+            "k.yaml",
+            &standalone_config(&cri.endpoint(), port, extra),
+        );
+        let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+        assert_eq!(p.wait_exit(START).await, Some(1), "{}", p.log());
+        assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
+        assert!(http_get(port, "/healthz").is_none());
+        let mut p = Proc::spawn(
+            dir.path(),
+            "print",
+            &["--config", cfg.to_str().unwrap(), "--print-config"],
+        );
+        assert_eq!(p.wait_exit(START).await, Some(1), "{}", p.log());
+        assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
+    }
+    let FakeSetup {
+        dir,
+        cri: _cri,
+        port,
+        cfg,
+        ..
+    } = fake_setup(
+        "topologyManagerPolicy: restricted\ntopologyManagerScope: pod\ntopologyManagerPolicyOptions:\n  prefer-closest-numa-nodes: \"true\"\n",
+    )
+    .await;
+    let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+    assert!(wait_healthy(&mut p, port, START).await, "log:\n{}", p.log());
+    p.signal(Signal::SIGTERM);
+    assert_eq!(p.wait_exit(Duration::from_secs(2)).await, Some(0));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -157,7 +157,7 @@ pub async fn build_runtime(
     probes: Arc<dyn ProbeResults>,
     volumes: Arc<VolumeManager>,
     runtime_classes: Arc<dyn RuntimeHandlerResolver>,
-    cpu_manager: &kubelet_cpumanager::kubelet::CpuManager,
+    managers: &super::topology_manager::ResourceManagers,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
     let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone())
@@ -187,8 +187,11 @@ pub async fn build_runtime(
         .with_runtime_class_manager(runtime_classes)
         .with_lifecycle_http_client(Arc::new(lifecycle_http))
         .with_actuated_state(Arc::new(actuated))
-        .with_internal_lifecycle(Arc::new(CpuManagerLifecycle(cpu_manager.clone())));
-    if let Some(reader) = exclusive_cpus_reader(deps, cpu_manager) {
+        .with_internal_lifecycle(Arc::new(CpuManagerLifecycle::new(
+            managers.cpu.clone(),
+            managers.topology.clone(),
+        )));
+    if let Some(reader) = exclusive_cpus_reader(deps, &managers.cpu) {
         manager = manager.with_cpu_allocation_reader(reader);
     }
     if let Some(userns) = userns_manager(
@@ -213,8 +216,10 @@ pub fn exclusive_cpus_reader(
         .feature_gates
         .enabled(kubelet_features::gates::DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS)
         .then(|| {
-            Arc::new(CpuManagerLifecycle(cpu_manager.clone()))
-                as Arc<dyn kubelet_runtime::internal_lifecycle::CpuAllocationReader>
+            Arc::new(CpuManagerLifecycle {
+                cpu: cpu_manager.clone(),
+                topology: None,
+            }) as Arc<dyn kubelet_runtime::internal_lifecycle::CpuAllocationReader>
         })
 }
 

@@ -33,6 +33,7 @@ const RUNTIME_SETTINGS: &str =
     "crates/app/src/kubelet/support_proofs.rs::runtime_settings_follow_the_configuration";
 const SECURE_SETTINGS: &str =
     "crates/app/src/kubelet/support_proofs.rs::secure_server_settings_follow_the_configuration";
+const TOPOLOGY_MANAGER_REAL: &str = "crates/kubelet-rs/tests/cpu_manager_real.rs::single_numa_node_policy_admits_and_pins_a_guaranteed_pod";
 const RESOURCE_MANAGERS_REFUSED: &str =
     "crates/kubelet-rs/tests/process.rs::unimplemented_resource_manager_policies_are_refused";
 const QOS_CGROUP_LIMITS: &str =
@@ -495,7 +496,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "cpuManagerPolicy",
         Some("cpu-manager-policy"),
         done_with_note(
-            "`static`: Guaranteed containers with integer CPU requests get exclusive CPUs at admission (the topology manager's `none` policy: no NUMA alignment), set as `cpuset_cpus` at CreateContainer; the others share the rest, kept up to date by the reconcile loop; pinned containers, their sandboxes and pod cgroups get no CFS quota (`DisableCPUQuotaWithExclusiveCPUs`); CPU resizes of Guaranteed pods are `Infeasible`; the `cpu_manager_state` checkpoint is upstream's byte for byte; upstream's `kubelet_cpu_manager_*` and `kubelet_topology_manager_admission_*` metrics. Not yet: the `InPlacePodVerticalScalingExclusiveCPUs` gate (refused at start)",
+            "`static`: Guaranteed containers with integer CPU requests get exclusive CPUs at admission (NUMA-aligned as `topologyManagerPolicy` asks: the CPU manager is the topology manager's hint provider), set as `cpuset_cpus` at CreateContainer; the others share the rest, kept up to date by the reconcile loop; pinned containers, their sandboxes and pod cgroups get no CFS quota (`DisableCPUQuotaWithExclusiveCPUs`); CPU resizes of Guaranteed pods are `Infeasible`; the `cpu_manager_state` checkpoint is upstream's byte for byte; upstream's `kubelet_cpu_manager_*` metrics. Not yet: the `InPlacePodVerticalScalingExclusiveCPUs` gate (refused at start)",
             &[
                 "crates/cpumanager/src/kubelet_tests.rs::guaranteed_integer_cpus_are_exclusive_and_others_share_the_rest",
                 "crates/cpumanager/src/kubelet_tests.rs::reconcile_moves_shared_containers_off_exclusive_cpus",
@@ -544,23 +545,44 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "topologyManagerPolicy",
         Some("topology-manager-policy"),
-        refused(
-            "policies other than `none` (NUMA alignment) are not implemented yet",
-            &[RESOURCE_MANAGERS_REFUSED],
+        done_with_note(
+            "upstream's topology manager (`crates/topologymanager`): `best-effort`, `restricted` and `single-numa-node` merge the hint providers' NUMA hints (the CPU manager's; the memory manager is not built yet) into one affinity the CPU manager's `static` policy allocates within; `restricted`/`single-numa-node` reject a pod they cannot align (`TopologyAffinityError`); upstream's `NewManager` errors (more NUMA nodes than `max-allowable-numa-nodes` …) stop the start; `kubelet_topology_manager_admission_*` and `kubelet_container_aligned_compute_resources_*{boundary=\"numa_node\"}` metrics",
+            &[
+                "crates/topologymanager/src/policy_tests.rs::policy_best_effort_merge",
+                "crates/topologymanager/src/policy_tests.rs::policy_restricted_merge",
+                "crates/topologymanager/src/policy_tests.rs::policy_single_numa_node_merge",
+                "crates/topologymanager/src/manager_tests.rs::admit",
+                "crates/topologymanager/src/manager_tests.rs::new_manager",
+                "crates/cpumanager/tests/topology_manager_on_sysfs.rs::a_pod_wider_than_a_node_spans_the_narrowest_or_closest_nodes",
+                "crates/app/src/kubelet/topology_manager_tests.rs::the_cpu_manager_is_a_hint_provider_of_the_admit_handler",
+                TOPOLOGY_MANAGER_REAL,
+            ],
         ),
     ),
     f(
         "topologyManagerScope",
         Some("topology-manager-scope"),
-        as_upstream(
-            "used only by a topology manager policy other than `none`, which kubelet-rs refuses",
+        done_with_note(
+            "`container` aligns each container on its own, `pod` the whole pod's resources at once (upstream's `GetPodTopologyHints`); ignored by the `none` policy, as upstream",
+            &[
+                "crates/cpumanager/tests/topology_manager_on_sysfs.rs::container_scope_aligns_each_container_pod_scope_the_whole_pod",
+                "crates/cpumanager/tests/topology_manager_on_sysfs.rs::single_numa_node_pod_scope_rejects_what_container_scope_admits",
+                "crates/topologymanager/src/manager_tests.rs::affinity_is_stored_before_allocate",
+            ],
         ),
     ),
     f(
         "topologyManagerPolicyOptions",
         Some("topology-manager-policy-options"),
-        ignored(
-            "checks the option names (an unknown one fails the start) and tunes the policy with them; with `none`, known options change nothing",
+        done_with_note(
+            "`prefer-closest-numa-nodes` (the NUMA distances from `/sys/devices/system/node/node*/distance`), `max-allowable-numa-nodes`; unknown options and bad values stop the start with upstream's messages; ignored by the `none` policy, as upstream",
+            &[
+                "crates/topologymanager/src/policy_options_tests.rs::new_topology_manager_options",
+                "crates/topologymanager/src/policy_tests.rs::policy_best_effort_merge_closest_numa",
+                "crates/cpumanager/tests/topology_manager_on_sysfs.rs::a_pod_wider_than_a_node_spans_the_narrowest_or_closest_nodes",
+                "crates/app/src/kubelet/topology_manager_tests.rs::topology_manager_settings_upstream_refuses_stop_the_start",
+                "crates/kubelet-rs/tests/process.rs::topology_manager_configurations_upstream_refuses_stop_the_start",
+            ],
         ),
     ),
     f(
