@@ -319,7 +319,13 @@ impl Manager {
     /// `Allocate`: stale assignments dropped, then the policy's allocation.
     pub fn allocate(&mut self, pod: &Pod, container: &Container) -> Result<(), ManagerError> {
         self.remove_stale_state();
-        let state = self.state.as_deref_mut().ok_or(ManagerError::NotStarted)?;
+        let Some(state) = self.state.as_deref_mut() else {
+            // The `None` policy allocates nothing, started or not (as upstream's).
+            if self.policy.name() == POLICY_NONE {
+                return Ok(());
+            }
+            return Err(ManagerError::NotStarted);
+        };
         self.policy
             .allocate(state, pod, container)
             .inspect_err(|err| tracing::error!(%err, container = %container.name, "Allocate error"))

@@ -3,8 +3,9 @@
 //! machine's CPU topology, `reservedSystemCPUs` and `GetNodeAllocatableReservation`) and
 //! `containerManagerImpl.Start` (`cpuManager.Start` with `GetActivePods`, the sources, the
 //! status manager and the runtime's containers from
-//! `buildContainerMapAndRunningSetFromRuntime`); its admit handler and the runtime's
-//! internal lifecycle are set up by `NewMainKubelet`. The manager lives in
+//! `buildContainerMapAndRunningSetFromRuntime`); it is built with the topology manager
+//! (`topology_manager.rs`), whose admit handler asks it for hints and has it allocate;
+//! the runtime's internal lifecycle is set up by `NewMainKubelet`. The manager lives in
 //! `kubelet-cpumanager`.
 
 use std::sync::{Arc, OnceLock, Weak};
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Pod, PodStatus};
 use kubelet_config::KubeletServer;
-use kubelet_cpumanager::kubelet::{CpuManager, NoneTopologyAffinity};
+use kubelet_cpumanager::kubelet::CpuManager;
 use kubelet_cpumanager::manager::{
     ActivePods, Manager, ManagerSources, PodStatusProvider, SourcesReady,
 };
@@ -27,26 +28,17 @@ use crate::startup::RunError;
 /// `cpuManagerReconcilePeriod`'s default.
 const DEFAULT_RECONCILE_PERIOD: Duration = Duration::from_secs(10);
 
-/// `cpumanager.NewManager` as `NewContainerManager` calls it; its error stops the start
-/// with upstream's message (`check_startable` calls it too, so `--print-config` refuses the
-/// same configurations).
-pub fn new_manager(
-    server: &KubeletServer,
-    machine: &kubelet_cm::MachineInfo,
-    node_config: &kubelet_cm::NodeConfig,
-) -> Result<Manager, RunError> {
-    let topology =
-        kubelet_cpumanager::machine_info_from_sysfs(&kubelet_cpumanager::RealSysFs::new())
-            .map_err(|e| RunError::Kubelet(format!("failed to read the CPU topology: {e}")))?;
-    new_manager_with_topology(server, machine, node_config, &topology)
-}
-
-/// [`new_manager`] on the CPU topology `topology` (cAdvisor's machine info).
-fn new_manager_with_topology(
+/// `cpumanager.NewManager` as `NewContainerManager` calls it, on the CPU topology
+/// `topology` (cAdvisor's machine info), reading NUMA affinities from the topology
+/// manager `affinity`; its error stops the start with upstream's message (built by
+/// [`super::topology_manager::new_resource_managers`], which `check_startable` calls
+/// too).
+pub fn new_manager_with_topology(
     server: &KubeletServer,
     machine: &kubelet_cm::MachineInfo,
     node_config: &kubelet_cm::NodeConfig,
     topology: &kubelet_cpumanager::MachineInfo,
+    affinity: Arc<kubelet_topologymanager::Manager>,
 ) -> Result<Manager, RunError> {
     let c = &server.config;
     let capacity = kubelet_cm::capacity_from_machine_info(machine, &[]);
@@ -65,7 +57,7 @@ fn new_manager_with_topology(
         topology,
         &node_config.reserved_system_cpus,
         reservation.get("cpu"),
-        NoneTopologyAffinity,
+        affinity,
         &server.feature_gates,
     )
     .map_err(|e| RunError::Kubelet(e.to_string()))
@@ -195,10 +187,23 @@ pub async fn start(
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(in crate::kubelet) mod tests {
     use super::*;
     use kubelet_cpumanager::state::FakeCheckpointStore;
     use kubelet_cpumanager::topology::{Cache, Core, Node};
+
+    fn none_topology() -> Arc<kubelet_topologymanager::Manager> {
+        Arc::new(
+            kubelet_topologymanager::Manager::new(
+                &[],
+                "none",
+                "container",
+                &std::collections::BTreeMap::new(),
+                kubelet_topologymanager::OptionGates::default(),
+            )
+            .unwrap(),
+        )
+    }
 
     /// Two cores on one socket and NUMA node.
     fn two_cpus() -> kubelet_cpumanager::MachineInfo {
@@ -217,11 +222,12 @@ mod tests {
                     })
                     .collect(),
                 caches: Vec::new(),
+                distances: Some(vec![10]),
             }],
         }
     }
 
-    fn machine() -> kubelet_cm::MachineInfo {
+    pub(in crate::kubelet) fn machine() -> kubelet_cm::MachineInfo {
         kubelet_cm::MachineInfo {
             online_cpus: kubelet_apimachinery::CpuSet::parse("0-1").unwrap(),
             memory_capacity: 8 << 30,
@@ -252,8 +258,14 @@ mod tests {
             let server = crate::kubelet::test_config::server(extra);
             let node_config =
                 crate::startup::container_manager_config(&server, &machine()).unwrap();
-            let manager =
-                new_manager_with_topology(&server, &machine(), &node_config, &two_cpus()).unwrap();
+            let manager = new_manager_with_topology(
+                &server,
+                &machine(),
+                &node_config,
+                &two_cpus(),
+                none_topology(),
+            )
+            .unwrap();
             let cpu = CpuManager::new(manager);
             let sources = Sources(Arc::new(LateBound::default()));
             let period = cpu
@@ -273,9 +285,15 @@ mod tests {
         // Without any CPU reservation, the static policy is refused as upstream.
         let server = crate::kubelet::test_config::server("cpuManagerPolicy: static\n");
         let node_config = crate::startup::container_manager_config(&server, &machine()).unwrap();
-        let err = new_manager_with_topology(&server, &machine(), &node_config, &two_cpus())
-            .err()
-            .unwrap();
+        let err = new_manager_with_topology(
+            &server,
+            &machine(),
+            &node_config,
+            &two_cpus(),
+            none_topology(),
+        )
+        .err()
+        .unwrap();
         assert!(
             err.to_string().contains(
                 "[cpumanager] unable to determine reserved CPU resources for static policy"

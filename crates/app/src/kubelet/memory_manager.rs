@@ -1,18 +1,15 @@
 //! The kubelet's memory manager: upstream `NewContainerManager` (`memorymanager.NewManager`
 //! with `memoryManagerPolicy`, the machine's memory per NUMA node, the node allocatable
-//! reservation and `reservedMemory`) and `containerManagerImpl.Start`
-//! (`memoryManager.Start` with the active pods and the runtime's containers, after the CPU
-//! manager's). Its lifecycle hooks run after the CPU manager's (`runtime_setup`). The
-//! manager lives in `kubelet-memorymanager`.
-//!
-//! Admission: upstream's topology manager admit handler calls the memory manager's
-//! `Allocate`; that handler is not wired in kubelet-rs yet, so `memoryManagerPolicy:
-//! Static` is refused by [`check_admitted`] after `NewManager`'s own checks.
+//! reservation, `reservedMemory` and the topology manager as its affinity store; built and
+//! registered as a hint provider by `topology_manager::new_resource_managers`) and
+//! `containerManagerImpl.Start` (`memoryManager.Start` with the active pods and the
+//! runtime's containers, after the CPU manager's). The topology manager's admit handler
+//! calls its `Allocate`; its lifecycle hooks run after the CPU manager's
+//! (`runtime_setup::internal_lifecycle`). The manager lives in `kubelet-memorymanager`.
 
 use std::sync::Arc;
 
 use kubelet_config::KubeletServer;
-use kubelet_cpumanager::kubelet::NoneTopologyAffinity;
 use kubelet_cpumanager::state::FileCheckpointStore;
 use kubelet_cri::RuntimeService;
 use kubelet_memorymanager::kubelet::MemoryManager;
@@ -30,30 +27,28 @@ pub fn policy(server: &KubeletServer) -> &str {
     if p.is_empty() { POLICY_NONE } else { p }
 }
 
-/// `memorymanager.NewManager` as `NewContainerManager` calls it; its error stops the
-/// start with upstream's message (`check_startable` calls it too, so `--print-config`
-/// refuses the same configurations). The memory per NUMA node is read from sysfs for
-/// the `Static` policy only (the `None` policy does not look at it).
-pub fn new_manager(
+/// The machine's memory per NUMA node (cAdvisor's machine info), read from sysfs for the
+/// `Static` policy only (the `None` policy does not look at it).
+pub fn memory_topology(
     server: &KubeletServer,
-    machine: &kubelet_cm::MachineInfo,
-    node_config: &kubelet_cm::NodeConfig,
-) -> Result<Manager, RunError> {
-    let memory = if policy(server) == POLICY_NONE {
-        kubelet_memorymanager::MachineInfo::default()
-    } else {
-        kubelet_memorymanager::machine_info_from_sysfs(&kubelet_cpumanager::RealSysFs::new())
-            .map_err(|e| RunError::Kubelet(format!("failed to read the memory topology: {e}")))?
-    };
-    new_manager_with_topology(server, machine, node_config, &memory)
+) -> Result<kubelet_memorymanager::MachineInfo, RunError> {
+    if policy(server) == POLICY_NONE {
+        return Ok(kubelet_memorymanager::MachineInfo::default());
+    }
+    kubelet_memorymanager::machine_info_from_sysfs(&kubelet_cpumanager::RealSysFs::new())
+        .map_err(|e| RunError::Kubelet(format!("failed to read the memory topology: {e}")))
 }
 
-/// [`new_manager`] on the memory topology `memory`.
-fn new_manager_with_topology(
+/// `memorymanager.NewManager` as `NewContainerManager` calls it, on the memory topology
+/// `memory`, reading affinities from `affinity` (the topology manager); its error stops the
+/// start with upstream's message (`check_startable` builds it too, so `--print-config`
+/// refuses the same configurations).
+pub fn new_manager_with_topology(
     server: &KubeletServer,
     machine: &kubelet_cm::MachineInfo,
     node_config: &kubelet_cm::NodeConfig,
     memory: &kubelet_memorymanager::MachineInfo,
+    affinity: Arc<dyn kubelet_topologymanager::Store>,
 ) -> Result<Manager, RunError> {
     let capacity = kubelet_cm::capacity_from_machine_info(machine, &[]);
     let reservation = node_config.node_allocatable_reservation(&capacity);
@@ -71,23 +66,10 @@ fn new_manager_with_topology(
         memory,
         &reservation,
         &reserved,
-        Arc::new(NoneTopologyAffinity),
+        affinity,
         &server.feature_gates,
     )
     .map_err(|e| RunError::Kubelet(e.to_string()))
-}
-
-/// `memoryManagerPolicy: Static` needs the topology manager's admit handler to call the
-/// memory manager's `Allocate`; until it is wired, the policy is refused (after
-/// `NewManager`'s checks, so a bad `reservedMemory` gets upstream's error first).
-pub fn check_admitted(server: &KubeletServer) -> Result<(), RunError> {
-    if policy(server) == POLICY_NONE {
-        return Ok(());
-    }
-    Err(RunError::Kubelet(format!(
-        "memoryManagerPolicy (--memory-manager-policy) {:?} is not implemented by kubelet-rs yet: the memory manager is built and started, but the topology manager's admit handler that calls its Allocate at pod admission is not wired; use \"None\"",
-        policy(server)
-    )))
 }
 
 /// `memoryManager.Start` (`containerManagerImpl.Start`, after the CPU manager's, before the
@@ -151,7 +133,13 @@ mod tests {
     fn build(extra: &str) -> Result<Manager, RunError> {
         let server = crate::kubelet::test_config::server(extra);
         let node_config = crate::startup::container_manager_config(&server, &machine()).unwrap();
-        new_manager_with_topology(&server, &machine(), &node_config, &one_node())
+        new_manager_with_topology(
+            &server,
+            &machine(),
+            &node_config,
+            &one_node(),
+            Arc::new(kubelet_topologymanager::FakeStore::default()),
+        )
     }
 
     /// `reservedMemory` must add up to kube-reserved + system-reserved + the hard eviction
@@ -184,19 +172,5 @@ mod tests {
         assert_eq!(build("").unwrap().policy_name(), "None");
         let err = build("memoryManagerPolicy: Fancy\n").err().unwrap();
         assert_eq!(err.to_string(), "unknown policy: \"Fancy\"");
-    }
-
-    /// `Static` is refused until admission calls the memory manager; `None` is fine.
-    #[test]
-    fn static_is_refused_until_admission_is_wired() {
-        let s = crate::kubelet::test_config::server("memoryManagerPolicy: Static\n");
-        assert!(
-            check_admitted(&s)
-                .err()
-                .unwrap()
-                .to_string()
-                .contains("topology manager's admit handler")
-        );
-        assert!(check_admitted(&crate::kubelet::test_config::server("")).is_ok());
     }
 }

@@ -12,6 +12,7 @@ mod crash_loop;
 mod evented;
 mod eviction;
 pub(crate) mod memory_manager;
+pub(crate) mod topology_manager;
 pub use eviction::eviction_config;
 pub mod host;
 mod housekeeping;
@@ -349,16 +350,11 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         runtime_setup::build_volume_manager(deps, api::objects::volume_objects(objects.as_ref()))?;
     let (probe_results, probe_updates) = kubelet_prober::ProberResults::new();
     let runtime_classes = api::objects::runtime_class_manager(deps);
-    // `NewContainerManager`'s `cpumanager.NewManager`.
-    let cpu_manager = kubelet_cpumanager::kubelet::CpuManager::new(cpu_manager::new_manager(
-        server,
-        &deps.machine,
-        &deps.node_config,
-    )?);
-    // `NewContainerManager`'s `memorymanager.NewManager`.
-    let memory_manager = kubelet_memorymanager::kubelet::MemoryManager::new(
-        memory_manager::new_manager(server, &deps.machine, &deps.node_config)?,
-    );
+    // `NewContainerManager`'s `topologymanager.NewManager` and `cpumanager.NewManager`.
+    let resource_managers =
+        topology_manager::new_resource_managers(server, &deps.machine, &deps.node_config)?;
+    let cpu_manager = resource_managers.cpu.clone();
+    let memory_manager = resource_managers.memory.clone();
     let manager = runtime_setup::build_runtime(
         deps,
         pod_state.clone(),
@@ -366,10 +362,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         probe_results.clone(),
         volume_manager.clone(),
         runtime_classes,
-        runtime_setup::ResourceManagers {
-            cpu: &cpu_manager,
-            memory: &memory_manager,
-        },
+        &resource_managers,
     )
     .await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
@@ -485,7 +478,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
             )),
             eviction.manager.clone(),
             shutdown_manager.manager.clone(),
-            cpu_manager.clone(),
+            resource_managers.topology.clone(),
         )
         .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
         node_lister,

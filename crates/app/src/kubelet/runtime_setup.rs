@@ -157,12 +157,8 @@ pub async fn build_runtime(
     probes: Arc<dyn ProbeResults>,
     volumes: Arc<VolumeManager>,
     runtime_classes: Arc<dyn RuntimeHandlerResolver>,
-    managers: ResourceManagers<'_>,
+    managers: &super::topology_manager::ResourceManagers,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
-    let ResourceManagers {
-        cpu: cpu_manager,
-        memory: memory_manager,
-    } = managers;
     let settings = settings(deps)?;
     let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone())
         .with_node_allocatable_memory(settings.allocatable_memory);
@@ -191,8 +187,8 @@ pub async fn build_runtime(
         .with_runtime_class_manager(runtime_classes)
         .with_lifecycle_http_client(Arc::new(lifecycle_http))
         .with_actuated_state(Arc::new(actuated))
-        .with_internal_lifecycle(internal_lifecycle(cpu_manager, memory_manager));
-    if let Some(reader) = exclusive_cpus_reader(deps, cpu_manager) {
+        .with_internal_lifecycle(internal_lifecycle(managers));
+    if let Some(reader) = exclusive_cpus_reader(deps, &managers.cpu) {
         manager = manager.with_cpu_allocation_reader(reader);
     }
     if let Some(userns) = userns_manager(
@@ -206,27 +202,21 @@ pub async fn build_runtime(
     Ok(Arc::new(manager))
 }
 
-/// The resource managers whose hooks the runtime manager calls.
-#[derive(Clone, Copy)]
-pub struct ResourceManagers<'a> {
-    /// The CPU manager.
-    pub cpu: &'a kubelet_cpumanager::kubelet::CpuManager,
-    /// The memory manager.
-    pub memory: &'a kubelet_memorymanager::kubelet::MemoryManager,
-}
-
-/// `cm.NewInternalContainerLifecycle`: the CPU manager's hooks, then the memory
-/// manager's (`cpuset_cpus`, then `cpuset_mems` at `PreCreateContainer`; `AddContainer` of
-/// both at `PreStartContainer`).
+/// `cm.NewInternalContainerLifecycle`: the CPU manager's hooks (with the topology
+/// manager's `AddContainer`/`RemoveContainer`), then the memory manager's (`cpuset_cpus`,
+/// then `cpuset_mems` at `PreCreateContainer`; `AddContainer` of each at
+/// `PreStartContainer`).
 pub fn internal_lifecycle(
-    cpu_manager: &kubelet_cpumanager::kubelet::CpuManager,
-    memory_manager: &kubelet_memorymanager::kubelet::MemoryManager,
+    managers: &super::topology_manager::ResourceManagers,
 ) -> Arc<dyn kubelet_runtime::internal_lifecycle::InternalContainerLifecycle> {
     Arc::new(kubelet_runtime::internal_lifecycle::ComposedLifecycle(
         vec![
-            Arc::new(CpuManagerLifecycle(cpu_manager.clone())),
+            Arc::new(CpuManagerLifecycle::new(
+                managers.cpu.clone(),
+                managers.topology.clone(),
+            )),
             Arc::new(kubelet_memorymanager::kubelet::MemoryManagerLifecycle(
-                memory_manager.clone(),
+                managers.memory.clone(),
             )),
         ],
     ))
@@ -243,8 +233,10 @@ pub fn exclusive_cpus_reader(
         .feature_gates
         .enabled(kubelet_features::gates::DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS)
         .then(|| {
-            Arc::new(CpuManagerLifecycle(cpu_manager.clone()))
-                as Arc<dyn kubelet_runtime::internal_lifecycle::CpuAllocationReader>
+            Arc::new(CpuManagerLifecycle {
+                cpu: cpu_manager.clone(),
+                topology: None,
+            }) as Arc<dyn kubelet_runtime::internal_lifecycle::CpuAllocationReader>
         })
 }
 
