@@ -97,8 +97,9 @@ pub fn check_startable(
     // (The cgroup driver only names the pod cgroup root; the runtime reports it later.)
     crate::kubelet::eviction_config(s, kubelet_cm::CgroupDriver::Cgroupfs)?;
     startup::check_resource_managers(s)?;
-    // `NewContainerManager`'s `cpumanager.NewManager` (policy, options, reserved CPUs).
-    crate::kubelet::cpu_manager::new_manager(s, &machine, &node_config)?;
+    // `NewContainerManager`'s `topologymanager.NewManager` (policy, scope, options, NUMA
+    // nodes) and `cpumanager.NewManager` (policy, options, reserved CPUs).
+    crate::kubelet::topology_manager::new_resource_managers(s, &machine, &node_config)?;
     startup::check_swap(s, fs, host)?;
     let mut warnings = Vec::new();
     let node_ips = node_ips(s, &mut warnings)?;

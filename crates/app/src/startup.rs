@@ -280,15 +280,11 @@ pub fn container_manager_config(
 
 /// Resource-manager policies kubelet-rs does not implement yet are refused rather than
 /// silently ignored (a node that does not pin memory when asked to would differ from
-/// upstream without telling anyone); the gates upstream checks here are honoured. The CPU
-/// manager's own checks are [`crate::kubelet::cpu_manager::new_manager`]'s.
+/// upstream without telling anyone); the gates upstream checks here are honoured. The
+/// topology, CPU and memory managers' own checks are
+/// [`crate::kubelet::topology_manager::new_resource_managers`]'s.
 pub fn check_resource_managers(s: &KubeletServer) -> Result<(), RunError> {
     let c = &s.config;
-    let unsupported = |field: &str, flag: &str, value: &str, ok: &str| {
-        RunError::Kubelet(format!(
-            "{field} (--{flag}) {value:?} is not implemented by kubelet-rs yet; use {ok:?}"
-        ))
-    };
     if c.cpu_manager_policy == "static"
         && s.feature_gates
             .enabled_by_name("InPlacePodVerticalScalingExclusiveCPUs")
@@ -296,22 +292,6 @@ pub fn check_resource_managers(s: &KubeletServer) -> Result<(), RunError> {
     {
         return Err(RunError::Kubelet(
             "feature gate InPlacePodVerticalScalingExclusiveCPUs (resizing the exclusive CPUs of the cpuManagerPolicy \"static\") is not implemented by kubelet-rs yet; turn it off".to_string(),
-        ));
-    }
-    if !c.memory_manager_policy.is_empty() && c.memory_manager_policy != "None" {
-        return Err(unsupported(
-            "memoryManagerPolicy",
-            "memory-manager-policy",
-            &c.memory_manager_policy,
-            "None",
-        ));
-    }
-    if !c.topology_manager_policy.is_empty() && c.topology_manager_policy != "none" {
-        return Err(unsupported(
-            "topologyManagerPolicy",
-            "topology-manager-policy",
-            &c.topology_manager_policy,
-            "none",
         ));
     }
     if !c.topology_manager_policy_options.is_empty()

@@ -3,24 +3,20 @@
 //! - [`CpuManager`]: the [`Manager`] behind the kubelet's lock (upstream's `manager` has
 //!   its own mutex), with `Start` and the reconcile loop (`cpu_manager.go` `Start`:
 //!   `wait.Until(reconcileState, reconcilePeriod)`, not started with the `none` policy);
-//! - [`CpuManagerAdmitHandler`]: the pod admit handler upstream's container manager
-//!   returns from `GetAllocateResourcesPodAdmitHandler` (the topology manager), with the
-//!   topology manager's `none` policy and the CPU manager as its only hint provider
-//!   (`topologymanager/scope_container.go` `Admit`, `scope.go` `allocateAlignedResources`);
+//! - [`CpuManager`] is a topology manager hint provider (`GetTopologyHints`,
+//!   `GetPodTopologyHints`, `Allocate`): the topology manager's admit handler asks it for
+//!   hints and has it allocate once the merged affinity is stored;
 //! - [`CpuManagerLifecycle`]: `cm/internal_container_lifecycle_linux.go` for the CPU
-//!   manager (`PreCreateContainer` sets `cpuset_cpus` from `GetCPUAffinity`,
-//!   `PreStartContainer` calls `AddContainer`), and the container manager's
-//!   `ContainerHasExclusiveCPUs` (`cm/container_manager.go`), which leaves the CFS quota of
-//!   pinned containers unlimited under `DisableCPUQuotaWithExclusiveCPUs`;
-//! - [`NoneTopologyAffinity`]: the topology manager's store under its `none` policy
-//!   (`policy_none.go` `Merge` gives every container the empty hint), which the static
-//!   policy asks for NUMA affinity.
+//!   and topology managers (`PreCreateContainer` sets `cpuset_cpus` from
+//!   `GetCPUAffinity`, `PreStartContainer` calls both managers' `AddContainer`,
+//!   `PostStopContainer` the topology manager's `RemoveContainer`), and the container
+//!   manager's `ContainerHasExclusiveCPUs` (`cm/container_manager.go`), which leaves the
+//!   CFS quota of pinned containers unlimited under `DisableCPUQuotaWithExclusiveCPUs`.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Container, Pod};
-use kubelet_admission::{PodAdmitAttributes, PodAdmitHandler, PodAdmitResult};
 use kubelet_cri::RuntimeService;
 use kubelet_cri::v1::{ContainerConfig, ContainerResources, LinuxContainerResources};
 use kubelet_runtime::internal_lifecycle::{CpuAllocationReader, InternalContainerLifecycle};
@@ -28,25 +24,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::manager::{Manager, ManagerError, ManagerSources, ReconcileResult};
 use crate::state::{CheckpointStore, ContainerMap};
-use kubelet_topologymanager::{Store, TopologyHint};
+use kubelet_topologymanager::{AllocateError, HintProvider, ResourceHints};
 
-/// Upstream topology manager policy name `none`.
-pub const TOPOLOGY_POLICY_NONE: &str = "none";
-
-/// The topology manager's store under its `none` policy: no container has a NUMA
-/// affinity (`TopologyHint{}`).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoneTopologyAffinity;
-
-impl Store for NoneTopologyAffinity {
-    fn get_affinity(&self, _pod_uid: &str, _container_name: &str) -> TopologyHint {
-        TopologyHint::default()
-    }
-
-    fn policy_name(&self) -> String {
-        TOPOLOGY_POLICY_NONE.to_owned()
-    }
-}
+/// Upstream's `v1.ResourceCPU`: the resource the CPU manager's hints are for.
+pub const RESOURCE_CPU: &str = "cpu";
 
 /// The CPU manager shared by the admit handler, the runtime's lifecycle hooks and the
 /// reconcile loop.
@@ -155,48 +136,72 @@ impl CpuManager {
     }
 }
 
-/// The admit handler: each init and app container, in that order, gets its CPUs from
-/// `Allocate`; the first failure rejects the pod with `admission.GetPodAdmitResult`'s
-/// reason (`SMTAlignmentError` for a `full-pcpus-only` misfit, `UnexpectedAdmissionError`
-/// for any other error).
-#[derive(Debug, Clone)]
-pub struct CpuManagerAdmitHandler(pub CpuManager);
-
-impl PodAdmitHandler for CpuManagerAdmitHandler {
-    fn admit(&self, attrs: &PodAdmitAttributes<'_>) -> PodAdmitResult {
-        let start = std::time::Instant::now();
-        let result = self.allocate_pod(attrs.pod);
-        crate::metrics::topology_admission(start.elapsed(), result.admit);
-        result
-    }
+/// The policy's hints as the topology manager takes them: `None` (no opinion) is
+/// upstream's nil map, `Some(hints)` the map `{"cpu": hints}`.
+fn cpu_hints(hints: Option<Vec<kubelet_topologymanager::TopologyHint>>) -> ResourceHints {
+    hints
+        .map(|h| (RESOURCE_CPU.to_owned(), Some(h)))
+        .into_iter()
+        .collect()
 }
 
-impl CpuManagerAdmitHandler {
-    /// `containerScope.Admit` with the `none` policy: `allocateAlignedResources` for each
-    /// init and app container.
-    fn allocate_pod(&self, pod: &Pod) -> PodAdmitResult {
-        let Some(spec) = pod.spec.as_ref() else {
-            return PodAdmitResult::admit();
-        };
-        let mut manager = self.0.lock();
-        for container in spec
-            .init_containers
-            .iter()
-            .flatten()
-            .chain(spec.containers.iter())
-        {
-            if let Err(err) = manager.allocate(pod, container) {
-                let (reason, message) = err.pod_admit_reason();
-                return PodAdmitResult::reject(reason, message);
+impl From<ManagerError> for AllocateError {
+    /// An SMT alignment error is an admission error (`SMTAlignmentError`); any other
+    /// error is unexpected.
+    fn from(err: ManagerError) -> AllocateError {
+        let (reason, message) = err.pod_admit_reason();
+        if reason == crate::manager::ERROR_REASON_UNEXPECTED {
+            AllocateError {
+                reason: None,
+                message: err.to_string(),
+            }
+        } else {
+            AllocateError {
+                reason: Some(reason.to_owned()),
+                message,
             }
         }
-        PodAdmitResult::admit()
     }
 }
 
-/// The CPU manager's part of the runtime's internal container lifecycle.
+/// The CPU manager as a topology manager hint provider (`cpu_manager.go`
+/// `GetTopologyHints`, `GetPodTopologyHints`, `Allocate`).
+impl HintProvider for CpuManager {
+    fn get_topology_hints(&self, pod: &Pod, container: &Container) -> ResourceHints {
+        cpu_hints(self.lock().get_topology_hints(pod, container))
+    }
+
+    fn get_pod_topology_hints(&self, pod: &Pod) -> ResourceHints {
+        cpu_hints(self.lock().get_pod_topology_hints(pod))
+    }
+
+    fn allocate(&self, pod: &Pod, container: &Container) -> Result<(), AllocateError> {
+        self.lock()
+            .allocate(pod, container)
+            .map_err(AllocateError::from)
+    }
+}
+
+/// The CPU and topology managers' part of the runtime's internal container lifecycle
+/// (upstream `internalContainerLifecycleImpl`; the topology manager is `None` only in
+/// tests that do not need it).
 #[derive(Debug, Clone)]
-pub struct CpuManagerLifecycle(pub CpuManager);
+pub struct CpuManagerLifecycle {
+    /// The CPU manager.
+    pub cpu: CpuManager,
+    /// The topology manager.
+    pub topology: Option<Arc<kubelet_topologymanager::Manager>>,
+}
+
+impl CpuManagerLifecycle {
+    /// The hooks of `cpu` and `topology`.
+    pub fn new(cpu: CpuManager, topology: Arc<kubelet_topologymanager::Manager>) -> Self {
+        CpuManagerLifecycle {
+            cpu,
+            topology: Some(topology),
+        }
+    }
+}
 
 impl InternalContainerLifecycle for CpuManagerLifecycle {
     fn pre_create_container(
@@ -206,7 +211,7 @@ impl InternalContainerLifecycle for CpuManagerLifecycle {
         config: &mut ContainerConfig,
     ) -> Result<(), String> {
         let uid = pod.metadata.uid.as_deref().unwrap_or_default();
-        let cpus = self.0.lock().get_cpu_affinity(uid, &container.name);
+        let cpus = self.cpu.lock().get_cpu_affinity(uid, &container.name);
         if !cpus.is_empty() {
             config
                 .linux
@@ -224,14 +229,19 @@ impl InternalContainerLifecycle for CpuManagerLifecycle {
         container: &Container,
         container_id: &str,
     ) -> Result<(), String> {
-        self.0.lock().add_container(pod, container, container_id);
+        self.cpu.lock().add_container(pod, container, container_id);
+        if let Some(topology) = &self.topology {
+            topology.add_container(pod, container, container_id);
+        }
         Ok(())
     }
 
-    fn post_stop_container(&self, _container_id: &str) -> Result<(), String> {
-        // Upstream calls only the topology manager here (whose `none` policy keeps no
-        // per-container state); the CPU manager forgets a container through
-        // `removeStaleState` once its pod is no longer active.
+    fn post_stop_container(&self, container_id: &str) -> Result<(), String> {
+        // Upstream calls only the topology manager here; the CPU manager forgets a
+        // container through `removeStaleState` once its pod is no longer active.
+        if let Some(topology) = &self.topology {
+            topology.remove_container(container_id);
+        }
         Ok(())
     }
 }
@@ -241,7 +251,7 @@ impl CpuAllocationReader for CpuManagerLifecycle {
     fn container_has_exclusive_cpus(&self, pod: &Pod, container: &Container) -> bool {
         let uid = pod.metadata.uid.as_deref().unwrap_or_default();
         let pinned = !self
-            .0
+            .cpu
             .lock()
             .get_exclusive_cpus(uid, &container.name)
             .is_empty();

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubelet_admission::PodAdmitResult;
 use kubelet_apimachinery::{CpuSet, Quantity};
 use kubelet_cri::CriError;
 use kubelet_cri::fake::{FakeContainer, FakeRuntimeService};
@@ -29,6 +30,7 @@ fn machine(cores: usize, threads: usize) -> MachineInfo {
         num_sockets: 1,
         topology: vec![Node {
             id: 0,
+            distances: None,
             cores: (0..cores)
                 .map(|c| Core {
                     id: c,
@@ -88,7 +90,7 @@ fn started(policy: &str, options: &[(&str, &str)], m: &MachineInfo) -> (CpuManag
         m,
         &CpuSet::new(),
         Some(&Quantity::parse("1").unwrap()),
-        NoneTopologyAffinity,
+        kubelet_topologymanager::FakeStore::default(),
         &FeatureGate::new(),
     )
     .unwrap();
@@ -152,13 +154,43 @@ fn pod(name: &str, cpus: &[Option<&str>]) -> Pod {
     }
 }
 
-/// Admits `p` as the kubelet does: the pod is in the pod manager (active) first.
-fn admit(cpu: &CpuManager, pods: &Pods, p: &Pod) -> PodAdmitResult {
+/// Admits `p` as the kubelet does (the pod is in the pod manager, active, first): the
+/// topology manager with `topology_policy` (container scope) and the CPU manager as its
+/// hint provider.
+fn admit_with(topology_policy: &str, cpu: &CpuManager, pods: &Pods, p: &Pod) -> PodAdmitResult {
+    use kubelet_admission::{PodAdmitAttributes, PodAdmitHandler};
     pods.pods.lock().unwrap().push(p.clone());
-    CpuManagerAdmitHandler(cpu.clone()).admit(&PodAdmitAttributes {
+    let nodes = cpu
+        .lock()
+        .topology()
+        .cpu_details
+        .numa_nodes()
+        .iter()
+        .map(|id| kubelet_topologymanager::NumaNode {
+            id,
+            distances: None,
+        })
+        .collect::<Vec<_>>();
+    let topology = Arc::new(
+        kubelet_topologymanager::Manager::new(
+            &nodes,
+            topology_policy,
+            "container",
+            &BTreeMap::new(),
+            kubelet_topologymanager::OptionGates::default(),
+        )
+        .unwrap(),
+    );
+    topology.add_hint_provider(Arc::new(cpu.clone()));
+    kubelet_topologymanager::AdmitHandler(topology).admit(&PodAdmitAttributes {
         pod: p,
         other_pods: &[],
     })
+}
+
+/// [`admit_with`] the `none` topology policy.
+fn admit(cpu: &CpuManager, pods: &Pods, p: &Pod) -> PodAdmitResult {
+    admit_with("none", cpu, pods, p)
 }
 
 /// The `cpuset_cpus` `PreCreateContainer` writes for container `name` of `p`.
@@ -172,9 +204,12 @@ fn cpuset_at_create(cpu: &CpuManager, p: &Pod, name: &str) -> String {
         .find(|c| c.name == name)
         .unwrap();
     let mut config = ContainerConfig::default();
-    CpuManagerLifecycle(cpu.clone())
-        .pre_create_container(p, container, &mut config)
-        .unwrap();
+    CpuManagerLifecycle {
+        cpu: cpu.clone(),
+        topology: None,
+    }
+    .pre_create_container(p, container, &mut config)
+    .unwrap();
     config
         .linux
         .and_then(|l| l.resources)
@@ -249,9 +284,12 @@ async fn pre_start_records_the_container_so_reconcile_leaves_it_alone() {
     let g = pod("g", &[Some("1")]);
     admit(&cpu, &pods, &g);
     let app = &g.spec.as_ref().unwrap().containers[0];
-    CpuManagerLifecycle(cpu.clone())
-        .pre_start_container(&g, app, "c1")
-        .unwrap();
+    CpuManagerLifecycle {
+        cpu: cpu.clone(),
+        topology: None,
+    }
+    .pre_start_container(&g, app, "c1")
+    .unwrap();
     pods.statuses
         .lock()
         .unwrap()
@@ -271,7 +309,10 @@ async fn pre_start_records_the_container_so_reconcile_leaves_it_alone() {
         "1"
     );
     // Pinned: no CFS quota for it (`DisableCPUQuotaWithExclusiveCPUs`).
-    let reader = CpuManagerLifecycle(cpu.clone());
+    let reader = CpuManagerLifecycle {
+        cpu: cpu.clone(),
+        topology: None,
+    };
     assert!(reader.container_has_exclusive_cpus(&g, app));
     assert!(reader.pod_has_exclusive_cpus(&g));
     let be = pod("be", &[None]);
@@ -443,10 +484,11 @@ async fn the_loop_reconciles_at_once_and_then_every_period() {
     task.await.unwrap();
 }
 
-/// Each admission is a topology manager admission request; a container needing pinning
-/// is a pinning request, and a refused one a pinning error and (with `full-pcpus-only`)
-/// a physical-CPU alignment failure. Other tests run alongside: only increases are
-/// asserted.
+/// Each admission is a topology manager admission request (a rejection an admission
+/// error under a policy other than `none`, as upstream's scopes count them); a container
+/// needing pinning is a pinning request, and a refused one a pinning error and (with
+/// `full-pcpus-only`) a physical-CPU alignment failure. Other tests run alongside: only
+/// increases are asserted.
 #[test]
 fn admissions_and_pinnings_are_counted_in_the_kubelets_metrics() {
     let m = &kubelet_metrics::kubelet().unwrap().resource_managers;
@@ -463,7 +505,7 @@ fn admissions_and_pinnings_are_counted_in_the_kubelets_metrics() {
         failures(),
     );
     let (cpu, pods) = started("static", &[("full-pcpus-only", "true")], &machine(2, 2));
-    assert!(!admit(&cpu, &pods, &pod("odd", &[Some("1")])).admit);
+    assert!(!admit_with("best-effort", &cpu, &pods, &pod("odd", &[Some("1")])).admit);
     assert!(admit(&cpu, &pods, &pod("be", &[None])).admit);
     assert!(m.topology_manager_admission_requests_total.get() - before.0 >= 2.0);
     assert!(m.topology_manager_admission_errors_total.get() - before.1 >= 1.0);

@@ -80,6 +80,7 @@ fn mocked_machine_info() -> MachineInfo {
         num_sockets: 0,
         topology: vec![Node {
             id: 0,
+            distances: None,
             cores: (0..4)
                 .map(|i| Core {
                     id: i,

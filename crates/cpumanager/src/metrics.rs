@@ -1,11 +1,10 @@
-//! The CPU manager's and the topology manager's families in the kubelet's `/metrics`
+//! The CPU manager's families in the kubelet's `/metrics`
 //! (`kubelet_metrics::ResourceManagerMetrics`), updated where upstream updates them:
 //! `policy_static.go` (`Allocate`'s pinning counters, `initializeMetrics`,
-//! `updateMetricsOnAllocate`, `updateMetricsOnRelease`, `updateAllocationPerNUMAMetric`)
-//! and the topology manager's `Admit`.
+//! `updateMetricsOnAllocate`, `updateMetricsOnRelease`, `updateAllocationPerNUMAMetric`);
+//! the topology manager counts its own admissions (`kubelet-topologymanager`).
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use kubelet_apimachinery::CpuSet;
 use kubelet_metrics::ResourceManagerMetrics;
@@ -123,20 +122,5 @@ pub fn on_release(topology: &CPUTopology, released: &CpuSet, assigned: &CpuSet) 
         m.cpu_manager_shared_pool_size_millicores
             .add(cpus_f64(released.len() * 1000));
         allocation_per_numa(m, topology, &assigned.difference(released));
-    });
-}
-
-/// The topology manager's `Admit`: one request, its duration, and an error when the pod
-/// was rejected.
-pub fn topology_admission(elapsed: Duration, admitted: bool) {
-    with(|m| {
-        m.topology_manager_admission_requests_total.inc();
-        // Upstream observes whole milliseconds (`time.Since(startTime).Milliseconds()`).
-        #[allow(clippy::cast_precision_loss)]
-        let ms = elapsed.as_millis() as f64;
-        m.topology_manager_admission_duration_ms.observe(ms);
-        if !admitted {
-            m.topology_manager_admission_errors_total.inc();
-        }
     });
 }

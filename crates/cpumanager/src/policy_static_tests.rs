@@ -1795,11 +1795,13 @@ fn hints_topology() -> CPUTopology {
         topology: vec![
             Node {
                 id: 0,
+                distances: None,
                 cores: vec![core(0, 0, [0, 6]), core(0, 1, [1, 7]), core(0, 2, [2, 8])],
                 caches: Vec::new(),
             },
             Node {
                 id: 1,
+                distances: None,
                 cores: vec![core(1, 0, [3, 9]), core(1, 1, [4, 10]), core(1, 2, [5, 11])],
                 caches: Vec::new(),
             },

@@ -13,6 +13,9 @@
 //!   core's uncore cache (its `id` is the `UncoreCacheID`); any cache read error drops
 //!   the rest of that node's cache information, as cAdvisor's `addCacheInfo`.
 //!
+//! - `/sys/devices/system/node/node<N>/distance`: the node's distances to every node
+//!   (`getDistances`: a missing file leaves them unknown, a malformed one is an error).
+//!
 //! Differences: cAdvisor counts sockets from `/proc/cpuinfo` `physical id`
 //! lines first; this counts the distinct `physical_package_id` of the
 //! discovered CPUs (the same number wherever both exist). s390x book/drawer ids are
@@ -160,6 +163,9 @@ pub enum SysFsError {
         /// The content.
         value: String,
     },
+    /// A node's `distance` file holds something other than unsigned numbers.
+    #[error("cannot convert {0} to int")]
+    Distance(String),
     /// `/sys/devices/system/cpu` lists no CPU (no NUMA node directory either).
     #[error("Any CPU is not available, cpusPath: /sys/devices/system/cpu")]
     NoCpus,
@@ -326,6 +332,20 @@ fn add_cache_info(sys: &dyn SysFs, node: &mut Node) -> Option<()> {
     Some(())
 }
 
+/// `getDistances`: the numbers of `node<N>/distance` (space-separated, trimmed), `None`
+/// when the file cannot be read ("Found node without distance information").
+fn get_distances(sys: &dyn SysFs, node_dir: &str) -> Result<Option<Vec<u64>>, SysFsError> {
+    let Ok(raw) = sys.read_file(&format!("{node_dir}/distance")) else {
+        tracing::warn!(node_dir, "Found node without distance information");
+        return Ok(None);
+    };
+    raw.trim()
+        .split(' ')
+        .map(|d| d.parse().map_err(|_| SysFsError::Distance(d.to_owned())))
+        .collect::<Result<Vec<u64>, _>>()
+        .map(Some)
+}
+
 /// cAdvisor's `GetNodesInfo` plus `NumSockets`: the [`MachineInfo`] that
 /// [`discover`](crate::topology::discover) takes.
 pub fn machine_info_from_sysfs(sys: &dyn SysFs) -> Result<MachineInfo, SysFsError> {
@@ -360,7 +380,7 @@ pub fn machine_info_from_sysfs(sys: &dyn SysFs) -> Result<MachineInfo, SysFsErro
             let mut node = Node {
                 id: package,
                 cores: get_cores_info(sys, &cpus, online.as_ref())?,
-                caches: Vec::new(),
+                ..Node::default()
             };
             let _ = add_cache_info(sys, &mut node);
             nodes.push(node);
@@ -381,6 +401,7 @@ pub fn machine_info_from_sysfs(sys: &dyn SysFs) -> Result<MachineInfo, SysFsErro
             if add_cache_info(sys, &mut node).is_none() {
                 tracing::debug!(node = id, "Found node without cache information");
             }
+            node.distances = get_distances(sys, &format!("{NODE_DIR}/node{id}"))?;
             nodes.push(node);
         }
     }

@@ -136,6 +136,47 @@ fn malformed_topology_file_is_an_error() {
     assert!(matches!(err, SysFsError::Number { .. }), "{err}");
 }
 
+/// cAdvisor's `getDistances`: each node's `distance` file, space-separated; a node
+/// without one has no distances, a malformed one is an error; the topology from the
+/// packages (no node directories) has none.
+#[test]
+fn numa_distances_are_read_per_node() {
+    let machine = machine_info_from_sysfs(&fixture("dual-socket-4-numa")).unwrap();
+    let distances: Vec<_> = machine
+        .topology
+        .iter()
+        .map(|n| (n.id, n.distances.clone()))
+        .collect();
+    assert_eq!(
+        distances,
+        vec![
+            (0, Some(vec![10, 11, 21, 21])),
+            (1, Some(vec![11, 10, 21, 21])),
+            (2, Some(vec![21, 21, 10, 11])),
+            (3, Some(vec![21, 21, 11, 10])),
+        ]
+    );
+    assert_eq!(
+        machine.numa_nodes()[2],
+        kubelet_topologymanager::NumaNode {
+            id: 2,
+            distances: Some(vec![21, 21, 10, 11])
+        }
+    );
+    let sys = fake(&[(0, 0, 0), (1, 1, 0)], &[(0, &[0]), (1, &[1])])
+        .with_file("devices/system/node/node0/distance", "10 20\n");
+    let machine = machine_info_from_sysfs(&sys).unwrap();
+    assert_eq!(machine.topology[0].distances, Some(vec![10, 20]));
+    assert_eq!(machine.topology[1].distances, None);
+    let sys =
+        fake(&[(0, 0, 0)], &[(0, &[0])]).with_file("devices/system/node/node0/distance", "10  x\n");
+    let err = machine_info_from_sysfs(&sys).unwrap_err();
+    assert_eq!(err.to_string(), "cannot convert  to int");
+    let sys = fake(&[(0, 0, 0), (1, 0, 1)], &[]);
+    let machine = machine_info_from_sysfs(&sys).unwrap();
+    assert!(machine.topology.iter().all(|n| n.distances.is_none()));
+}
+
 #[test]
 fn no_cpus_at_all() {
     let err = machine_info_from_sysfs(&FakeSysFs::new()).unwrap_err();

@@ -324,6 +324,20 @@ pub struct MachineInfo {
     pub topology: Vec<Node>,
 }
 
+impl MachineInfo {
+    /// The NUMA nodes as the topology manager's `NewManager` takes them (ids and
+    /// distances).
+    pub fn numa_nodes(&self) -> Vec<kubelet_topologymanager::NumaNode> {
+        self.topology
+            .iter()
+            .map(|n| kubelet_topologymanager::NumaNode {
+                id: n.id,
+                distances: n.distances.clone(),
+            })
+            .collect()
+    }
+}
+
 /// A cAdvisor `Node` (NUMA node).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Node {
@@ -333,6 +347,9 @@ pub struct Node {
     pub cores: Vec<Core>,
     /// `Caches`: caches shared by the whole node.
     pub caches: Vec<Cache>,
+    /// `Distances`: to node 0, 1, … (`None` without a `distance` file, or when the
+    /// topology comes from the packages, not from NUMA node directories).
+    pub distances: Option<Vec<u64>>,
 }
 
 /// A cAdvisor `Core` (physical core).

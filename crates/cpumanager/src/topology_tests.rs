@@ -12,6 +12,7 @@ fn cs(cpus: &[usize]) -> CpuSet {
 fn node(id: usize, cores: Vec<Core>) -> Node {
     Node {
         id,
+        distances: None,
         cores,
         caches: Vec::new(),
     }

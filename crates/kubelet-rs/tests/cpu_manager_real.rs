@@ -4,7 +4,9 @@
 //! CPU 1 for itself, without CFS quota (`DisableCPUQuotaWithExclusiveCPUs`); a BestEffort
 //! container started before it is moved to CPU 0 by the reconcile loop and back to both
 //! CPUs once the Guaranteed pod is gone. The assignment is in `cpu_manager_state` and
-//! survives a kubelet restart. Serialised with the other real-runtime tests.
+//! survives a kubelet restart. With `topologyManagerPolicy: single-numa-node`, the
+//! topology manager admits and aligns such a pod and rejects one that cannot be placed.
+//! Serialised with the other real-runtime tests.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -141,5 +143,74 @@ async fn static_policy_pins_a_guaranteed_container_and_moves_the_others() {
         (allowed_cpus(&node, &shared.id).await == "0-1").then_some(())
     })
     .await;
+    node.cleanup().await;
+}
+
+/// `topologyManagerPolicy: single-numa-node` (pod scope) with the static CPU policy on
+/// this 1-NUMA-node host: a Guaranteed 1-CPU pod is admitted, aligned on node 0 and
+/// pinned to CPU 1; a Guaranteed 2-CPU pod cannot be placed (only CPU 1 is free), so the
+/// topology manager rejects it `TopologyAffinityError` before it reaches the runtime.
+/// Upstream's topology manager metrics count both.
+#[cfg_attr(krs_skip_runtime, ignore = "KRS_SKIP_RUNTIME_TESTS=1")]
+#[tokio::test(flavor = "multi_thread")]
+async fn single_numa_node_policy_admits_and_pins_a_guaranteed_pod() {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    assert_eq!(online.trim(), "0-1", "written for the 2-CPU CI VM");
+    let _g = runtime_lock().await;
+    let mut node = Node::with_config(
+        "rt-topologymanager",
+        "cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\ntopologyManagerPolicy: single-numa-node\ntopologyManagerScope: pod\n",
+    )
+    .await;
+    node.start().await;
+    node.write_manifest("pinned.yaml", &guaranteed_pod("pinned", &node.busybox));
+    let pinned = node
+        .wait_for("pinned running", T, || async {
+            node.running("pinned").await.pop()
+        })
+        .await;
+    assert_eq!(allowed_cpus(&node, &pinned.id).await, "1", "{}", node.log());
+
+    let mut wide = busybox_pod("wide", &node.busybox, "Always", "sleep 3600");
+    wide.push_str(
+        "    resources:\n      requests: {cpu: \"2\", memory: 32Mi}\n      limits: {cpu: \"2\", memory: 32Mi}\n",
+    );
+    node.write_manifest("wide.yaml", &wide);
+    let status = node
+        .wait_for("wide rejected", T, || async {
+            node.pod("wide")
+                .filter(|p| p["status"]["phase"] == "Failed")
+                .map(|p| p["status"].clone())
+        })
+        .await;
+    assert_eq!(status["reason"], "TopologyAffinityError", "{status}");
+    assert_eq!(
+        status["message"], "Pod was rejected: Resources cannot be allocated with Topology locality",
+        "{status}"
+    );
+    assert!(node.sandboxes("wide").await.is_empty());
+
+    let (code, text) = common::http_get(node.ro_port, "/metrics").unwrap();
+    assert_eq!(code, 200);
+    let m = parse(&text).unwrap();
+    let get = |name: &str, labels: &[&str]| {
+        value(&m[name], labels).unwrap_or_else(|| panic!("{name}{labels:?}:\n{text}"))
+    };
+    assert!(get("kubelet_topology_manager_admission_requests_total", &[]) >= 2.0);
+    assert!(get("kubelet_topology_manager_admission_errors_total", &[]) >= 1.0);
+    // {scope="pod", boundary="numa_node"}
+    let pod_numa = ["pod", "numa_node"];
+    assert!(
+        get(
+            "kubelet_container_aligned_compute_resources_count",
+            &pod_numa
+        ) >= 1.0
+    );
+    assert!(
+        get(
+            "kubelet_container_aligned_compute_resources_failure_count",
+            &pod_numa
+        ) >= 1.0
+    );
     node.cleanup().await;
 }

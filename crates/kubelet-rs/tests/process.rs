@@ -322,8 +322,12 @@ async fn evented_pleg_uses_the_cri_event_stream_when_enabled() {
     );
 }
 
+/// The memory manager's `NewManager` refuses what upstream's refuses, before anything
+/// starts: a `reservedMemory` that does not add up to the node allocatable reservation
+/// (here the 100Mi hard eviction threshold), a NUMA node the machine does not have, an
+/// unknown policy.
 #[tokio::test(flavor = "multi_thread")]
-async fn unimplemented_resource_manager_policies_are_refused() {
+async fn memory_manager_configurations_upstream_refuses_stop_the_start() {
     let dir = tempfile::tempdir().unwrap();
     let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
         .await
@@ -331,11 +335,16 @@ async fn unimplemented_resource_manager_policies_are_refused() {
     for (extra, needle) in [
         (
             "memoryManagerPolicy: Static\n",
-            "memoryManagerPolicy (--memory-manager-policy)",
+            // (the log quotes the error: its quotes are escaped)
+            r#"the total amount \"0\" of type \"memory\" is not equal to the value \"100Mi\" determined by Node Allocatable feature"#,
         ),
         (
-            "topologyManagerPolicy: best-effort\n",
-            "topologyManagerPolicy (--topology-manager-policy)",
+            "memoryManagerPolicy: Static\nreservedMemory:\n- numaNode: 63\n  limits:\n    memory: 100Mi\n",
+            "the reserved memory configuration references a NUMA node 63 that does not exist on this machine",
+        ),
+        (
+            "memoryManagerPolicy: Fancy\n",
+            r#"unknown policy: \"Fancy\""#,
         ),
     ] {
         let port = free_port();
@@ -348,6 +357,7 @@ async fn unimplemented_resource_manager_policies_are_refused() {
         assert_eq!(p.wait_exit(START).await, Some(1), "{}", p.log());
         assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
         assert!(http_get(port, "/healthz").is_none());
+        assert!(!dir.path().join("memory_manager_state").exists());
     }
 }
 
@@ -380,6 +390,59 @@ async fn cpu_manager_configurations_upstream_refuses_stop_the_start() {
         assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
         assert!(http_get(port, "/healthz").is_none());
     }
+}
+
+/// The topology manager's `NewManager` refuses what upstream's refuses (unknown or bad
+/// policy options), before anything starts; `--print-config` refuses them too. An
+/// aligning policy with its options starts.
+#[tokio::test(flavor = "multi_thread")]
+async fn topology_manager_configurations_upstream_refuses_stop_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let cri = kubelet_cri::fake::serve_fake(&dir.path().join("cri.sock"))
+        .await
+        .unwrap();
+    for (extra, needle) in [
+        (
+            "topologyManagerPolicy: best-effort\ntopologyManagerPolicyOptions:\n  foo: bar\n",
+            "unknown Topology Manager Policy option: ",
+        ),
+        (
+            "topologyManagerPolicy: single-numa-node\ntopologyManagerPolicyOptions:\n  max-allowable-numa-nodes: \"2\"\n",
+            "should not be less than 8",
+        ),
+    ] {
+        let port = free_port();
+        let cfg = write(
+            dir.path(),
+            "k.yaml",
+            &standalone_config(&cri.endpoint(), port, extra),
+        );
+        let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+        assert_eq!(p.wait_exit(START).await, Some(1), "{}", p.log());
+        assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
+        assert!(http_get(port, "/healthz").is_none());
+        let mut p = Proc::spawn(
+            dir.path(),
+            "print",
+            &["--config", cfg.to_str().unwrap(), "--print-config"],
+        );
+        assert_eq!(p.wait_exit(START).await, Some(1), "{}", p.log());
+        assert!(p.log().contains(needle), "{needle} in:\n{}", p.log());
+    }
+    let FakeSetup {
+        dir,
+        cri: _cri,
+        port,
+        cfg,
+        ..
+    } = fake_setup(
+        "topologyManagerPolicy: restricted\ntopologyManagerScope: pod\ntopologyManagerPolicyOptions:\n  prefer-closest-numa-nodes: \"true\"\n",
+    )
+    .await;
+    let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+    assert!(wait_healthy(&mut p, port, START).await, "log:\n{}", p.log());
+    p.signal(Signal::SIGTERM);
+    assert_eq!(p.wait_exit(Duration::from_secs(2)).await, Some(0));
 }
 
 #[tokio::test(flavor = "multi_thread")]

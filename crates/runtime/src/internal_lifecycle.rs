@@ -63,6 +63,49 @@ impl InternalContainerLifecycle for NoInternalLifecycle {
     }
 }
 
+/// Several managers' hooks, called in order (upstream's `internalContainerLifecycleImpl`
+/// calls the CPU manager's, then the memory manager's); the first error stops a hook.
+#[derive(Clone, Default)]
+pub struct ComposedLifecycle(pub Vec<std::sync::Arc<dyn InternalContainerLifecycle>>);
+
+impl std::fmt::Debug for ComposedLifecycle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComposedLifecycle")
+            .field("hooks", &self.0.len())
+            .finish()
+    }
+}
+
+impl InternalContainerLifecycle for ComposedLifecycle {
+    fn pre_create_container(
+        &self,
+        pod: &Pod,
+        container: &Container,
+        config: &mut ContainerConfig,
+    ) -> Result<(), String> {
+        self.0
+            .iter()
+            .try_for_each(|l| l.pre_create_container(pod, container, config))
+    }
+
+    fn pre_start_container(
+        &self,
+        pod: &Pod,
+        container: &Container,
+        container_id: &str,
+    ) -> Result<(), String> {
+        self.0
+            .iter()
+            .try_for_each(|l| l.pre_start_container(pod, container, container_id))
+    }
+
+    fn post_stop_container(&self, container_id: &str) -> Result<(), String> {
+        self.0
+            .iter()
+            .try_for_each(|l| l.post_stop_container(container_id))
+    }
+}
+
 /// A call the [`RecordingLifecycle`] saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LifecycleCall {

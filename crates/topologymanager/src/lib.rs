@@ -1,16 +1,29 @@
 //! The topology manager: upstream `pkg/kubelet/cm/topologymanager` (v1.35.4).
 //!
 //! - NUMA node sets (`bitmask`) in [`bitmask`];
+//! - the machine's NUMA nodes and distances (`numa_info.go`) in [`numa_info`];
+//! - `topologyManagerPolicyOptions` (`policy_options.go`) in [`policy_options`];
+//! - the hint merger and the `none`, `best-effort`, `restricted` and `single-numa-node`
+//!   policies in [`policy`];
+//! - `NewManager`, the `container`, `pod` and `none` scopes, `Admit` in [`manager`];
 //! - `TopologyHint`, the `HintProvider` interface the CPU and memory managers implement,
 //!   and the `Store` the managers read a container's merged affinity from, here.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Container, Pod};
 
 pub mod bitmask;
+pub mod manager;
+pub mod numa_info;
+pub mod policy;
+pub mod policy_options;
 
 pub use bitmask::{BitMask, iterate_bit_masks};
+pub use manager::{AdmitHandler, Manager, NewManagerError};
+pub use numa_info::{NumaInfo, NumaNode};
+pub use policy_options::{OptionGates, PolicyOptions};
 
 /// A topology hint (upstream `topologymanager.TopologyHint`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,6 +32,24 @@ pub struct TopologyHint {
     pub numa_node_affinity: Option<BitMask>,
     /// `Preferred`.
     pub preferred: bool,
+}
+
+impl TopologyHint {
+    /// `IsEqual`: the same preference and the same affinity (both absent, or equal).
+    pub fn is_equal(&self, other: &TopologyHint) -> bool {
+        self == other
+    }
+
+    /// `LessThan`: preferred before not preferred, then the narrower affinity (an absent
+    /// affinity counts as empty).
+    pub fn less_than(&self, other: &TopologyHint) -> bool {
+        if self.preferred != other.preferred {
+            return self.preferred;
+        }
+        self.numa_node_affinity
+            .unwrap_or_default()
+            .is_narrower_than(other.numa_node_affinity.unwrap_or_default())
+    }
 }
 
 /// The hints of one provider, per resource name. As in upstream's
@@ -56,6 +87,16 @@ pub trait Store: Send + Sync {
     fn get_affinity(&self, pod_uid: &str, container_name: &str) -> TopologyHint;
     /// `GetPolicy().Name()`.
     fn policy_name(&self) -> String;
+}
+
+impl<T: Store + ?Sized> Store for Arc<T> {
+    fn get_affinity(&self, pod_uid: &str, container_name: &str) -> TopologyHint {
+        (**self).get_affinity(pod_uid, container_name)
+    }
+
+    fn policy_name(&self) -> String {
+        (**self).policy_name()
+    }
 }
 
 /// A fixed affinity per container (tests; upstream `topologymanager.NewFakeManager*`).

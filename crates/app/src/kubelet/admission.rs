@@ -29,7 +29,7 @@ pub fn admit_handlers(
     node: Arc<dyn NodeGetter>,
     eviction: Arc<kubelet_eviction::ManagerImpl>,
     shutdown: Arc<dyn kubelet_nodeshutdown::Manager>,
-    cpu_manager: kubelet_cpumanager::kubelet::CpuManager,
+    topology_manager: Arc<kubelet_topologymanager::Manager>,
 ) -> Result<PodAdmitHandlers, AdmissionError> {
     let c = &deps.server.config;
     let mut handlers = PodAdmitHandlers::new(AdmissionConfig {
@@ -45,13 +45,10 @@ pub fn admit_handlers(
     // Upstream adds the eviction admit handler first; kubelet-rs's unsupported-feature
     // check stays in front of every handler.
     handlers.insert(1, kubelet_eviction::EvictionAdmitHandler(eviction));
-    // Upstream's `GetAllocateResourcesPodAdmitHandler` (the topology manager, with its
-    // `none` policy: the CPU manager's `Allocate` for each container) follows the sysctl
-    // allowlist and precedes the general predicates.
-    handlers.insert(
-        3,
-        kubelet_cpumanager::kubelet::CpuManagerAdmitHandler(cpu_manager),
-    );
+    // Upstream's `GetAllocateResourcesPodAdmitHandler` (the topology manager: its
+    // policy merges the hint providers' hints, then each provider allocates) follows the
+    // sysctl allowlist and precedes the general predicates.
+    handlers.insert(3, kubelet_topologymanager::AdmitHandler(topology_manager));
     // Upstream appends the node shutdown manager last (`NodeShutdown` while the node
     // shuts down).
     handlers.add(kubelet_nodeshutdown::ShutdownAdmitHandler(shutdown));

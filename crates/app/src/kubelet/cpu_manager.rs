@@ -3,8 +3,9 @@
 //! machine's CPU topology, `reservedSystemCPUs` and `GetNodeAllocatableReservation`) and
 //! `containerManagerImpl.Start` (`cpuManager.Start` with `GetActivePods`, the sources, the
 //! status manager and the runtime's containers from
-//! `buildContainerMapAndRunningSetFromRuntime`); its admit handler and the runtime's
-//! internal lifecycle are set up by `NewMainKubelet`. The manager lives in
+//! `buildContainerMapAndRunningSetFromRuntime`); it is built with the topology manager
+//! (`topology_manager.rs`), whose admit handler asks it for hints and has it allocate;
+//! the runtime's internal lifecycle is set up by `NewMainKubelet`. The manager lives in
 //! `kubelet-cpumanager`.
 
 use std::sync::{Arc, OnceLock, Weak};
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Pod, PodStatus};
 use kubelet_config::KubeletServer;
-use kubelet_cpumanager::kubelet::{CpuManager, NoneTopologyAffinity};
+use kubelet_cpumanager::kubelet::CpuManager;
 use kubelet_cpumanager::manager::{
     ActivePods, Manager, ManagerSources, PodStatusProvider, SourcesReady,
 };
@@ -27,26 +28,17 @@ use crate::startup::RunError;
 /// `cpuManagerReconcilePeriod`'s default.
 const DEFAULT_RECONCILE_PERIOD: Duration = Duration::from_secs(10);
 
-/// `cpumanager.NewManager` as `NewContainerManager` calls it; its error stops the start
-/// with upstream's message (`check_startable` calls it too, so `--print-config` refuses the
-/// same configurations).
-pub fn new_manager(
-    server: &KubeletServer,
-    machine: &kubelet_cm::MachineInfo,
-    node_config: &kubelet_cm::NodeConfig,
-) -> Result<Manager, RunError> {
-    let topology =
-        kubelet_cpumanager::machine_info_from_sysfs(&kubelet_cpumanager::RealSysFs::new())
-            .map_err(|e| RunError::Kubelet(format!("failed to read the CPU topology: {e}")))?;
-    new_manager_with_topology(server, machine, node_config, &topology)
-}
-
-/// [`new_manager`] on the CPU topology `topology` (cAdvisor's machine info).
-fn new_manager_with_topology(
+/// `cpumanager.NewManager` as `NewContainerManager` calls it, on the CPU topology
+/// `topology` (cAdvisor's machine info), reading NUMA affinities from the topology
+/// manager `affinity`; its error stops the start with upstream's message (built by
+/// [`super::topology_manager::new_resource_managers`], which `check_startable` calls
+/// too).
+pub fn new_manager_with_topology(
     server: &KubeletServer,
     machine: &kubelet_cm::MachineInfo,
     node_config: &kubelet_cm::NodeConfig,
     topology: &kubelet_cpumanager::MachineInfo,
+    affinity: Arc<kubelet_topologymanager::Manager>,
 ) -> Result<Manager, RunError> {
     let c = &server.config;
     let capacity = kubelet_cm::capacity_from_machine_info(machine, &[]);
@@ -65,7 +57,7 @@ fn new_manager_with_topology(
         topology,
         &node_config.reserved_system_cpus,
         reservation.get("cpu"),
-        NoneTopologyAffinity,
+        affinity,
         &server.feature_gates,
     )
     .map_err(|e| RunError::Kubelet(e.to_string()))
@@ -79,7 +71,7 @@ pub fn is_static(server: &KubeletServer) -> bool {
 /// What the manager reads from the kubelet, bound once the kubelet exists (the manager is
 /// built first: its admit handler and lifecycle hooks are part of the kubelet).
 #[derive(Default)]
-struct LateBound {
+pub(super) struct LateBound {
     kubelet: OnceLock<Weak<Kubelet>>,
 }
 
@@ -90,7 +82,7 @@ impl LateBound {
 }
 
 #[derive(Clone)]
-struct Sources(Arc<LateBound>);
+pub(super) struct Sources(pub(super) Arc<LateBound>);
 
 impl ActivePods for Sources {
     fn active_pods(&self) -> Vec<Arc<Pod>> {
@@ -115,10 +107,28 @@ impl PodStatusProvider for Sources {
     }
 }
 
+impl Sources {
+    /// Sources reading `kubelet` (bound once it exists).
+    pub(super) fn bound(kubelet: &Arc<Kubelet>) -> Sources {
+        let late = Arc::new(LateBound::default());
+        let _ = late.kubelet.set(Arc::downgrade(kubelet));
+        Sources(late)
+    }
+
+    /// The manager's view of the pods.
+    pub(super) fn manager_sources(&self) -> ManagerSources {
+        ManagerSources {
+            active_pods: Box::new(self.clone()),
+            sources_ready: Box::new(self.clone()),
+            pod_status_provider: Box::new(self.clone()),
+        }
+    }
+}
+
 /// `buildContainerMapAndRunningSetFromRuntime`: container id → (pod UID, container name)
 /// of every container whose sandbox the runtime lists (errors leave the map short, as
 /// upstream ignores them).
-async fn container_map_from_runtime(runtime: &dyn RuntimeService) -> ContainerMap {
+pub(super) async fn container_map_from_runtime(runtime: &dyn RuntimeService) -> ContainerMap {
     let sandboxes: std::collections::HashMap<String, String> = runtime
         .list_pod_sandbox_kubelet_keys(None)
         .await
@@ -153,19 +163,13 @@ pub async fn start(
     cancel: CancellationToken,
     tasks: &mut JoinSet<()>,
 ) -> Result<(), RunError> {
-    let late = Arc::new(LateBound::default());
-    let _ = late.kubelet.set(Arc::downgrade(kubelet));
-    let sources = Sources(late);
+    let sources = Sources::bound(kubelet);
     let initial = container_map_from_runtime(runtime.as_ref()).await;
     let root = kubelet.root_dir.clone();
     let state_file = root.join(CPU_MANAGER_STATE_FILE_NAME);
     let period = cpu
         .start(
-            ManagerSources {
-                active_pods: Box::new(sources.clone()),
-                sources_ready: Box::new(sources.clone()),
-                pod_status_provider: Box::new(sources),
-            },
+            sources.manager_sources(),
             FileCheckpointStore::new(root),
             &state_file.to_string_lossy(),
             initial,
@@ -183,10 +187,23 @@ pub async fn start(
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(in crate::kubelet) mod tests {
     use super::*;
     use kubelet_cpumanager::state::FakeCheckpointStore;
     use kubelet_cpumanager::topology::{Cache, Core, Node};
+
+    fn none_topology() -> Arc<kubelet_topologymanager::Manager> {
+        Arc::new(
+            kubelet_topologymanager::Manager::new(
+                &[],
+                "none",
+                "container",
+                &std::collections::BTreeMap::new(),
+                kubelet_topologymanager::OptionGates::default(),
+            )
+            .unwrap(),
+        )
+    }
 
     /// Two cores on one socket and NUMA node.
     fn two_cpus() -> kubelet_cpumanager::MachineInfo {
@@ -205,11 +222,12 @@ mod tests {
                     })
                     .collect(),
                 caches: Vec::new(),
+                distances: Some(vec![10]),
             }],
         }
     }
 
-    fn machine() -> kubelet_cm::MachineInfo {
+    pub(in crate::kubelet) fn machine() -> kubelet_cm::MachineInfo {
         kubelet_cm::MachineInfo {
             online_cpus: kubelet_apimachinery::CpuSet::parse("0-1").unwrap(),
             memory_capacity: 8 << 30,
@@ -240,8 +258,14 @@ mod tests {
             let server = crate::kubelet::test_config::server(extra);
             let node_config =
                 crate::startup::container_manager_config(&server, &machine()).unwrap();
-            let manager =
-                new_manager_with_topology(&server, &machine(), &node_config, &two_cpus()).unwrap();
+            let manager = new_manager_with_topology(
+                &server,
+                &machine(),
+                &node_config,
+                &two_cpus(),
+                none_topology(),
+            )
+            .unwrap();
             let cpu = CpuManager::new(manager);
             let sources = Sources(Arc::new(LateBound::default()));
             let period = cpu
@@ -261,9 +285,15 @@ mod tests {
         // Without any CPU reservation, the static policy is refused as upstream.
         let server = crate::kubelet::test_config::server("cpuManagerPolicy: static\n");
         let node_config = crate::startup::container_manager_config(&server, &machine()).unwrap();
-        let err = new_manager_with_topology(&server, &machine(), &node_config, &two_cpus())
-            .err()
-            .unwrap();
+        let err = new_manager_with_topology(
+            &server,
+            &machine(),
+            &node_config,
+            &two_cpus(),
+            none_topology(),
+        )
+        .err()
+        .unwrap();
         assert!(
             err.to_string().contains(
                 "[cpumanager] unable to determine reserved CPU resources for static policy"

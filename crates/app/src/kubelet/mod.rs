@@ -11,6 +11,8 @@ pub(crate) mod cpu_manager;
 mod crash_loop;
 mod evented;
 mod eviction;
+pub(crate) mod memory_manager;
+pub(crate) mod topology_manager;
 pub use eviction::eviction_config;
 pub mod host;
 mod housekeeping;
@@ -387,6 +389,7 @@ struct Built {
     pleg_tx: tokio::sync::mpsc::Sender<kubelet_pleg::PodLifecycleEvent>,
     eviction: eviction::Eviction,
     cpu_manager: kubelet_cpumanager::kubelet::CpuManager,
+    memory_manager: kubelet_memorymanager::kubelet::MemoryManager,
 }
 
 /// `NewMainKubelet`: runtime manager, PLEG, status manager, pod workers, pod manager.
@@ -410,12 +413,11 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         runtime_setup::build_volume_manager(deps, api::objects::volume_objects(objects.as_ref()))?;
     let (probe_results, probe_updates) = kubelet_prober::ProberResults::new();
     let runtime_classes = api::objects::runtime_class_manager(deps);
-    // `NewContainerManager`'s `cpumanager.NewManager`.
-    let cpu_manager = kubelet_cpumanager::kubelet::CpuManager::new(cpu_manager::new_manager(
-        server,
-        &deps.machine,
-        &deps.node_config,
-    )?);
+    // `NewContainerManager`'s `topologymanager.NewManager` and `cpumanager.NewManager`.
+    let resource_managers =
+        topology_manager::new_resource_managers(server, &deps.machine, &deps.node_config)?;
+    let cpu_manager = resource_managers.cpu.clone();
+    let memory_manager = resource_managers.memory.clone();
     let manager = runtime_setup::build_runtime(
         deps,
         pod_state.clone(),
@@ -423,7 +425,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         probe_results.clone(),
         volume_manager.clone(),
         runtime_classes,
-        &cpu_manager,
+        &resource_managers,
     )
     .await?;
     let runtime: Arc<dyn Runtime> = manager.clone();
@@ -540,7 +542,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
             )),
             eviction.manager.clone(),
             shutdown_manager.manager.clone(),
-            cpu_manager.clone(),
+            resource_managers.topology.clone(),
         )
         .map_err(|e| RunError::Kubelet(format!("failed to create kubelet: {e}")))?,
         node_lister,
@@ -572,6 +574,7 @@ async fn new_main_kubelet(deps: &KubeletDeps<'_>) -> Result<Built, RunError> {
         pleg_tx,
         eviction,
         cpu_manager,
+        memory_manager,
     })
 }
 
@@ -719,6 +722,12 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         b.manager.runtime_service().clone(),
         deps.shutdown.clone(),
         &mut tasks,
+    )
+    .await?;
+    memory_manager::start(
+        &b.memory_manager,
+        &b.kubelet,
+        b.manager.runtime_service().as_ref(),
     )
     .await?;
     let stats = stats::summary_provider(&deps, &b.kubelet);

@@ -157,7 +157,7 @@ pub async fn build_runtime(
     probes: Arc<dyn ProbeResults>,
     volumes: Arc<VolumeManager>,
     runtime_classes: Arc<dyn RuntimeHandlerResolver>,
-    cpu_manager: &kubelet_cpumanager::kubelet::CpuManager,
+    managers: &super::topology_manager::ResourceManagers,
 ) -> Result<Arc<KubeGenericRuntimeManager>, RunError> {
     let settings = settings(deps)?;
     let local = LocalVolumes::new(Arc::new(RealOs), settings.root_dir.clone())
@@ -187,8 +187,8 @@ pub async fn build_runtime(
         .with_runtime_class_manager(runtime_classes)
         .with_lifecycle_http_client(Arc::new(lifecycle_http))
         .with_actuated_state(Arc::new(actuated))
-        .with_internal_lifecycle(Arc::new(CpuManagerLifecycle(cpu_manager.clone())));
-    if let Some(reader) = exclusive_cpus_reader(deps, cpu_manager) {
+        .with_internal_lifecycle(internal_lifecycle(managers));
+    if let Some(reader) = exclusive_cpus_reader(deps, &managers.cpu) {
         manager = manager.with_cpu_allocation_reader(reader);
     }
     if let Some(userns) = userns_manager(
@@ -202,6 +202,26 @@ pub async fn build_runtime(
     Ok(Arc::new(manager))
 }
 
+/// `cm.NewInternalContainerLifecycle`: the CPU manager's hooks (with the topology
+/// manager's `AddContainer`/`RemoveContainer`), then the memory manager's (`cpuset_cpus`,
+/// then `cpuset_mems` at `PreCreateContainer`; `AddContainer` of each at
+/// `PreStartContainer`).
+pub fn internal_lifecycle(
+    managers: &super::topology_manager::ResourceManagers,
+) -> Arc<dyn kubelet_runtime::internal_lifecycle::InternalContainerLifecycle> {
+    Arc::new(kubelet_runtime::internal_lifecycle::ComposedLifecycle(
+        vec![
+            Arc::new(CpuManagerLifecycle::new(
+                managers.cpu.clone(),
+                managers.topology.clone(),
+            )),
+            Arc::new(kubelet_memorymanager::kubelet::MemoryManagerLifecycle(
+                managers.memory.clone(),
+            )),
+        ],
+    ))
+}
+
 /// With `DisableCPUQuotaWithExclusiveCPUs` (on by default): the CPU manager's view of
 /// which containers are pinned, so they, their sandboxes and pod cgroups get no CFS
 /// quota; without the gate, none (every quota is set).
@@ -213,8 +233,10 @@ pub fn exclusive_cpus_reader(
         .feature_gates
         .enabled(kubelet_features::gates::DISABLE_CPU_QUOTA_WITH_EXCLUSIVE_CPUS)
         .then(|| {
-            Arc::new(CpuManagerLifecycle(cpu_manager.clone()))
-                as Arc<dyn kubelet_runtime::internal_lifecycle::CpuAllocationReader>
+            Arc::new(CpuManagerLifecycle {
+                cpu: cpu_manager.clone(),
+                topology: None,
+            }) as Arc<dyn kubelet_runtime::internal_lifecycle::CpuAllocationReader>
         })
 }
 

@@ -33,8 +33,7 @@ const RUNTIME_SETTINGS: &str =
     "crates/app/src/kubelet/support_proofs.rs::runtime_settings_follow_the_configuration";
 const SECURE_SETTINGS: &str =
     "crates/app/src/kubelet/support_proofs.rs::secure_server_settings_follow_the_configuration";
-const RESOURCE_MANAGERS_REFUSED: &str =
-    "crates/kubelet-rs/tests/process.rs::unimplemented_resource_manager_policies_are_refused";
+const TOPOLOGY_MANAGER_REAL: &str = "crates/kubelet-rs/tests/cpu_manager_real.rs::single_numa_node_policy_admits_and_pins_a_guaranteed_pod";
 const QOS_CGROUP_LIMITS: &str =
     "crates/cm/src/qos.rs::v1_creates_hierarchy_in_mounted_controllers_and_sets_limits";
 // Node allocatable enforcement beyond `pods` (`crates/cm/src/node_allocatable.rs`).
@@ -508,7 +507,7 @@ pub static FIELDS: &[FieldSupport] = &[
         "cpuManagerPolicy",
         Some("cpu-manager-policy"),
         done_with_note(
-            "`static`: Guaranteed containers with integer CPU requests get exclusive CPUs at admission (the topology manager's `none` policy: no NUMA alignment), set as `cpuset_cpus` at CreateContainer; the others share the rest, kept up to date by the reconcile loop; pinned containers, their sandboxes and pod cgroups get no CFS quota (`DisableCPUQuotaWithExclusiveCPUs`); CPU resizes of Guaranteed pods are `Infeasible`; the `cpu_manager_state` checkpoint is upstream's byte for byte; upstream's `kubelet_cpu_manager_*` and `kubelet_topology_manager_admission_*` metrics. Not yet: the `InPlacePodVerticalScalingExclusiveCPUs` gate (refused at start)",
+            "`static`: Guaranteed containers with integer CPU requests get exclusive CPUs at admission (NUMA-aligned as `topologyManagerPolicy` asks: the CPU manager is the topology manager's hint provider), set as `cpuset_cpus` at CreateContainer; the others share the rest, kept up to date by the reconcile loop; pinned containers, their sandboxes and pod cgroups get no CFS quota (`DisableCPUQuotaWithExclusiveCPUs`); CPU resizes of Guaranteed pods are `Infeasible`; the `cpu_manager_state` checkpoint is upstream's byte for byte; upstream's `kubelet_cpu_manager_*` metrics. Not yet: the `InPlacePodVerticalScalingExclusiveCPUs` gate (refused at start)",
             &[
                 "crates/cpumanager/src/kubelet_tests.rs::guaranteed_integer_cpus_are_exclusive_and_others_share_the_rest",
                 "crates/cpumanager/src/kubelet_tests.rs::reconcile_moves_shared_containers_off_exclusive_cpus",
@@ -549,31 +548,58 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "memoryManagerPolicy",
         Some("memory-manager-policy"),
-        refused(
-            "`Static` (NUMA memory pinning) is not implemented yet; `None` works",
-            &[RESOURCE_MANAGERS_REFUSED],
+        done_with_note(
+            "`Static` (upstream's `pkg/kubelet/cm/memorymanager`, `crates/memorymanager`): Guaranteed pods' `memory` and `hugepages-<size>` requests are reserved on NUMA nodes at admission (the topology manager's admit handler calls `Allocate` with the merged affinity; a pod that does not fit is rejected `UnexpectedAdmissionError`), the container gets those nodes as `cpuset_mems` at CreateContainer, init containers' memory is reused; the memory manager's NUMA hints are merged by the topology manager; the `memory_manager_state` checkpoint is upstream's byte for byte; upstream's `NewManager` errors (`reservedMemory`, unknown policy, `BestEffort` off Windows) stop the start; `kubelet_memory_manager_pinning_*` metrics",
+            &[
+                "crates/memorymanager/src/policy_static_tests.rs::allocate_table",
+                "crates/memorymanager/src/kubelet_tests.rs::lifecycle_sets_cpuset_mems_from_the_allocation",
+                "crates/memorymanager/src/manager_tests.rs::start_writes_the_checkpoint_and_refuses_another_policys",
+                "crates/kubelet-rs/tests/process.rs::memory_manager_configurations_upstream_refuses_stop_the_start",
+                "crates/app/src/kubelet/topology_manager_tests.rs::the_memory_manager_is_a_hint_provider_after_the_cpu_manager",
+            ],
         ),
     ),
     f(
         "topologyManagerPolicy",
         Some("topology-manager-policy"),
-        refused(
-            "policies other than `none` (NUMA alignment) are not implemented yet",
-            &[RESOURCE_MANAGERS_REFUSED],
+        done_with_note(
+            "upstream's topology manager (`crates/topologymanager`): `best-effort`, `restricted` and `single-numa-node` merge the hint providers' NUMA hints (the CPU manager's, then the memory manager's) into one affinity the CPU manager's `static` policy allocates within; `restricted`/`single-numa-node` reject a pod they cannot align (`TopologyAffinityError`); upstream's `NewManager` errors (more NUMA nodes than `max-allowable-numa-nodes` …) stop the start; `kubelet_topology_manager_admission_*` and `kubelet_container_aligned_compute_resources_*{boundary=\"numa_node\"}` metrics",
+            &[
+                "crates/topologymanager/src/policy_tests.rs::policy_best_effort_merge",
+                "crates/topologymanager/src/policy_tests.rs::policy_restricted_merge",
+                "crates/topologymanager/src/policy_tests.rs::policy_single_numa_node_merge",
+                "crates/topologymanager/src/manager_tests.rs::admit",
+                "crates/topologymanager/src/manager_tests.rs::new_manager",
+                "crates/cpumanager/tests/topology_manager_on_sysfs.rs::a_pod_wider_than_a_node_spans_the_narrowest_or_closest_nodes",
+                "crates/app/src/kubelet/topology_manager_tests.rs::the_cpu_manager_is_a_hint_provider_of_the_admit_handler",
+                TOPOLOGY_MANAGER_REAL,
+            ],
         ),
     ),
     f(
         "topologyManagerScope",
         Some("topology-manager-scope"),
-        as_upstream(
-            "used only by a topology manager policy other than `none`, which kubelet-rs refuses",
+        done_with_note(
+            "`container` aligns each container on its own, `pod` the whole pod's resources at once (upstream's `GetPodTopologyHints`); ignored by the `none` policy, as upstream",
+            &[
+                "crates/cpumanager/tests/topology_manager_on_sysfs.rs::container_scope_aligns_each_container_pod_scope_the_whole_pod",
+                "crates/cpumanager/tests/topology_manager_on_sysfs.rs::single_numa_node_pod_scope_rejects_what_container_scope_admits",
+                "crates/topologymanager/src/manager_tests.rs::affinity_is_stored_before_allocate",
+            ],
         ),
     ),
     f(
         "topologyManagerPolicyOptions",
         Some("topology-manager-policy-options"),
-        ignored(
-            "checks the option names (an unknown one fails the start) and tunes the policy with them; with `none`, known options change nothing",
+        done_with_note(
+            "`prefer-closest-numa-nodes` (the NUMA distances from `/sys/devices/system/node/node*/distance`), `max-allowable-numa-nodes`; unknown options and bad values stop the start with upstream's messages; ignored by the `none` policy, as upstream",
+            &[
+                "crates/topologymanager/src/policy_options_tests.rs::new_topology_manager_options",
+                "crates/topologymanager/src/policy_tests.rs::policy_best_effort_merge_closest_numa",
+                "crates/cpumanager/tests/topology_manager_on_sysfs.rs::a_pod_wider_than_a_node_spans_the_narrowest_or_closest_nodes",
+                "crates/app/src/kubelet/topology_manager_tests.rs::topology_manager_settings_upstream_refuses_stop_the_start",
+                "crates/kubelet-rs/tests/process.rs::topology_manager_configurations_upstream_refuses_stop_the_start",
+            ],
         ),
     ),
     f(
@@ -1055,7 +1081,14 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "reservedMemory",
         Some("reserved-memory"),
-        as_upstream("used only by memoryManagerPolicy `Static`, which kubelet-rs refuses"),
+        done_with_note(
+            "with memoryManagerPolicy `Static`: checked at start as upstream's `NewManager` does (every NUMA node must exist; the sum per resource, `memory` and `hugepages-<size>`, must equal kube-reserved + system-reserved + the hard eviction threshold; upstream's errors), then each node's reservation is left out of what the memory manager allocates; with `None` it is not looked at, as upstream",
+            &[
+                "crates/memorymanager/src/manager_tests.rs::validate_reserved_memory_table",
+                "crates/app/src/kubelet/memory_manager.rs::reserved_memory_must_match_node_allocatable",
+                "crates/kubelet-rs/tests/process.rs::memory_manager_configurations_upstream_refuses_stop_the_start",
+            ],
+        ),
     ),
     f(
         "enableProfilingHandler",

@@ -6,7 +6,8 @@ a node-level cache, so the uncore cache id falls back to the socket id).
 
 dual-socket-4-numa: 2 sockets x 2 NUMA nodes x 4 cores x 2 threads (32 CPUs); CPU c
 (0-15) and its sibling c+16 are kernel core_id c%8 on socket c//8, NUMA node c//4;
-each pair of cores shares an L3 (id c//2), so a NUMA node has 2 uncore caches.
+each pair of cores shares an L3 (id c//2), so a NUMA node has 2 uncore caches;
+node distances 10 (local), 11 (the other node of the socket), 21 (the other socket).
 """
 import os
 import shutil
@@ -35,8 +36,9 @@ def cpulist(cpus):
     return ",".join(str(c) for c in sorted(cpus)) + "\n"
 
 
-def tree(root, cpus, online, nodes):
-    """cpus: {cpu: (core_id, package, [(index, level, type, size, id, shared)])}"""
+def tree(root, cpus, online, nodes, distances):
+    """cpus: {cpu: (core_id, package, [(index, level, type, size, id, shared)])};
+    distances: {node: [distance to node 0, 1, ...]} (node<N>/distance)."""
     shutil.rmtree(root, ignore_errors=True)
     base = os.path.join(root, "devices/system")
     write(os.path.join(base, "cpu/online"), online)
@@ -55,6 +57,7 @@ def tree(root, cpus, online, nodes):
     for node, node_cpus in nodes.items():
         d = os.path.join(base, "node/node%d" % node)
         write(os.path.join(d, "cpulist"), cpulist(node_cpus))
+        write(os.path.join(d, "distance"), " ".join(str(x) for x in distances[node]) + "\n")
         for cpu in node_cpus:
             os.symlink("../../cpu/cpu%d" % cpu, os.path.join(d, "cpu%d" % cpu))
 
@@ -63,7 +66,7 @@ vm = {
     c: (c, 0, [(2, 2, "Unified", "1024K", c, [c]), (3, 3, "Unified", "32768K", 0, [0, 1])])
     for c in (0, 1)
 }
-tree("vm-2cpu", vm, "0-1\n", {0: [0, 1]})
+tree("vm-2cpu", vm, "0-1\n", {0: [0, 1]}, {0: [10]})
 
 big = {}
 for c in range(32):
@@ -74,4 +77,7 @@ for c in range(32):
     big[c] = (p % 8, p // 8, [(2, 2, "Unified", "512K", p, core_threads),
                               (3, 3, "Unified", "16384K", l3, l3_threads)])
 nodes = {n: [c for c in range(32) if (c % 16) // 4 == n] for n in range(4)}
-tree("dual-socket-4-numa", big, "0-31\n", nodes)
+# SLIT distances of a 2-socket machine with 2 NUMA nodes per socket (sub-NUMA
+# clustering): 10 local, 11 the other node of the socket, 21 across sockets.
+slit = {n: [10 if m == n else 11 if m // 2 == n // 2 else 21 for m in range(4)] for n in range(4)}
+tree("dual-socket-4-numa", big, "0-31\n", nodes, slit)

@@ -102,7 +102,7 @@ enforceNodeAllocatable: [none]
 pub const UNSTARTABLE: &[(&str, &str)] = &[
     (
         "memoryManagerPolicy: Static\n",
-        "memoryManagerPolicy (--memory-manager-policy)",
+        "determined by Node Allocatable feature",
     ),
     (
         "cpuManagerPolicy: static\n",

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Generates src/policy_cases.rs from upstream's policy_test.go (v1.35.4): the merge test
+tables (commonPolicyMergeTestCases, the best-effort and single-numa-node mergeTestCases,
+mergeTestCasesNoPolicies, mergeTestCasesClosestNUMA), literal for literal.
+
+Usage: gen_policy_cases.py <path to policy_test.go> > ../src/policy_cases.rs
+"""
+import re
+import sys
+
+FUNCS = [
+    ("func commonPolicyMergeTestCases(", "common_policy_merge_test_cases"),
+    ("func (p *bestEffortPolicy) mergeTestCases(", "best_effort_merge_test_cases"),
+    ("func (p *bestEffortPolicy) mergeTestCasesNoPolicies(", "best_effort_merge_test_cases_no_policies"),
+    ("func (p *bestEffortPolicy) mergeTestCasesClosestNUMA(", "best_effort_merge_test_cases_closest_numa"),
+    ("func (p *singleNumaNodePolicy) mergeTestCases(", "single_numa_node_merge_test_cases"),
+]
+
+TOKEN = re.compile(r'\s*(?:(//[^\n]*)|("(?:[^"\\]|\\.)*")|(\.\.\.)|([A-Za-z_][A-Za-z_0-9.]*)|(\d+)|([{}()\[\],:&*]))')
+
+
+def tokens(text):
+    pos = 0
+    out = []
+    while pos < len(text):
+        m = TOKEN.match(text, pos)
+        if not m:
+            if text[pos:].strip() == "":
+                break
+            raise SystemExit("cannot tokenize at: " + text[pos:pos + 40])
+        pos = m.end()
+        if m.group(1):
+            continue
+        out.append(next(g for g in m.groups()[1:] if g is not None))
+    return out
+
+
+class P:
+    def __init__(self, toks):
+        self.t = toks
+        self.i = 0
+
+    def peek(self):
+        return self.t[self.i]
+
+    def take(self, want=None):
+        tok = self.t[self.i]
+        if want is not None and tok != want:
+            raise SystemExit("want %r got %r at %d: %s" % (want, tok, self.i, self.t[self.i:self.i + 10]))
+        self.i += 1
+        return tok
+
+    def value(self):
+        tok = self.peek()
+        if tok.startswith('"'):
+            return ("str", self.take())
+        if tok.isdigit():
+            return ("int", int(self.take()))
+        if tok in ("nil", "true", "false"):
+            return ("ident", self.take())
+        if tok == "NewTestBitMask":
+            self.take()
+            self.take("(")
+            args = []
+            while self.peek() != ")":
+                a = self.take()
+                if a == "numaNodes...":
+                    args.append("all")
+                elif a != ",":
+                    args.append(int(a))
+            self.take(")")
+            return ("mask", args)
+        # A (possibly empty) type prefix, then a composite literal.
+        typ = []
+        while self.peek() != "{":
+            typ.append(self.take())
+        return self.composite("".join(typ))
+
+    def composite(self, typ):
+        self.take("{")
+        items = []
+        while self.peek() != "}":
+            if self.t[self.i + 1] == ":" and not self.peek().startswith('"'):
+                key = self.take()
+                self.take(":")
+                items.append((key, self.value()))
+            elif self.peek().startswith('"') and self.t[self.i + 1] == ":":
+                key = self.take()
+                self.take(":")
+                items.append((key, self.value()))
+            else:
+                items.append((None, self.value()))
+            if self.peek() == ",":
+                self.take()
+        self.take("}")
+        return ("lit", typ, items)
+
+
+def mask(v):
+    if v == ("ident", "nil"):
+        return "None"
+    assert v[0] == "mask", v
+    if v[1] == ["all"]:
+        return "Some(BitMask::new(numa_nodes))"
+    return "Some(BitMask::new(&[%s]))" % ", ".join(str(b) for b in v[1])
+
+
+def hint(v):
+    assert v[0] == "lit", v
+    fields = dict(v[2])
+    return "TopologyHint { numa_node_affinity: %s, preferred: %s }" % (
+        mask(fields.get("NUMANodeAffinity", ("ident", "nil"))),
+        fields.get("Preferred", ("ident", "false"))[1],
+    )
+
+
+def provider(v):
+    # &mockHintProvider{} or &mockHintProvider{ map[string][]TopologyHint{...} }
+    assert v[0] == "lit" and v[1] == "&mockHintProvider", v
+    if not v[2]:
+        return "None"
+    (_, m), = v[2]
+    if m == ("ident", "nil"):
+        return "None"
+    assert m[0] == "lit" and m[1] == "map[string][]TopologyHint", m
+    entries = []
+    for key, hints in m[2]:
+        if hints == ("ident", "nil"):
+            entries.append("(%s, None)" % key)
+        else:
+            entries.append("(%s, Some(vec![%s]))" % (key, ", ".join(hint(h) for _, h in hints[2])))
+    return "Some(vec![%s])" % ", ".join(entries)
+
+
+def case(v):
+    fields = dict(v[2])
+    hp = fields["hp"]
+    providers = ", ".join(provider(p) for _, p in hp[2])
+    return "        MergeCase {\n            name: %s,\n            hp: vec![%s],\n            expected: %s,\n        },\n" % (
+        fields["name"][1], providers, hint(fields["expected"]))
+
+
+def main():
+    text = open(sys.argv[1]).read()
+    out = ["// Generated by testdata/gen_policy_cases.py from upstream's\n",
+           "// pkg/kubelet/cm/topologymanager/policy_test.go (v1.35.4). Do not edit.\n",
+           "#![allow(clippy::too_many_lines)]\n\n",
+           "use super::MergeCase;\nuse crate::{BitMask, TopologyHint};\n"]
+    for head, name in FUNCS:
+        start = text.index(head)
+        body_start = text.index("return []policyMergeTestCase{", start) + len("return []policyMergeTestCase")
+        end = text.index("\n}\n", body_start)
+        p = P(tokens(text[body_start:end]))
+        lit = p.composite("")
+        out.append("\n/// `%s`.\npub(super) fn %s(numa_nodes: &[usize]) -> Vec<MergeCase> {\n    let _ = numa_nodes;\n    vec![\n" % (head[5:-1], name))
+        for _, c in lit[2]:
+            out.append(case(c))
+        out.append("    ]\n}\n")
+    sys.stdout.write("".join(out))
+
+
+main()
