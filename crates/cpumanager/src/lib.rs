@@ -8,8 +8,8 @@
 //! - the state and the `cpu_manager_state` checkpoint in [`state`];
 //! - the `none` and `static` policies in [`policy`] and [`policy_static`];
 //! - `cpu_manager.go` without its goroutine in [`manager`];
-//! - the admit handler, the runtime's internal lifecycle hooks and the reconcile loop in
-//!   [`kubelet`]; the `/metrics` families in [`metrics`].
+//! - the topology manager hint provider, the runtime's internal lifecycle hooks and the
+//!   reconcile loop in [`kubelet`]; the `/metrics` families in [`metrics`].
 
 pub mod cpu_assignment;
 pub mod kubelet;

@@ -198,8 +198,8 @@ async fn single_numa_node_policy_admits_and_pins_a_guaranteed_pod() {
     };
     assert!(get("kubelet_topology_manager_admission_requests_total", &[]) >= 2.0);
     assert!(get("kubelet_topology_manager_admission_errors_total", &[]) >= 1.0);
-    // {scope="pod", boundary="numa_node"}
-    let pod_numa = ["pod", "numa_node"];
+    // {boundary="numa_node", scope="pod"} (label values in the exposition's order)
+    let pod_numa = ["numa_node", "pod"];
     assert!(
         get(
             "kubelet_container_aligned_compute_resources_count",

@@ -404,11 +404,12 @@ async fn topology_manager_configurations_upstream_refuses_stop_the_start() {
     for (extra, needle) in [
         (
             "topologyManagerPolicy: best-effort\ntopologyManagerPolicyOptions:\n  foo: bar\n",
-            "unknown Topology Manager Policy option: ",
+            // (klog quotes the error: its quotes are escaped in the log)
+            "unknown Topology Manager Policy option: \\\"foo\\\"",
         ),
         (
             "topologyManagerPolicy: single-numa-node\ntopologyManagerPolicyOptions:\n  max-allowable-numa-nodes: \"2\"\n",
-            "should not be less than 8",
+            "the minimum value of \\\"max-allowable-numa-nodes\\\" should not be less than 8",
         ),
     ] {
         let port = free_port();

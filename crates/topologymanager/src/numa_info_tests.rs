@@ -1,5 +1,5 @@
 //! Upstream's `numa_info_test.go` (v1.35.4).
-#![allow(clippy::unwrap_used, clippy::float_cmp)]
+#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::type_complexity)]
 
 use super::*;
 

@@ -1,7 +1,7 @@
 //! Upstream's `policy_test.go`, `policy_none_test.go`, `policy_best_effort_test.go`,
 //! `policy_restricted_test.go` and `policy_single_numa_node_test.go` (v1.35.4); the merge
 //! tables are generated from upstream's file (`policy_cases.rs`).
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::type_complexity)]
 
 use std::collections::BTreeMap;
 
