@@ -2,10 +2,8 @@
 //! integer CPU requests of Guaranteed pods) and the topology hints it gives the
 //! topology manager.
 //!
-//! Not ported yet: the metrics upstream updates on start, allocation and release
-//! (`cpu_manager_pinning_*`, `cpu_manager_shared_pool_size_millicores`,
-//! `cpu_manager_exclusive_cpu_allocation_count`, `cpu_manager_allocation_per_numa`,
-//! `container_aligned_compute_resources_*`).
+//! The metrics upstream updates on start, allocation and release are recorded by
+//! [`crate::metrics`], called from here and from the kubelet side ([`crate::kubelet`]).
 
 use std::collections::BTreeMap;
 
