@@ -8,8 +8,6 @@
 //! `JobRemoved(id, job, unit, result)` afterwards, as systemd does.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -19,79 +17,7 @@ use crate::{
     PropValue, Property, SYSTEMD_MANAGER_INTERFACE, SYSTEMD_OBJECT, SYSTEMD_SERVICE, SystemdCall,
 };
 
-/// A `dbus-daemon` of our own; killed on drop.
-pub struct PrivateBus {
-    child: Child,
-    /// The bus address.
-    pub address: String,
-    _dir: tempfile::TempDir,
-}
-
-impl std::fmt::Debug for PrivateBus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PrivateBus")
-            .field("address", &self.address)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PrivateBus {
-    /// Starts `dbus-daemon` and reads the address it prints.
-    pub fn start() -> std::io::Result<Self> {
-        let dir = tempfile::tempdir()?;
-        let socket = dir.path().join("bus");
-        let config = dir.path().join("bus.conf");
-        std::fs::write(
-            &config,
-            format!(
-                r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path={}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-    <allow user="*"/>
-  </policy>
-</busconfig>
-"#,
-                socket.display()
-            ),
-        )?;
-        let mut child = Command::new("dbus-daemon")
-            .arg(format!("--config-file={}", config.display()))
-            .arg("--nofork")
-            .arg("--print-address")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()?;
-        let mut line = String::new();
-        let read = match child.stdout.take() {
-            Some(out) => BufReader::new(out).read_line(&mut line),
-            None => Ok(0),
-        };
-        if read.is_err() || line.trim().is_empty() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(std::io::Error::other("dbus-daemon printed no address"));
-        }
-        Ok(Self {
-            child,
-            address: line.trim().to_string(),
-            _dir: dir,
-        })
-    }
-}
-
-impl Drop for PrivateBus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+pub use crate::private_bus::PrivateBus;
 
 /// What the fake saw and how it answers.
 #[derive(Debug, Default)]

@@ -18,6 +18,8 @@ mod dbus;
 mod dbus_tests;
 #[cfg(any(test, feature = "fake-systemd"))]
 pub mod fake_systemd;
+#[cfg(any(test, feature = "private-bus"))]
+pub mod private_bus;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
