@@ -21,6 +21,13 @@ pub trait HostFs: Send + Sync {
     fn read_dir(&self, path: &Path) -> std::io::Result<Vec<String>>;
     /// Removes an empty directory (`rmdir`; how a cgroup is deleted).
     fn remove_dir(&self, path: &Path) -> std::io::Result<()>;
+    /// The target of a symbolic link (`/proc/<pid>/exe`, `/proc/<pid>/ns/pid`).
+    fn read_link(&self, path: &Path) -> std::io::Result<PathBuf> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            format!("{}: links are not read here", path.display()),
+        ))
+    }
     /// Reads files `names` of directory `dir` (a cgroup's files), each result in order.
     fn read_files(&self, dir: &Path, names: &[&str]) -> Vec<std::io::Result<String>> {
         names
@@ -125,6 +132,9 @@ impl HostFs for RealHostFs {
     fn remove_dir(&self, path: &Path) -> std::io::Result<()> {
         std::fs::remove_dir(path)
     }
+    fn read_link(&self, path: &Path) -> std::io::Result<PathBuf> {
+        std::fs::read_link(path)
+    }
     /// The directory is opened once and each file relative to it (`openat`): one path walk
     /// of a deep cgroupfs path instead of one per file.
     fn read_files(&self, dir: &Path, names: &[&str]) -> Vec<std::io::Result<String>> {
@@ -187,6 +197,7 @@ struct FakeState {
     files: BTreeMap<PathBuf, String>,
     dirs: Vec<PathBuf>,
     fs_types: BTreeMap<PathBuf, i64>,
+    links: BTreeMap<PathBuf, PathBuf>,
     deny_writes: Vec<PathBuf>,
     writes: Vec<(PathBuf, String)>,
     removed: Vec<PathBuf>,
@@ -202,6 +213,10 @@ impl FakeHostFs {
     /// Adds a file.
     pub fn add_file(&self, path: impl Into<PathBuf>, content: impl Into<String>) {
         self.with(|s| s.files.insert(path.into(), content.into()));
+    }
+    /// Adds a symbolic link.
+    pub fn add_link(&self, path: impl Into<PathBuf>, target: impl Into<PathBuf>) {
+        self.with(|s| s.links.insert(path.into(), target.into()));
     }
     /// Sets the filesystem type reported for a path.
     pub fn set_fs_type(&self, path: impl Into<PathBuf>, magic: i64) {
@@ -266,6 +281,9 @@ impl HostFs for FakeHostFs {
     }
     fn fs_type(&self, path: &Path) -> std::io::Result<i64> {
         self.with(|s| s.fs_types.get(path).copied().ok_or_else(|| not_found(path)))
+    }
+    fn read_link(&self, path: &Path) -> std::io::Result<PathBuf> {
+        self.with(|s| s.links.get(path).cloned().ok_or_else(|| not_found(path)))
     }
     fn read_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
         self.with(|s| {

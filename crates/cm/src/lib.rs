@@ -17,6 +17,7 @@ pub mod pod_container_manager;
 pub mod qos;
 pub mod rlimit;
 pub mod swap;
+pub mod system_containers;
 pub mod systemd_cgroups;
 
 pub use capacity::{HugePagesInfo, capacity_from_machine_info, read_hugepages};
@@ -39,6 +40,7 @@ pub use qos::{
 };
 pub use rlimit::{FakeRlimits, RealRlimits, Rlimits};
 pub use swap::check_swap;
+pub use system_containers::{SystemCgroup, SystemContainers};
 
 /// Errors of the container manager.
 #[derive(Debug, thiserror::Error)]

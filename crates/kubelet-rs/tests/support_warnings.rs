@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use common::*;
 
-const EXTRA: &str = "kubeletCgroups: /kubelet\nruntimeRequestTimeout: 2s\n";
+const EXTRA: &str = "volumePluginDir: /plugins\nruntimeRequestTimeout: 2s\n";
 
 fn expected(log: &str) {
     for line in [
-        "kubeletCgroups (--kubelet-cgroups) is set to ",
-        "/kubelet",
-        "but has no effect in kubelet-rs; the upstream kubelet moves the kubelet process into this cgroup",
+        "volumePluginDir (--volume-plugin-dir) is set to ",
+        "/plugins",
+        "but has no effect in kubelet-rs; the upstream kubelet loads FlexVolume drivers from this directory",
         "registryPullQPS (--registry-qps) has no effect in kubelet-rs, also at its default",
         "--image-credential-provider-config is set but has no effect in kubelet-rs",
     ] {
@@ -43,7 +43,7 @@ fn print_config_prints_a_warning_per_setting_without_effect() {
     expected(&err);
     assert!(
         err.lines()
-            .any(|l| l.starts_with("W kubeletCgroups (--kubelet-cgroups)")),
+            .any(|l| l.starts_with("W volumePluginDir (--volume-plugin-dir)")),
         "{err}"
     );
 }

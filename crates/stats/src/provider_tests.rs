@@ -827,3 +827,64 @@ async fn summary_without_pods_has_the_node_and_asks_the_runtime_for_no_listing()
     };
     assert_eq!(names(&s), names(&full));
 }
+
+/// `GetSystemContainersStats`: `kubelet`, `runtime` (`--runtime-cgroups`, upstream's only
+/// use of it) and `misc` (`systemCgroups`) from their cgroups when configured, besides
+/// `pods`.
+#[tokio::test]
+async fn system_containers_come_from_the_configured_cgroups() {
+    let host = Arc::new(FakeHostFs::default());
+    for dir in [
+        "",
+        "/kubepods.slice",
+        "/system.slice/containerd.service",
+        "/kubelet",
+        "/misc",
+    ] {
+        host.add_dir(format!("/sys/fs/cgroup{dir}"));
+        host.add_file(format!("/sys/fs/cgroup{dir}/memory.current"), "10");
+    }
+    host.add_file("/proc/meminfo", "MemTotal: 16 kB\nMemFree: 4 kB\n");
+    let names = |s: &crate::types::Summary| -> Vec<String> {
+        let mut n: Vec<String> = s
+            .node
+            .system_containers
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        n.sort();
+        n
+    };
+    let fs = Arc::new(FakeFsInfo::default());
+    fs.set_capacity(
+        "/var/lib/kubelet",
+        FsCapacity {
+            capacity: 100_000,
+            available: 60_000,
+            usage: 40_000,
+            inodes: 1000,
+            inodes_free: 900,
+        },
+    );
+    let cfg = ProviderConfig {
+        root_dir: "/var/lib/kubelet".into(),
+        pods_cgroup: Some("/kubepods.slice".into()),
+        ..ProviderConfig::default()
+    };
+    let p = bare_provider(host.clone(), fs.clone(), cfg.clone());
+    assert_eq!(names(&p.get().await.unwrap()), ["pods"]);
+    let p = bare_provider(
+        host,
+        fs,
+        ProviderConfig {
+            runtime_cgroup: "/system.slice/containerd.service".into(),
+            kubelet_cgroup: "/kubelet".into(),
+            system_cgroup: "/misc".into(),
+            ..cfg
+        },
+    );
+    assert_eq!(
+        names(&p.get().await.unwrap()),
+        ["kubelet", "misc", "pods", "runtime"]
+    );
+}

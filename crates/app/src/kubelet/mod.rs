@@ -202,6 +202,8 @@ impl RunningKubelet {
 struct ContainerManagerStarted {
     qos: Option<QosCgroups>,
     reserved_events: Vec<kubelet_cm::EnforcementEvent>,
+    /// `kubeletCgroups` and `systemCgroups`, kept up to date by `Start`'s loops.
+    system: kubelet_cm::SystemContainers,
 }
 
 /// Container manager `Start` (`setupNode`): kernel tunables, then the QoS cgroup
@@ -221,6 +223,7 @@ fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<ContainerManagerSta
         return Ok(ContainerManagerStarted {
             qos: None,
             reserved_events: Vec::new(),
+            system: node_setup::system_containers(deps.server)?,
         });
     }
     let version = deps.cgroup_version;
@@ -278,6 +281,7 @@ fn start_container_manager(deps: &KubeletDeps<'_>) -> Result<ContainerManagerSta
     Ok(ContainerManagerStarted {
         qos: Some(cgroups),
         reserved_events,
+        system: node_setup::system_containers(deps.server)?,
     })
 }
 
@@ -730,6 +734,13 @@ pub async fn run_kubelet(deps: KubeletDeps<'_>) -> Result<RunningKubelet, RunErr
         b.manager.runtime_service().as_ref(),
     )
     .await?;
+    node_setup::spawn_system_container_loops(
+        started.system,
+        deps.host_fs.clone(),
+        deps.cgroup_version,
+        deps.shutdown.clone(),
+        &mut tasks,
+    );
     let stats = stats::summary_provider(&deps, &b.kubelet);
     let image_gc = image_gc::new_image_gc_manager(&deps, b.kubelet.runtime.clone(), &stats)?;
     spawn_pleg(&deps, &b, &mut tasks);

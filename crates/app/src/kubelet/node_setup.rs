@@ -1,7 +1,8 @@
 //! Host settings the kubelet applies to itself and the node: the open-files limit
 //! (`cmd/kubelet/app/server.go` `RunKubelet` → `rlimit.SetNumFiles(maxOpenFiles)`) and the
 //! kernel tunables of the container manager's `setupNode`
-//! (`pkg/kubelet/cm/container_manager_linux.go`, `protectKernelDefaults`).
+//! (`pkg/kubelet/cm/container_manager_linux.go`, `protectKernelDefaults`), and its system
+//! containers (`kubeletCgroups`, `systemCgroups`) with the loops `Start` runs for them.
 
 use kubelet_cm::{HostFs, KernelTunableBehavior, Rlimits};
 use kubelet_config::KubeletServer;
@@ -29,6 +30,59 @@ pub fn setup_kernel_tunables(server: &KubeletServer, fs: &dyn HostFs) -> Result<
         .enabled(kubelet_features::gates::KUBELET_IN_USER_NAMESPACE);
     kubelet_cm::setup_kernel_tunables(fs, behavior, in_userns)
         .map_err(|e| RunError::Kubelet(format!("Failed to start ContainerManager: {e}")))
+}
+
+/// `setupNode`'s system containers: `systemCgroups` may not be `/`.
+pub fn system_containers(server: &KubeletServer) -> Result<kubelet_cm::SystemContainers, RunError> {
+    let c = &server.config;
+    kubelet_cm::SystemContainers::new(
+        &c.system_cgroups,
+        &c.kubelet_cgroups,
+        c.oom_score_adj.unwrap_or(-999),
+    )
+    .map_err(|e| RunError::Kubelet(format!("Failed to start ContainerManager: {e}")))
+}
+
+/// `containerManagerImpl.Start`'s loops: every minute (the first pass at once) each system
+/// container's ensure-state function, when one is configured; every 5 minutes (the first
+/// at once) the kubelet's OOM score and cgroup when `kubeletCgroups` is not set.
+pub fn spawn_system_container_loops(
+    system: kubelet_cm::SystemContainers,
+    fs: std::sync::Arc<dyn HostFs>,
+    version: kubelet_cm::CgroupVersion,
+    cancel: tokio_util::sync::CancellationToken,
+    tasks: &mut tokio::task::JoinSet<()>,
+) {
+    let pid = std::process::id();
+    let loop_of = |period: std::time::Duration, pass: Box<dyn Fn() + Send>| {
+        let cancel = cancel.clone();
+        async move {
+            let mut tick = tokio::time::interval(period);
+            loop {
+                tokio::select! {
+                    () = cancel.cancelled() => return,
+                    _ = tick.tick() => pass(),
+                }
+            }
+        }
+    };
+    if system.has_ensure_state_funcs() {
+        let (s, fs) = (system.clone(), fs.clone());
+        tasks.spawn(loop_of(
+            kubelet_cm::system_containers::ENSURE_STATE_PERIOD,
+            Box::new(move || s.ensure_state(fs.as_ref(), version, pid)),
+        ));
+    }
+    if system.kubelet.is_none() {
+        tasks.spawn(loop_of(
+            kubelet_cm::system_containers::PERIODIC_TASKS_PERIOD,
+            Box::new(move || {
+                if let Some(cgroup) = system.periodic_task(fs.as_ref(), version, pid) {
+                    tracing::debug!(%cgroup, "The kubelet's cgroup");
+                }
+            }),
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -457,12 +457,29 @@ pub static FIELDS: &[FieldSupport] = &[
     f(
         "kubeletCgroups",
         Some("kubelet-cgroups"),
-        ignored("moves the kubelet process into this cgroup and reports its usage from there"),
+        done_with_note(
+            "the container manager moves the kubelet into this cgroupfs cgroup (every hierarchy but `devices`) and sets its `oomScoreAdj`, at start and every minute, where init's pid namespace can be read (as upstream's `isProcessRunningInHost`); the summary's `kubelet` system container reads it; unset, the kubelet's OOM score is set every 5 minutes",
+            &[
+                "crates/cm/src/system_containers_tests.rs::the_kubelet_is_kept_in_its_cgroup_with_its_oom_score",
+                "crates/cm/src/system_containers_tests.rs::the_periodic_task_finds_the_kubelets_cgroup",
+                "crates/kubelet-rs/tests/process.rs::kubelet_cgroups_hold_the_kubelet_and_system_cgroups_may_not_be_the_root",
+                "crates/stats/src/provider_tests.rs::system_containers_come_from_the_configured_cgroups",
+            ],
+        ),
     ),
     f(
         "systemCgroups",
         Some("system-cgroups"),
-        ignored("moves every non-kernel process left in the root cgroup into this cgroup"),
+        done_with_note(
+            "every non-kernel process but init directly in the root cgroup is moved into this cgroupfs cgroup, at start and every minute; `/` stops the start; the summary's `misc` system container reads it",
+            &[
+                "crates/cm/src/system_containers_tests.rs::non_kernel_processes_of_the_root_move_to_the_system_container",
+                "crates/cm/src/system_containers_tests.rs::v2_moves_into_the_unified_cgroup",
+                "crates/cm/src/system_containers_tests.rs::system_cgroups_may_not_be_the_root",
+                "crates/kubelet-rs/tests/process.rs::kubelet_cgroups_hold_the_kubelet_and_system_cgroups_may_not_be_the_root",
+                "crates/stats/src/provider_tests.rs::system_containers_come_from_the_configured_cgroups",
+            ],
+        ),
     ),
     f(
         "cgroupRoot",

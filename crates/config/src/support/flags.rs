@@ -2,7 +2,7 @@
 //! `AddGlobalFlags`), with its [`Support`]. Config flags are classified with their field in
 //! [`super::FIELDS`].
 
-use super::{FlagSupport, Support, as_upstream, done, ignored};
+use super::{FlagSupport, Support, as_upstream, done, done_with_note, ignored};
 
 const CADVISOR_IDS: &str = "passes it to the embedded cAdvisor (deprecated flag, mistakenly registered with the kubelet), which reads the node's machine/boot ID from the first listed file for nodeInfo and `/metrics/cadvisor`'s labels; kubelet-rs reads cAdvisor's default files";
 const CADVISOR_LOAD: &str = "passes it to the embedded cAdvisor (deprecated flag, mistakenly registered with the kubelet), which then fills `container_cpu_load_average_10s`; kubelet-rs reports 0 there, as upstream without the flag";
@@ -116,8 +116,12 @@ pub static FLAGS: &[FlagSupport] = &[
     ),
     fl(
         "runtime-cgroups",
-        ignored(
-            "moves the container runtime's processes into this cgroup and reports its usage from there",
+        done_with_note(
+            "as upstream 1.35, only the summary's `runtime` system container and `/metrics/cadvisor` read this cgroup (nothing is moved into it)",
+            &[
+                "crates/stats/src/provider_tests.rs::system_containers_come_from_the_configured_cgroups",
+                "crates/stats/src/provider_tests.rs::cadvisor_system_cgroup_subtrees_and_the_kubelets_own_cgroup_on_v2",
+            ],
         ),
     ),
     fl(

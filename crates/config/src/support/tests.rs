@@ -297,7 +297,7 @@ fn defaults_upstream_acts_on_are_warned_once_each() {
 fn set_fields_and_flags_without_effect_are_warned_by_name() {
     let s = server(
         &[
-            "--kubelet-cgroups=/kubelet",
+            "--volume-plugin-dir=/plugins",
             "--image-credential-provider-config=/etc/cp.yaml",
             "--storage-driver-db=x",
             "--max-pods=20",
@@ -308,7 +308,7 @@ fn set_fields_and_flags_without_effect_are_warned_by_name() {
     let w = warnings(&s);
     let by = warned_fields(&w);
     assert!(
-        by["kubeletCgroups"].starts_with("kubeletCgroups (--kubelet-cgroups) is set to \"/kubelet\" but has no effect in kubelet-rs; the upstream kubelet moves"),
+        by["volumePluginDir"].starts_with("volumePluginDir (--volume-plugin-dir) is set to \"/plugins\" but has no effect in kubelet-rs; the upstream kubelet loads"),
         "{w:#?}"
     );
     assert!(
