@@ -144,6 +144,35 @@ fn cgroup_err(path: &Path, reason: impl std::fmt::Display) -> CmError {
     }
 }
 
+/// cgroup v2: a child only gets the controllers its parent delegates; enable every
+/// available controller in each ancestor of `dir` under the mount, as runc's
+/// `CreateCgroupPath` does.
+pub(crate) fn enable_controllers_above(fs: &dyn HostFs, dir: &Path) -> Result<(), CmError> {
+    let base = Path::new(CGROUP_MOUNT);
+    let mut ancestors: Vec<&Path> = dir
+        .ancestors()
+        .skip(1)
+        .take_while(|p| p.starts_with(base))
+        .collect();
+    ancestors.reverse();
+    for parent in ancestors {
+        let available = fs
+            .read_to_string(&parent.join("cgroup.controllers"))
+            .unwrap_or_default();
+        let enable: Vec<String> = available
+            .split_whitespace()
+            .map(|c| format!("+{c}"))
+            .collect();
+        if !enable.is_empty() {
+            let path = parent.join("cgroup.subtree_control");
+            let value = enable.join(" ");
+            fs.write(&path, &value)
+                .map_err(|e| cgroup_err(&path, format!("writing {value:?}: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
 /// Sets and reads cgroup values through [`HostFs`] (upstream `CgroupManager`).
 #[derive(Clone)]
 pub struct CgroupManager {
@@ -230,26 +259,7 @@ impl CgroupManager {
             }
             CgroupVersion::V2 => {
                 let dir = self.v2_dir(name);
-                let base = Path::new(CGROUP_MOUNT);
-                let mut ancestors: Vec<&Path> = dir
-                    .ancestors()
-                    .skip(1)
-                    .take_while(|p| p.starts_with(base))
-                    .collect();
-                ancestors.reverse();
-                for parent in ancestors {
-                    let available = self
-                        .fs
-                        .read_to_string(&parent.join("cgroup.controllers"))
-                        .unwrap_or_default();
-                    let enable: Vec<String> = available
-                        .split_whitespace()
-                        .map(|c| format!("+{c}"))
-                        .collect();
-                    if !enable.is_empty() {
-                        self.write(parent.join("cgroup.subtree_control"), &enable.join(" "))?;
-                    }
-                }
+                enable_controllers_above(self.fs.as_ref(), &dir)?;
                 mkdir(&dir)?;
             }
         }

@@ -196,7 +196,7 @@ impl PodContainerManager {
             }
             CgroupVersion::V2 => {
                 let dir = Path::new(CGROUP_MOUNT).join(&rel);
-                self.enable_controllers_above(&dir)?;
+                crate::cgroup_manager::enable_controllers_above(self.fs.as_ref(), &dir)?;
                 self.fs
                     .create_dir_all(&dir)
                     .map_err(|e| cgroup_err(&dir, e))?;
@@ -229,36 +229,6 @@ impl PodContainerManager {
         resource: CgroupResource,
     ) -> Result<ResourceConfig, CmError> {
         self.cgroups.get_cgroup_config(name, resource)
-    }
-
-    /// cgroup v2: a child only gets the controllers its parent delegates; enable every
-    /// available controller in each ancestor, as runc's `CreateCgroupPath` does.
-    fn enable_controllers_above(&self, dir: &Path) -> Result<(), CmError> {
-        let base = Path::new(CGROUP_MOUNT);
-        let mut ancestors: Vec<&Path> = dir
-            .ancestors()
-            .skip(1)
-            .take_while(|p| p.starts_with(base))
-            .collect();
-        ancestors.reverse();
-        for parent in ancestors {
-            let available = self
-                .fs
-                .read_to_string(&parent.join("cgroup.controllers"))
-                .unwrap_or_default();
-            let enable: Vec<String> = available
-                .split_whitespace()
-                .map(|c| format!("+{c}"))
-                .collect();
-            if !enable.is_empty() {
-                write(
-                    self.fs.as_ref(),
-                    &parent.join("cgroup.subtree_control"),
-                    &enable.join(" "),
-                )?;
-            }
-        }
-        Ok(())
     }
 
     /// The pod UID a QoS cgroup child stands for, from its directory name.
@@ -425,11 +395,6 @@ impl PodContainerManager {
         }
         stopped
     }
-}
-
-fn write(fs: &dyn HostFs, path: &Path, value: &str) -> Result<(), CmError> {
-    fs.write(path, value)
-        .map_err(|e| cgroup_err(path, format!("writing {value:?}: {e}")))
 }
 
 #[cfg(test)]
