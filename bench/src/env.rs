@@ -204,6 +204,34 @@ fn unescape_octal(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Makes `dir` a shared mount point of its own (bind-mounted onto itself, then `MS_SHARED`),
+/// which is what the upstream kubelet's `MakeRShared` does to its `--root-dir` at start. Done
+/// before either kubelet starts, upstream skips its own bind mount: that mount races with its
+/// pod-resources server, which creates `pod-resources/kubelet.sock` by renaming a temporary
+/// file, and the rename fails with EXDEV when the mount lands in between (upstream then exits
+/// 1: "Failed to create listener for podResources endpoint"). kubelet-rs mounts nothing
+/// there; it gets the same directory, so the runs stay like for like. [`unmount_under`]
+/// removes the mount.
+pub fn make_shared_mount(dir: &Path) -> Result<(), String> {
+    use nix::mount::{MsFlags, mount};
+    mount(
+        Some(dir),
+        dir,
+        None::<&str>,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        None::<&str>,
+    )
+    .map_err(|e| format!("bind-mount {} onto itself: {e}", dir.display()))?;
+    mount(
+        None::<&str>,
+        dir,
+        None::<&str>,
+        MsFlags::MS_SHARED | MsFlags::MS_REC,
+        None::<&str>,
+    )
+    .map_err(|e| format!("make {} a shared mount: {e}", dir.display()))
+}
+
 /// Lazily unmounts everything mounted at or below `dir` (the upstream kubelet bind-mounts its
 /// `--root-dir` onto itself and leaves that mount behind when it exits). Returns what could
 /// not be unmounted.
@@ -219,7 +247,7 @@ pub fn unmount_under(dir: &Path) -> Vec<(PathBuf, String)> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
 
@@ -238,6 +266,26 @@ mod tests {
         let err = parse_runtime_up(out).unwrap_err().to_string();
         assert!(err.contains("last stdout line is \"KRS_X=1\""), "{err}");
         assert!(parse_runtime_up("CONTAINER_RUNTIME_ENDPOINT=tcp://x\n").is_err());
+    }
+
+    /// The root directory the kubelets get is its own shared mount point, as upstream's
+    /// `isShared` reads mountinfo (so upstream skips its racy bind mount), and is unmounted
+    /// after. Needs root, as the benchmarks do.
+    #[test]
+    fn root_dir_is_a_shared_mount_until_unmounted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        make_shared_mount(&root).unwrap();
+        let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let line = info
+            .lines()
+            .find(|l| l.split_whitespace().nth(4) == Some(root.to_str().unwrap()))
+            .unwrap_or_else(|| panic!("{} is no mount point:\n{info}", root.display()));
+        assert!(line.contains(" shared:"), "{line}");
+        assert!(unmount_under(dir.path()).is_empty());
+        let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(mounts_under(&info, dir.path()).is_empty(), "{info}");
     }
 
     #[test]

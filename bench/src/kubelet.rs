@@ -215,14 +215,23 @@ pub async fn run_kubelet_variant(
     if cfg.preplaced {
         write_manifests(&dir.path("manifests"), &names, &cfg.image, cfg.template)?;
     }
+    if let Err(e) = crate::env::make_shared_mount(&dir.path("root")) {
+        eprintln!("[bench] WARNING: {e}; the upstream kubelet will mount it itself");
+    }
     let spawned = Instant::now();
-    let mut proc = KubeletProcess::spawn(
+    let mut proc = match KubeletProcess::spawn(
         &cfg.binary,
         &config_path,
         &dir.path("root"),
         &dir.path("kubelet.log"),
         &cfg.extra_args,
-    )?;
+    ) {
+        Ok(proc) => proc,
+        Err(e) => {
+            crate::env::unmount_under(dir.dir.path());
+            return Err(e);
+        }
+    };
     let mut uids = BTreeSet::new();
     let ports = (healthz_port, read_only_port);
     let run = (names.as_slice(), cfg.preplaced.then_some(spawned));

@@ -436,28 +436,97 @@ pub async fn start_healthz(
     })))
 }
 
+/// SIGTERM and SIGINT, caught from the first step of [`run`] on (upstream's
+/// `SetupSignalContext` before `Run`): a signal that arrives while the kubelet starts is kept
+/// and ends it as soon as it is up, instead of killing it with the default action.
+pub struct ShutdownSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl ShutdownSignals {
+    pub fn install() -> Result<Self, RunError> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            term: signal(SignalKind::terminate()).map_err(RunError::AsyncRuntime)?,
+            int: signal(SignalKind::interrupt()).map_err(RunError::AsyncRuntime)?,
+        })
+    }
+}
+
+impl ShutdownSignals {
+    /// The next SIGTERM or SIGINT, by name.
+    pub async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+        }
+    }
+}
+
 /// Waits for SIGTERM/SIGINT, lock contention, or a fatal error of the kubelet.
 pub async fn wait_for_shutdown(
+    signals: &mut ShutdownSignals,
     contention: &CancellationToken,
     fatal: &CancellationToken,
 ) -> Result<(), RunError> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).map_err(RunError::AsyncRuntime)?;
-    let mut int = signal(SignalKind::interrupt()).map_err(RunError::AsyncRuntime)?;
     tokio::select! {
-        _ = term.recv() => tracing::info!("Received SIGTERM, shutting down"),
-        _ = int.recv() => tracing::info!("Received SIGINT, shutting down"),
+        signal = signals.recv() => tracing::info!("Received {signal}, shutting down"),
         _ = contention.cancelled() => tracing::info!("Lock file contention, shutting down"),
         _ = fatal.cancelled() => return Err(RunError::Kubelet("a critical kubelet task stopped".into())),
     }
     Ok(())
 }
 
+/// What [`start`] leaves running: the kubelet, the healthz server, and what ends them.
+struct Started {
+    kubelet: crate::kubelet::RunningKubelet,
+    healthz: Option<tokio::task::JoinHandle<()>>,
+    shutdown: CancellationToken,
+    contention: CancellationToken,
+    fatal: CancellationToken,
+    _lock: Option<LockFile>,
+}
+
 /// `run()`: every step in upstream's order, then wait, then shut down cleanly. The checks
 /// of [`check_startable`] (validation, the standalone mode, hostname, auth, machine info,
 /// container-manager settings, resource managers, swap, node IPs, TLS, clusterDNS,
 /// containerLogMaxSize) all run before the first step that writes or binds anything.
+///
+/// SIGTERM or SIGINT while the kubelet starts (a runtime that does not answer, an API server
+/// that is down) stops the start where it is and exits cleanly; upstream's steps see a
+/// cancelled context and fail or go on, depending on the step.
 pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
+    let mut signals = ShutdownSignals::install()?;
+    let started = tokio::select! {
+        started = start(s, host) => started?,
+        signal = signals.recv() => {
+            tracing::info!(signal, "Received a signal while starting, shutting down");
+            return Ok(());
+        }
+    };
+    notify_ready();
+    tracing::info!("Started kubelet");
+
+    let result = wait_for_shutdown(&mut signals, &started.contention, &started.fatal).await;
+    started.shutdown.cancel();
+    let drain = async {
+        started.kubelet.wait().await;
+        if let Some(h) = started.healthz {
+            let _ = h.await;
+        }
+    };
+    if tokio::time::timeout(Duration::from_millis(1500), drain)
+        .await
+        .is_err()
+    {
+        tracing::warn!("Some kubelet tasks did not stop in time");
+    }
+    result
+}
+
+/// Every start-up step, from the version line to the healthz server.
+async fn start(s: KubeletServer, host: HostInfo) -> Result<Started, RunError> {
     tracing::info!(version = %version::git_version(), "Kubelet version");
     set_feature_gates(&s);
     let fs = RealHostFs;
@@ -470,7 +539,7 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     }
     memory_qos_warning(&s, host);
     let contention = CancellationToken::new();
-    let _lock = acquire_lock_file(&s, &contention).await?;
+    let lock = acquire_lock_file(&s, &contention).await?;
     let configz = init_configz(&s);
     let api_clients = build_clients(&s, &checked.node_name).await?;
     tracing::debug!(auth = ?checked.auth, "Authentication and authorization");
@@ -509,22 +578,12 @@ pub async fn run(s: KubeletServer, host: HostInfo) -> Result<(), RunError> {
     })
     .await?;
     let healthz = start_healthz(&s, &shutdown).await?;
-    notify_ready();
-    tracing::info!("Started kubelet");
-
-    let result = wait_for_shutdown(&contention, &fatal).await;
-    shutdown.cancel();
-    let drain = async {
-        kubelet.wait().await;
-        if let Some(h) = healthz {
-            let _ = h.await;
-        }
-    };
-    if tokio::time::timeout(Duration::from_millis(1500), drain)
-        .await
-        .is_err()
-    {
-        tracing::warn!("Some kubelet tasks did not stop in time");
-    }
-    result
+    Ok(Started {
+        kubelet,
+        healthz,
+        shutdown,
+        contention,
+        fatal,
+        _lock: lock,
+    })
 }

@@ -51,6 +51,40 @@ async fn healthz_answers_and_sigterm_exits_cleanly() {
     assert!(http_get(port, "/healthz").is_none(), "healthz must be gone");
 }
 
+/// A signal while the kubelet starts (here: stuck at CRI pre-init on a runtime that accepts
+/// the connection and never answers) ends the start and exits 0, neither killed by the
+/// default action of SIGTERM nor waiting for the runtime's timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_while_starting_exits_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let sock = dir.path().join("silent.sock");
+    let listener = tokio::net::UnixListener::bind(&sock).unwrap();
+    let cfg = write(
+        dir.path(),
+        "kubelet.yaml",
+        &standalone_config(
+            &format!("unix://{}", sock.display()),
+            port,
+            "runtimeRequestTimeout: 5m\n",
+        ),
+    );
+    let mut p = Proc::spawn(dir.path(), "k", &["--config", cfg.to_str().unwrap()]);
+    let (_conn, _) = tokio::time::timeout(START, listener.accept())
+        .await
+        .expect("the kubelet reaches CRI pre-init")
+        .unwrap();
+    p.signal(Signal::SIGTERM);
+    let code = p.wait_exit(Duration::from_secs(2)).await;
+    assert_eq!(code, Some(0), "log:\n{}", p.log());
+    assert!(
+        p.log().contains("Received a signal while starting"),
+        "log:\n{}",
+        p.log()
+    );
+    assert!(http_get(port, "/healthz").is_none());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn sigint_exits_cleanly() {
     let FakeSetup {
