@@ -61,6 +61,37 @@ pub trait HostFs: Send + Sync {
             HostDir::Fd(_) => false,
         }
     }
+    /// Opens file `name` of an opened directory to be read again and again
+    /// ([`HostFs::reread`]). The default (fakes) opens nothing: the handle is the path of a
+    /// file that exists.
+    fn open_file_in(&self, dir: &HostDir, name: &str) -> std::io::Result<HostFile> {
+        match dir {
+            HostDir::Path(p) => {
+                let path = p.join(name);
+                self.read_to_string(&path)?;
+                Ok(HostFile::Path(path))
+            }
+            HostDir::Fd(_) => Err(std::io::ErrorKind::Unsupported.into()),
+        }
+    }
+    /// The whole content of an opened file, read anew from its start.
+    fn reread(&self, file: &HostFile) -> std::io::Result<String> {
+        match file {
+            HostFile::Path(p) => self.read_to_string(p),
+            HostFile::Fd(_) => Err(std::io::ErrorKind::Unsupported.into()),
+        }
+    }
+}
+
+/// A file opened by [`HostFs::open_file_in`] for [`HostFs::reread`]. A cgroupfs or procfs
+/// file read again from offset 0 is generated anew; once its cgroup is removed, reading it
+/// fails (`ENODEV`), also when a cgroup of the same path was made since.
+#[derive(Debug)]
+pub enum HostFile {
+    /// The real host's open descriptor (`O_RDONLY`).
+    Fd(std::fs::File),
+    /// The file's path (fakes).
+    Path(PathBuf),
 }
 
 /// A directory opened by [`HostFs::open_dir`]: the names in it are reached without walking
@@ -173,6 +204,41 @@ impl HostFs for RealHostFs {
                 read_whole(std::fs::File::from(fd))
             })
             .collect()
+    }
+    /// `openat(O_RDONLY)` relative to the directory.
+    fn open_file_in(&self, dir: &HostDir, name: &str) -> std::io::Result<HostFile> {
+        use nix::fcntl::{OFlag, openat};
+        use nix::sys::stat::Mode;
+        let fd = match dir {
+            HostDir::Fd(fd) => openat(fd, name, OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty()),
+            HostDir::Path(p) => nix::fcntl::open(
+                &p.join(name),
+                OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+                Mode::empty(),
+            ),
+        };
+        Ok(HostFile::Fd(std::fs::File::from(
+            fd.map_err(std::io::Error::from)?,
+        )))
+    }
+    /// `pread` from offset 0 through a stack page until the end: no `open` nor `close`.
+    fn reread(&self, file: &HostFile) -> std::io::Result<String> {
+        use std::os::unix::fs::FileExt;
+        let f = match file {
+            HostFile::Fd(f) => f,
+            HostFile::Path(p) => return self.read_to_string(p),
+        };
+        let mut page = [0u8; 4096];
+        let mut out: Vec<u8> = Vec::new();
+        loop {
+            match f.read_at(&mut page, out.len() as u64) {
+                Ok(0) => break,
+                Ok(n) => out.extend_from_slice(&page[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        String::from_utf8(out).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
     }
     /// `fstatat` (following a symbolic link, as [`Path::exists`]).
     fn exists_in(&self, dir: &HostDir, name: &str) -> bool {

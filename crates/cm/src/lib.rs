@@ -23,7 +23,7 @@ pub mod systemd_cgroups;
 pub use capacity::{HugePagesInfo, capacity_from_machine_info, read_hugepages};
 pub use cgroup_manager::{CgroupManager, CgroupResource, ResourceConfig};
 pub use cgroups::{CgroupDriver, CgroupName, CgroupVersion, node_allocatable_root};
-pub use hostfs::{FakeHostFs, HostDir, HostFs, RealHostFs};
+pub use hostfs::{FakeHostFs, HostDir, HostFile, HostFs, RealHostFs};
 pub use kernel_tunables::{KernelTunableBehavior, setup_kernel_tunables};
 pub use machine::{MachineInfo, read_machine_info};
 pub use node_allocatable::{

@@ -24,7 +24,8 @@
 //!
 //! One request: the CRI calls at once on the async runtime, then every host read in one
 //! task on the blocking pool (`HostReaders`): the cgroup directories opened relative to
-//! their open parent (`ScrapeFs`), a container's cgroup looked up by its ID before its pod
+//! their open parent and the cgroup files kept open from one request to the next, read
+//! again from offset 0 (`ScrapeFs`), a container's cgroup looked up by its ID before its pod
 //! cgroup is listed (at most once), the memory and swap limits reread at most every 5 s
 //! (cAdvisor's container spec, [`SPEC_PERIOD`]), each filesystem's capacity asked once
 //! (`Scrape`).
@@ -154,6 +155,8 @@ struct HostReaders {
     specs: SpecCache,
     /// What `/metrics/cadvisor` reads once, when the provider is made (the kubelet's start).
     cadvisor_machine: std::sync::OnceLock<CadvisorStatic>,
+    /// The cgroup directories and files the requests read, kept open between them.
+    scrape_fs: Arc<ScrapeFs>,
 }
 
 /// How long a cgroup's limits are reused: cAdvisor's `containerData.GetInfo` updates a
@@ -324,6 +327,7 @@ impl SummaryProvider {
             images: src.images,
             host: Arc::new(HostReaders {
                 cfg,
+                scrape_fs: Arc::new(ScrapeFs::new(src.cgroups.host_fs().clone())),
                 cgroups: src.cgroups,
                 host: src.host,
                 fs: src.fs,
@@ -466,8 +470,8 @@ impl HostReaders {
     }
 
     fn scrape(&self, want: Want) -> Scrape<'_> {
-        let fs = ScrapeFs::new(self.cgroups.host_fs().clone());
-        let cgroups = self.cgroups.with_fs(Arc::new(fs));
+        self.scrape_fs.begin(std::time::Instant::now());
+        let cgroups = self.cgroups.with_fs(self.scrape_fs.clone());
         Scrape {
             pods: self.pod_cgroups(&cgroups),
             cgroups,
