@@ -106,6 +106,24 @@ pub trait RuntimeService: Send + Sync {
     ) -> CriResult<Vec<Container>> {
         self.list_containers(filter).await
     }
+    /// [`list_pod_sandbox`](Self::list_pod_sandbox) with the items' `labels` and
+    /// `annotations` left empty (the stats requests, which name pods by the sandbox's
+    /// metadata). The remote service skips the entries while decoding; the default lists
+    /// everything.
+    async fn list_pod_sandbox_without_labels(
+        &self,
+        filter: Option<&PodSandboxFilter>,
+    ) -> CriResult<Vec<PodSandbox>> {
+        self.list_pod_sandbox(filter).await
+    }
+    /// [`list_containers`](Self::list_containers) with empty `labels` and `annotations`, as
+    /// [`list_pod_sandbox_without_labels`](Self::list_pod_sandbox_without_labels).
+    async fn list_containers_without_labels(
+        &self,
+        filter: Option<&ContainerFilter>,
+    ) -> CriResult<Vec<Container>> {
+        self.list_containers(filter).await
+    }
     /// Status of one container.
     async fn container_status(
         &self,
@@ -143,6 +161,15 @@ pub trait RuntimeService: Send + Sync {
         &self,
         filter: Option<&ContainerStatsFilter>,
     ) -> CriResult<Vec<ContainerStats>>;
+    /// [`list_container_stats`](Self::list_container_stats) with empty `labels` and
+    /// `annotations` in the items' `attributes`, as
+    /// [`list_pod_sandbox_without_labels`](Self::list_pod_sandbox_without_labels).
+    async fn list_container_stats_without_labels(
+        &self,
+        filter: Option<&ContainerStatsFilter>,
+    ) -> CriResult<Vec<ContainerStats>> {
+        self.list_container_stats(filter).await
+    }
     /// Stats of one sandbox (`None` if the runtime returned none).
     async fn pod_sandbox_stats(&self, pod_sandbox_id: &str) -> CriResult<Option<PodSandboxStats>>;
     /// Stats of the sandboxes matching `filter`.

@@ -206,6 +206,22 @@ impl RuntimeService for InstrumentedRuntimeService {
         record("list_containers", call).await
     }
 
+    async fn list_pod_sandbox_without_labels(
+        &self,
+        filter: Option<&PodSandboxFilter>,
+    ) -> CriResult<Vec<PodSandbox>> {
+        let call = self.service.list_pod_sandbox_without_labels(filter);
+        record("list_podsandbox", call).await
+    }
+
+    async fn list_containers_without_labels(
+        &self,
+        filter: Option<&ContainerFilter>,
+    ) -> CriResult<Vec<Container>> {
+        let call = self.service.list_containers_without_labels(filter);
+        record("list_containers", call).await
+    }
+
     async fn container_status(
         &self,
         container_id: &str,
@@ -290,6 +306,14 @@ impl RuntimeService for InstrumentedRuntimeService {
             self.service.list_container_stats(filter),
         )
         .await
+    }
+
+    async fn list_container_stats_without_labels(
+        &self,
+        filter: Option<&ContainerStatsFilter>,
+    ) -> CriResult<Vec<ContainerStats>> {
+        let call = self.service.list_container_stats_without_labels(filter);
+        record("list_container_stats", call).await
     }
 
     async fn pod_sandbox_stats(&self, pod_sandbox_id: &str) -> CriResult<Option<PodSandboxStats>> {

@@ -436,13 +436,15 @@ impl SummaryProvider {
         image.cloned().unwrap_or_default()
     }
 
-    /// `getPodAndContainerMaps` + `ListContainerStats` (the three calls at once).
+    /// `getPodAndContainerMaps` + `ListContainerStats` (the three calls at once). Labels and
+    /// annotations are not decoded: nothing here reads them (pods are named by the
+    /// sandboxes' metadata, containers by theirs).
     async fn runtime_view(&self) -> Result<RuntimeView, StatsError> {
         let rt = &self.runtime;
         let (containers, sandboxes, stats) = tokio::join!(
-            rt.list_containers(None),
-            rt.list_pod_sandbox(None),
-            rt.list_container_stats(None)
+            rt.list_containers_without_labels(None),
+            rt.list_pod_sandbox_without_labels(None),
+            rt.list_container_stats_without_labels(None)
         );
         let containers = containers
             .map_err(|e| StatsError::Runtime(format!("failed to list all containers: {e}")))?;

@@ -66,6 +66,7 @@ impl RemoteRuntimeService {
         let path = match method {
             "ListPodSandbox" => "/runtime.v1.RuntimeService/ListPodSandbox",
             "ListContainers" => "/runtime.v1.RuntimeService/ListContainers",
+            "ListContainerStats" => "/runtime.v1.RuntimeService/ListContainerStats",
             other => {
                 let msg = format!("{other} has no lean decoding");
                 return Err(self.conn.invalid(method, msg));
@@ -312,7 +313,8 @@ impl RuntimeService for RemoteRuntimeService {
         let req = ListPodSandboxRequest {
             filter: filter.cloned(),
         };
-        let resp: lean::LeanListPodSandboxResponse = self.lean_unary("ListPodSandbox", req).await?;
+        let resp: lean::LeanListPodSandboxResponse<lean::KubeletKeys> =
+            self.lean_unary("ListPodSandbox", req).await?;
         Ok(resp.0.into_iter().map(|s| s.0).collect())
     }
 
@@ -323,7 +325,32 @@ impl RuntimeService for RemoteRuntimeService {
         let req = ListContainersRequest {
             filter: filter.cloned(),
         };
-        let resp: lean::LeanListContainersResponse = self.lean_unary("ListContainers", req).await?;
+        let resp: lean::LeanListContainersResponse<lean::KubeletKeys> =
+            self.lean_unary("ListContainers", req).await?;
+        Ok(resp.0.into_iter().map(|c| c.0).collect())
+    }
+
+    async fn list_pod_sandbox_without_labels(
+        &self,
+        filter: Option<&PodSandboxFilter>,
+    ) -> CriResult<Vec<PodSandbox>> {
+        let req = ListPodSandboxRequest {
+            filter: filter.cloned(),
+        };
+        let resp: lean::LeanListPodSandboxResponse<lean::NoKeys> =
+            self.lean_unary("ListPodSandbox", req).await?;
+        Ok(resp.0.into_iter().map(|s| s.0).collect())
+    }
+
+    async fn list_containers_without_labels(
+        &self,
+        filter: Option<&ContainerFilter>,
+    ) -> CriResult<Vec<Container>> {
+        let req = ListContainersRequest {
+            filter: filter.cloned(),
+        };
+        let resp: lean::LeanListContainersResponse<lean::NoKeys> =
+            self.lean_unary("ListContainers", req).await?;
         Ok(resp.0.into_iter().map(|c| c.0).collect())
     }
 
@@ -417,6 +444,18 @@ impl RuntimeService for RemoteRuntimeService {
         filter: Option<&ContainerStatsFilter>,
     ) -> CriResult<Vec<ContainerStats>> {
         self.list_container_stats_v1(filter).await
+    }
+
+    async fn list_container_stats_without_labels(
+        &self,
+        filter: Option<&ContainerStatsFilter>,
+    ) -> CriResult<Vec<ContainerStats>> {
+        let req = ListContainerStatsRequest {
+            filter: filter.cloned(),
+        };
+        let resp: lean::LeanListContainerStatsResponse<lean::NoKeys> =
+            self.lean_unary("ListContainerStats", req).await?;
+        Ok(resp.0.into_iter().map(|c| c.0).collect())
     }
 
     async fn pod_sandbox_stats(&self, pod_sandbox_id: &str) -> CriResult<Option<PodSandboxStats>> {

@@ -431,3 +431,48 @@ async fn kubelet_key_lists_keep_every_field_but_only_the_kubelets_labels() {
     assert_eq!(lean, vec![expected]);
     assert_eq!(lean[0].labels["io.kubernetes.pod.uid"], "uid-1");
 }
+
+/// The stats requests' lists over gRPC: every field as the full lists have it, the labels
+/// and annotations empty (also in the container stats' attributes).
+#[tokio::test]
+async fn lists_without_labels_keep_every_other_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = fake_server(&dir).await;
+    let rt = RemoteRuntimeService::connect(&server.endpoint(), TIMEOUT)
+        .await
+        .unwrap();
+    let mut sb_cfg = sandbox_config("web", "default", "uid-1", 0);
+    sb_cfg.labels.insert("app".into(), "web".into());
+    let sb = rt.run_pod_sandbox(&sb_cfg, "").await.unwrap();
+    let mut c_cfg = container_config("app", 0, "busybox", &["sleep", "3600"]);
+    c_cfg.labels.insert("team".into(), "a".into());
+    c_cfg.annotations.insert("note".into(), "x".into());
+    let id = rt.create_container(&sb, &c_cfg, &sb_cfg).await.unwrap();
+    rt.start_container(&id).await.unwrap();
+
+    let unlabelled =
+        |labels: &mut std::collections::HashMap<String, String>,
+         annotations: &mut std::collections::HashMap<String, String>| {
+            assert!(!labels.is_empty(), "the full list has labels");
+            labels.clear();
+            annotations.clear();
+        };
+    let mut full = rt.list_containers(None).await.unwrap();
+    let c = &mut full[0];
+    unlabelled(&mut c.labels, &mut c.annotations);
+    assert_eq!(rt.list_containers_without_labels(None).await.unwrap(), full);
+    let mut full = rt.list_pod_sandbox(None).await.unwrap();
+    let s = &mut full[0];
+    unlabelled(&mut s.labels, &mut s.annotations);
+    assert_eq!(
+        rt.list_pod_sandbox_without_labels(None).await.unwrap(),
+        full
+    );
+    let mut full = rt.list_container_stats(None).await.unwrap();
+    let lean = rt.list_container_stats_without_labels(None).await.unwrap();
+    let a = full[0].attributes.as_mut().unwrap();
+    unlabelled(&mut a.labels, &mut a.annotations);
+    assert_eq!(lean.len(), full.len());
+    assert_eq!(lean[0].attributes, full[0].attributes);
+    assert!(lean[0].cpu.is_some() || full[0].cpu.is_none());
+}
