@@ -77,6 +77,9 @@ impl Cache {
 /// See the module doc.
 pub struct ScrapeFs {
     host: Arc<dyn HostFs>,
+    /// The budget given, or `None`: the open-file limit's quarter, read when a request begins
+    /// (the kubelet raises its limit after the provider is made).
+    fixed_budget: Option<usize>,
     cache: Mutex<Cache>,
 }
 
@@ -90,16 +93,21 @@ fn budget_from_limit() -> usize {
 impl ScrapeFs {
     /// Over `host`, nothing open yet; the budget from the open-file limit.
     pub fn new(host: Arc<dyn HostFs>) -> Self {
-        Self::with_budget(host, budget_from_limit())
+        Self::make(host, None)
     }
 
     /// Over `host`, keeping at most `budget` descriptors.
     pub fn with_budget(host: Arc<dyn HostFs>, budget: usize) -> Self {
+        Self::make(host, Some(budget))
+    }
+
+    fn make(host: Arc<dyn HostFs>, fixed_budget: Option<usize>) -> Self {
         ScrapeFs {
             host,
+            fixed_budget,
             cache: Mutex::new(Cache {
                 now: Instant::now(),
-                budget,
+                budget: fixed_budget.unwrap_or_else(budget_from_limit),
                 dirs: HashMap::new(),
                 files: HashMap::new(),
                 open_files: 0,
@@ -109,8 +117,10 @@ impl ScrapeFs {
 
     /// A request begins at `now`: what no request used for [`KEEP_FOR`] is closed.
     pub fn begin(&self, now: Instant) {
+        let budget = self.fixed_budget.unwrap_or_else(budget_from_limit);
         let Ok(mut c) = self.cache.lock() else { return };
         c.now = now;
+        c.budget = budget;
         let fresh = |used: Instant| now.saturating_duration_since(used) < KEEP_FOR;
         c.dirs.retain(|_, k| fresh(k.used));
         c.files.retain(|_, k| {
