@@ -1,9 +1,32 @@
 //! `kubelet-rs`: the binary. All logic lives in `kubelet-app`.
 
 fn main() -> std::process::ExitCode {
+    raise_open_files_soft_limit();
     one_malloc_arena();
     trim_freed_memory_every_minute();
     kubelet_app::main()
+}
+
+/// The soft `RLIMIT_NOFILE` raised to the hard one, as the Go runtime does for every Go
+/// program on Linux before `main` (package `syscall`, Go 1.19 on): the upstream kubelet so
+/// runs with the hard limit even where its own `SetNumFiles(maxOpenFiles)` is refused (no
+/// `CAP_SYS_RESOURCE`), as it is on these test machines. Under systemd's default (1024 soft,
+/// 524288 hard) kubelet-rs would otherwise run with a limit 500 times lower than upstream's.
+/// A failure keeps the limit it was given.
+#[allow(unsafe_code)]
+fn raise_open_files_soft_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `getrlimit` and `setrlimit` read and write only the struct passed.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
 }
 
 /// One glibc malloc arena for every thread: each tokio worker otherwise gets its own arena,

@@ -51,6 +51,49 @@ async fn healthz_answers_and_sigterm_exits_cleanly() {
     assert!(http_get(port, "/healthz").is_none(), "healthz must be gone");
 }
 
+/// The open-files limit is the hard one, as the Go runtime gives the upstream kubelet before
+/// its own `SetNumFiles(maxOpenFiles)` (which this unprivileged host refuses): started with a
+/// soft limit of 256, the kubelet runs with soft = hard.
+#[tokio::test(flavor = "multi_thread")]
+async fn open_files_soft_limit_is_raised_to_the_hard_one() {
+    use std::os::unix::process::CommandExt;
+    let FakeSetup {
+        dir,
+        cri: _cri,
+        port,
+        cfg,
+        ..
+    } = fake_setup("").await;
+    let log = dir.path().join("k.log");
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["--config", cfg.to_str().unwrap()])
+        .stderr(std::fs::File::create(&log).unwrap());
+    // SAFETY: only `setrlimit`, async-signal-safe, between fork and exec.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(|| {
+            let (_, hard) =
+                nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)?;
+            nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE, 256, hard)?;
+            Ok(())
+        });
+    }
+    let mut p = Proc {
+        child: cmd.spawn().unwrap(),
+        log,
+    };
+    assert!(wait_healthy(&mut p, port, START).await, "log:\n{}", p.log());
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", p.child.id())).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let v: Vec<&str> = line.split_whitespace().collect();
+    let (soft, hard) = (v[3], v[4]);
+    assert_eq!(soft, hard, "{line}");
+    assert_ne!(soft, "256", "{line}");
+}
+
 /// A signal while the kubelet starts (here: stuck at CRI pre-init on a runtime that accepts
 /// the connection and never answers) ends the start and exits 0, neither killed by the
 /// default action of SIGTERM nor waiting for the runtime's timeout.
