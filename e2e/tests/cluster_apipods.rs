@@ -168,16 +168,19 @@ async fn pod_source_delivers_the_nodes_pods_and_survives_410() -> TestResult {
     // with 429 ("storage is (re)initializing"), which a reflector retries without relisting.
     // The test needs the 410 of a ready cache.
     let probe = pod_lister_watcher(e.node_clients.main.clone(), &e.node);
-    eventually("the watch cache to answer 410 for resource version 1", || async {
-        let first = match probe.watch("1", 5).await {
-            Err(e) => Some(e),
-            Ok(mut stream) => match futures::StreamExt::next(&mut stream).await {
-                Some(Err(e) | Ok(WatchEvent::Error(e))) => Some(e),
-                _ => None,
-            },
-        };
-        first.filter(ApiError::is_expired).map(|_| ())
-    })
+    eventually(
+        "the watch cache to answer 410 for resource version 1",
+        || async {
+            let first = match probe.watch("1", 5).await {
+                Err(e) => Some(e),
+                Ok(mut stream) => match futures::StreamExt::next(&mut stream).await {
+                    Some(Err(e) | Ok(WatchEvent::Error(e))) => Some(e),
+                    _ => None,
+                },
+            };
+            first.filter(ApiError::is_expired).map(|_| ())
+        },
+    )
     .await;
     let lw = Arc::new(FirstWatchTooOld {
         inner: pod_lister_watcher(e.node_clients.main.clone(), &e.node),

@@ -163,7 +163,10 @@ fn memory_available_signal_evicts_the_best_effort_hog() -> TestResult {
         Eviction {
             signal: "memory.available",
             threshold_mi,
-            hog_mi: 3000,
+            // In 1000 MiB steps up to 6000 MiB: the node's other memory use moves while the
+            // test runs (a build that ends frees gigabytes), so a hog of a fixed size
+            // just past the threshold is not always past it when the kubelet looks.
+            hog_mi: 6000,
         },
         &["enforceNodeAllocatable: [none]"],
     )
@@ -206,6 +209,19 @@ fn memcg_notification_wakes_the_manager() -> TestResult {
         );
     }
     Ok(())
+}
+
+/// The hog's shell command: `hog_mi` MiB held, in 1000 MiB steps 3 s apart when larger.
+fn hog_command(hog_mi: u64) -> String {
+    let hold = |mi: u64| format!("dd if=/dev/zero bs={mi}M count=1 2>/dev/null | sleep 3600");
+    if hog_mi <= 1000 {
+        return hold(hog_mi);
+    }
+    let steps = hog_mi.div_ceil(1000);
+    format!(
+        "i=0; while [ $i -lt {steps} ]; do {{ {}; }} & i=$((i+1)); sleep 3; done; wait",
+        hold(1000)
+    )
 }
 
 /// The hard threshold a case sets.
@@ -273,20 +289,12 @@ fn eviction_case(e: Eviction, extra: &[&str]) -> TestResult {
     });
 
     // `hog_mi` MiB of anonymous memory, held: dd's buffer, blocked writing to a pipe
-    // `sleep` never reads.
+    // `sleep` never reads; more than 1000 MiB is taken 1000 MiB every 3 s.
     eprintln!(
         "memory.available before the hog: {} MiB",
         memory_available() / MI
     );
-    create(
-        &c,
-        NS,
-        &pod(
-            "hog",
-            json!({}),
-            &format!("dd if=/dev/zero bs={hog_mi}M count=1 2>/dev/null | sleep 3600"),
-        ),
-    );
+    create(&c, NS, &pod("hog", json!({}), &hog_command(hog_mi)));
     let hog = wait_for("hog evicted", Duration::from_secs(180), || {
         let p = pod_json("hog");
         (p["status"]["phase"] == "Failed").then_some(p)
