@@ -55,6 +55,32 @@ pub(super) fn require_url<C>(conn: &Conn<C>, method: &'static str, url: &str) ->
 }
 
 impl RemoteRuntimeService {
+    /// `ListPodSandbox` with only the map entries `K` keeps.
+    async fn lean_sandboxes<K: lean::Keep>(
+        &self,
+        filter: Option<&PodSandboxFilter>,
+    ) -> CriResult<Vec<PodSandbox>> {
+        let req = ListPodSandboxRequest {
+            filter: filter.cloned(),
+        };
+        let resp: lean::LeanListPodSandboxResponse<K> =
+            self.lean_unary("ListPodSandbox", req).await?;
+        Ok(resp.0.into_iter().map(|s| s.0).collect())
+    }
+
+    /// `ListContainers` with only the map entries `K` keeps.
+    async fn lean_containers<K: lean::Keep>(
+        &self,
+        filter: Option<&ContainerFilter>,
+    ) -> CriResult<Vec<Container>> {
+        let req = ListContainersRequest {
+            filter: filter.cloned(),
+        };
+        let resp: lean::LeanListContainersResponse<K> =
+            self.lean_unary("ListContainers", req).await?;
+        Ok(resp.0.into_iter().map(|c| c.0).collect())
+    }
+
     /// One unary `RuntimeService` call whose response is decoded as `Resp` (a
     /// [`lean`] list) instead of the generated type: the generated client's call with
     /// another codec, same path, limits, deadline and errors.
@@ -310,48 +336,28 @@ impl RuntimeService for RemoteRuntimeService {
         &self,
         filter: Option<&PodSandboxFilter>,
     ) -> CriResult<Vec<PodSandbox>> {
-        let req = ListPodSandboxRequest {
-            filter: filter.cloned(),
-        };
-        let resp: lean::LeanListPodSandboxResponse<lean::KubeletKeys> =
-            self.lean_unary("ListPodSandbox", req).await?;
-        Ok(resp.0.into_iter().map(|s| s.0).collect())
+        self.lean_sandboxes::<lean::KubeletKeys>(filter).await
     }
 
     async fn list_containers_kubelet_keys(
         &self,
         filter: Option<&ContainerFilter>,
     ) -> CriResult<Vec<Container>> {
-        let req = ListContainersRequest {
-            filter: filter.cloned(),
-        };
-        let resp: lean::LeanListContainersResponse<lean::KubeletKeys> =
-            self.lean_unary("ListContainers", req).await?;
-        Ok(resp.0.into_iter().map(|c| c.0).collect())
+        self.lean_containers::<lean::KubeletKeys>(filter).await
     }
 
     async fn list_pod_sandbox_without_labels(
         &self,
         filter: Option<&PodSandboxFilter>,
     ) -> CriResult<Vec<PodSandbox>> {
-        let req = ListPodSandboxRequest {
-            filter: filter.cloned(),
-        };
-        let resp: lean::LeanListPodSandboxResponse<lean::NoKeys> =
-            self.lean_unary("ListPodSandbox", req).await?;
-        Ok(resp.0.into_iter().map(|s| s.0).collect())
+        self.lean_sandboxes::<lean::NoKeys>(filter).await
     }
 
     async fn list_containers_without_labels(
         &self,
         filter: Option<&ContainerFilter>,
     ) -> CriResult<Vec<Container>> {
-        let req = ListContainersRequest {
-            filter: filter.cloned(),
-        };
-        let resp: lean::LeanListContainersResponse<lean::NoKeys> =
-            self.lean_unary("ListContainers", req).await?;
-        Ok(resp.0.into_iter().map(|c| c.0).collect())
+        self.lean_containers::<lean::NoKeys>(filter).await
     }
 
     async fn container_status(
