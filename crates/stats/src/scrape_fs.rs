@@ -39,13 +39,13 @@ pub const MAX_KEPT: usize = 4096;
 #[derive(Clone)]
 enum FileEntry {
     Open(Arc<Mutex<HostFile>>),
-    Absent,
+    /// Found absent at this time.
+    Absent(Instant),
 }
 
 struct Kept<T> {
     value: T,
     used: Instant,
-    made: Instant,
 }
 
 /// Keyed by the path's bytes (`Path`'s own hash goes component by component).
@@ -125,8 +125,8 @@ impl ScrapeFs {
         c.dirs.retain(|_, k| fresh(k.used));
         c.files.retain(|_, k| {
             fresh(k.used)
-                && !(matches!(k.value, FileEntry::Absent)
-                    && now.saturating_duration_since(k.made) >= ABSENT_FOR)
+                && !matches!(k.value, FileEntry::Absent(since)
+                    if now.saturating_duration_since(since) >= ABSENT_FOR)
         });
         c.open_files = c
             .files
@@ -158,14 +158,8 @@ impl ScrapeFs {
             && c.has_room()
         {
             let used = c.now;
-            c.dirs.insert(
-                path.as_os_str().to_owned(),
-                Kept {
-                    value: dir,
-                    used,
-                    made: used,
-                },
-            );
+            c.dirs
+                .insert(path.as_os_str().to_owned(), Kept { value: dir, used });
         }
     }
 
@@ -210,7 +204,7 @@ impl ScrapeFs {
             })
         });
         match kept {
-            Some(FileEntry::Absent) => Err(ErrorKind::NotFound.into()),
+            Some(FileEntry::Absent(_)) => Err(ErrorKind::NotFound.into()),
             Some(FileEntry::Open(f)) => {
                 let read = match f.lock() {
                     Ok(f) => self.host.reread(&f),
@@ -250,7 +244,8 @@ impl ScrapeFs {
             }
             Err(e) => {
                 if e.kind() == ErrorKind::NotFound {
-                    self.keep_file(key, FileEntry::Absent);
+                    let since = self.cache.lock().map_or_else(|_| Instant::now(), |c| c.now);
+                    self.keep_file(key, FileEntry::Absent(since));
                 }
                 Err(e)
             }
@@ -265,14 +260,7 @@ impl ScrapeFs {
             return;
         }
         let used = c.now;
-        c.files.insert(
-            key,
-            Kept {
-                value: entry,
-                used,
-                made: used,
-            },
-        );
+        c.files.insert(key, Kept { value: entry, used });
         if is_open {
             c.open_files += 1;
         }
