@@ -127,6 +127,22 @@ fn read_whole(mut f: std::fs::File) -> std::io::Result<String> {
     String::from_utf8(out).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
+/// The read buffer of [`HostFs::reread`]: the kernel's page (a `seq_file` buffer's
+/// smallest size).
+const PAGE: usize = 4096;
+
+/// A `pread` of a page that returns fewer bytes than this is taken as the end of the file,
+/// without the `pread` that would return 0. The files reread are cgroupfs and procfs
+/// `seq_file`s, whose read fills the caller's buffer until the end of the file, or until the
+/// kernel's own buffer (a page at least) cannot take the next record: a short read ends at
+/// the end unless the next record is longer than the page's unused part, and no record of
+/// these files (a whole cgroup control file is one record; `cgroup.procs` and
+/// `/proc/<pid>/net/dev` have a line per record) comes near half a page. Regular files
+/// return short only at their end. The second `pread` costs as much as the first for a
+/// small cgroup file (the kernel's `seq_file` start and stop, a lookup of the cgroup): a
+/// stats request reads ~1000 of them.
+pub const SHORT_READ_IS_END: usize = PAGE / 2;
+
 /// The real host.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RealHostFs;
@@ -221,18 +237,24 @@ impl HostFs for RealHostFs {
             fd.map_err(std::io::Error::from)?,
         )))
     }
-    /// `pread` from offset 0 through a stack page until the end: no `open` nor `close`.
+    /// `pread` from offset 0 through a stack page until the end: no `open` nor `close`,
+    /// and for content shorter than [`SHORT_READ_IS_END`] (nearly every cgroup file) a
+    /// single `pread`.
     fn reread(&self, file: &HostFile) -> std::io::Result<String> {
         use std::os::unix::fs::FileExt;
         let f = match file {
             HostFile::Fd(f) => f,
             HostFile::Path(p) => return self.read_to_string(p),
         };
-        let mut page = [0u8; 4096];
+        let mut page = [0u8; PAGE];
         let mut out: Vec<u8> = Vec::new();
         loop {
             match f.read_at(&mut page, out.len() as u64) {
                 Ok(0) => break,
+                Ok(n) if n < SHORT_READ_IS_END => {
+                    out.extend_from_slice(&page[..n]);
+                    break;
+                }
                 Ok(n) => out.extend_from_slice(&page[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -415,6 +437,84 @@ mod read_tests {
         assert_eq!(r[2].as_deref().unwrap(), big);
         let gone = RealHostFs.read_files(&d.join("none"), &["a", "b"]);
         assert!(gone.iter().all(|r| r.is_err()) && gone.len() == 2);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `reread` stops at a short read ([`SHORT_READ_IS_END`]): whole content at every size
+    /// around the page and the threshold, content changed between rereads, and procfs
+    /// `seq_file`s of many records (a page and more).
+    #[test]
+    fn reread_returns_whole_contents_around_the_short_read_threshold() {
+        let d = std::env::temp_dir().join(format!("krs-hostfs-reread-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let dir = RealHostFs.open_dir(None, &d).unwrap();
+        for len in [
+            0,
+            1,
+            SHORT_READ_IS_END - 1,
+            SHORT_READ_IS_END,
+            PAGE - 1,
+            PAGE,
+            PAGE + 1,
+        ]
+        .into_iter()
+        .chain([2 * PAGE + 7, 10_000])
+        {
+            let content: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            std::fs::write(d.join("f"), &content).unwrap();
+            let f = RealHostFs.open_file_in(&dir, "f").unwrap();
+            assert_eq!(RealHostFs.reread(&f).unwrap(), content, "length {len}");
+            let shorter = &content[..len / 2];
+            std::fs::write(d.join("f"), shorter).unwrap();
+            assert_eq!(
+                RealHostFs.reread(&f).unwrap(),
+                shorter,
+                "length {len}, rewritten"
+            );
+        }
+        // A sleeping child's `smaps` (records of ~1 KiB, pages of them, a page's read
+        // short of the page) and `maps` do not change while it sleeps.
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let (smaps, maps) = (
+            format!("/proc/{}/smaps", child.id()),
+            format!("/proc/{}/maps", child.id()),
+        );
+        for file in [
+            "/proc/self/mountinfo",
+            "/proc/self/net/dev",
+            "/proc/self/limits",
+            &smaps,
+            &maps,
+        ] {
+            let path = Path::new(file);
+            let proc_dir = RealHostFs.open_dir(None, path.parent().unwrap()).unwrap();
+            let name = path.file_name().unwrap().to_str().unwrap();
+            let f = RealHostFs.open_file_in(&proc_dir, name).unwrap();
+            // The child may still be starting: compared once the file reads the same
+            // before and after the reread.
+            let whole = (0..100)
+                .find_map(|_| {
+                    let before = std::fs::read_to_string(path).unwrap();
+                    let reread = RealHostFs.reread(&f).unwrap();
+                    let stable = before == std::fs::read_to_string(path).unwrap();
+                    if !stable {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                    stable.then(|| {
+                        assert_eq!(reread, before, "{file}");
+                        before
+                    })
+                })
+                .unwrap();
+            if file == smaps {
+                assert!(whole.len() > 2 * PAGE, "{file}: {} bytes", whole.len());
+            }
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -643,10 +643,8 @@ impl HostReaders {
                 && let Ok(sample) = sc.cgroups.sample_with(&cg, sc.want)
             {
                 let network = self
-                    .cgroups
-                    .procs(&cg)
-                    .first()
-                    .map(|pid| self.net_dev(*pid))
+                    .sandbox_net_dev(&sc.cgroups, sandbox, || Some(cg.clone()))
+                    .map(|s| crate::network::parse_net_dev_counters(&s))
                     .unwrap_or_default();
                 snap.cgroups.push(CgroupEntry {
                     processes: self.process_detail(&cg, true),
@@ -796,6 +794,35 @@ impl HostReaders {
             .map(Time::from_nanos)
             .filter(|t| t.0 > self.boot_time.0)
             .unwrap_or(self.boot_time)
+    }
+
+    /// `/proc/<pid>/net/dev` of `sandbox`, through the first process of its cgroup (given by
+    /// `cgroup`, asked only when the file is opened). A ready sandbox's file stays open in
+    /// the [`ScrapeFs`], kept under the sandbox's ID: its network namespace is the sandbox's
+    /// for the sandbox's whole life, so a request costs one `pread` instead of reading the
+    /// cgroup's processes and opening the file. A sandbox that is not ready is read afresh
+    /// (and nothing kept): its processes may be gone, and then it has no figures, as in
+    /// upstream's cAdvisor.
+    fn sandbox_net_dev(
+        &self,
+        cgroups: &CgroupReader,
+        sandbox: &PodSandbox,
+        cgroup: impl FnOnce() -> Option<String>,
+    ) -> Option<String> {
+        let host = self.host.as_ref();
+        let open = || {
+            let not_found = || std::io::Error::from(std::io::ErrorKind::NotFound);
+            let cg = cgroup().ok_or_else(not_found)?;
+            let pid = *cgroups.procs(&cg).first().ok_or_else(not_found)?;
+            let dir = host.open_dir(None, Path::new(&format!("/proc/{pid}/net")))?;
+            host.open_file_in(&dir, "dev")
+        };
+        let key = format!("net/dev of sandbox {}", sandbox.id);
+        if sandbox.state != PodSandboxState::SandboxReady as i32 {
+            self.scrape_fs.forget(&key);
+            return open().and_then(|f| host.reread(&f)).ok();
+        }
+        self.scrape_fs.read_keyed(&key, host, open).ok()
     }
 
     /// The interfaces of `/proc/<pid>/net/dev` (`networkStatsFromProc`).
@@ -1271,7 +1298,10 @@ impl Scrape<'_> {
             .map(|(sandbox_id, mut ps)| {
                 self.add_pod_cpu_memory(&mut ps);
                 if full {
-                    ps.network = self.pod_network(&ps.pod_ref.uid, sandbox_id);
+                    ps.network = view
+                        .sandboxes
+                        .get(sandbox_id)
+                        .and_then(|sandbox| self.pod_network(&ps.pod_ref.uid, sandbox));
                     // `makePodStorageStats`: the volumes, local ephemeral ones first.
                     let volumes = self.r.volumes.as_ref();
                     let v = volumes.and_then(|v| v.pod_volume_stats(&ps.pod_ref.uid));
@@ -1336,14 +1366,11 @@ impl Scrape<'_> {
     }
 
     /// The pod's network namespace counters, through a process of the sandbox's cgroup.
-    fn pod_network(&self, uid: &str, sandbox_id: &str) -> Option<NetworkStats> {
-        let cg = self.pods.get(uid)?.child(&self.cgroups, sandbox_id)?;
-        let pid = *self.cgroups.procs(&cg).first()?;
-        let dev = self
-            .r
-            .host
-            .read_to_string(Path::new(&format!("/proc/{pid}/net/dev")))
-            .ok()?;
+    fn pod_network(&self, uid: &str, sandbox: &PodSandbox) -> Option<NetworkStats> {
+        let pc = self.pods.get(uid)?;
+        let dev = self.r.sandbox_net_dev(&self.cgroups, sandbox, || {
+            pc.child(&self.cgroups, &sandbox.id)
+        })?;
         network_stats(self.now, parse_net_dev(&dev))
     }
 

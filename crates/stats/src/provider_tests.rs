@@ -484,6 +484,55 @@ async fn cadvisor_network_on_the_root_and_the_sandbox_container() {
     assert!(text.lines().any(|l| l == want), "{want}\n{text}");
 }
 
+/// A ready sandbox's `net/dev` stays open, kept under the sandbox's ID: read again on the
+/// next requests (summary and `/metrics/cadvisor`) without asking its cgroup's processes
+/// again; once the sandbox is not ready it is read afresh through its cgroup's first process.
+#[tokio::test]
+async fn sandbox_network_kept_while_ready_and_read_afresh_once_not() {
+    let e = env().await;
+    let web_rx = |s: &crate::types::Summary| {
+        s.pods
+            .iter()
+            .find(|p| p.pod_ref.name == "web")
+            .and_then(|p| p.network.as_ref())
+            .and_then(|n| n.default.rx_bytes)
+    };
+    assert_eq!(web_rx(&e.provider.get().await.unwrap()), Some(10));
+    let sandbox_id = e
+        .runtime
+        .with_state(|st| {
+            st.sandboxes
+                .iter()
+                .find(|(_, s)| s.config.metadata.as_ref().is_some_and(|m| m.uid == "uid-1"))
+                .map(|(id, _)| id.clone())
+        })
+        .unwrap();
+    // Another process first in the sandbox's cgroup (one without a network namespace of its
+    // own in the fake), and the namespace's counters moved on.
+    e.host
+        .add_file(format!("{POD_CG}/{sandbox_id}/cgroup.procs"), "5555\n");
+    e.host.add_file(
+        "/proc/4242/net/dev",
+        "h1\nh2\n  eth0: 11 1 0 0 0 0 0 0 20 2 0 0 0 0 0 0\n",
+    );
+    assert_eq!(
+        web_rx(&e.provider.get().await.unwrap()),
+        Some(11),
+        "the kept file, read again"
+    );
+    let sandbox_rx = |snap: &crate::cadvisor_metrics::Snapshot| {
+        let sb = snap.cgroups.iter().find(|c| c.name == sandbox_id).unwrap();
+        sb.network.first().map(|n| n.rx_bytes)
+    };
+    assert_eq!(sandbox_rx(&e.provider.cadvisor_snapshot().await), Some(11));
+    e.runtime.stop_pod_sandbox(&sandbox_id).await.unwrap();
+    assert_eq!(
+        sandbox_rx(&e.provider.cadvisor_snapshot().await),
+        None,
+        "not ready: read afresh through pid 5555, which has no net/dev"
+    );
+}
+
 #[test]
 fn sandbox_image_from_the_runtime_status() {
     let v1 = r#"{"containerd":{},"sandboxImage":"registry.k8s.io/pause:3.10"}"#;

@@ -63,7 +63,7 @@ impl Cache {
         self.dirs.len() + self.open_files < self.budget
     }
 
-    fn drop_file(&mut self, key: &OsString) {
+    fn drop_file(&mut self, key: &std::ffi::OsStr) {
         if let Some(Kept {
             value: FileEntry::Open(_),
             ..
@@ -193,17 +193,54 @@ impl ScrapeFs {
         Ok(handle)
     }
 
+    /// The file kept under `key`, if any (marked used).
+    fn kept_file(&self, key: &OsString) -> Option<FileEntry> {
+        let mut c = self.cache.lock().ok()?;
+        let now = c.now;
+        let k = c.files.get_mut(key)?;
+        k.used = now;
+        Some(k.value.clone())
+    }
+
+    /// The content of the file kept under `key`, read again through `host`; else (none
+    /// kept, or the kept one fails its read) the file `open` gives (opened by `host`), read
+    /// and kept (within the budget). For a file known by something other than its path, such
+    /// as a sandbox's network namespace by the sandbox's ID (its `/proc/<pid>/net/dev` path
+    /// is a process's): `key` never starts with `/`, so it is never a kept path's.
+    pub fn read_keyed(
+        &self,
+        key: &str,
+        host: &dyn HostFs,
+        open: impl FnOnce() -> std::io::Result<HostFile>,
+    ) -> std::io::Result<String> {
+        let key = OsString::from(key);
+        if let Some(FileEntry::Open(f)) = self.kept_file(&key) {
+            let read = match f.lock() {
+                Ok(f) => host.reread(&f),
+                Err(_) => Err(std::io::Error::other("poisoned")),
+            };
+            if read.is_ok() {
+                return read;
+            }
+        }
+        self.forget(&key);
+        let f = open()?;
+        let content = host.reread(&f)?;
+        self.keep_file(key, FileEntry::Open(Arc::new(Mutex::new(f))));
+        Ok(content)
+    }
+
+    /// Closes (forgets) what is kept under `key`.
+    pub fn forget(&self, key: impl AsRef<std::ffi::OsStr>) {
+        if let Ok(mut c) = self.cache.lock() {
+            c.drop_file(key.as_ref());
+        }
+    }
+
     /// The content of `dir/name`: the kept descriptor read again, else opened (and kept).
     fn read_in(&self, dir: &Path, name: &str) -> std::io::Result<String> {
         let key = dir.join(name).into_os_string();
-        let kept = self.cache.lock().ok().and_then(|mut c| {
-            let now = c.now;
-            c.files.get_mut(&key).map(|k| {
-                k.used = now;
-                k.value.clone()
-            })
-        });
-        match kept {
+        match self.kept_file(&key) {
             Some(FileEntry::Absent(_)) => Err(ErrorKind::NotFound.into()),
             Some(FileEntry::Open(f)) => {
                 let read = match f.lock() {
@@ -320,6 +357,43 @@ impl HostFs for ScrapeFs {
 mod tests {
     use super::*;
     use kubelet_cm::{FakeHostFs, RealHostFs};
+
+    /// A file kept under a key: opened once, read again from its start on every request,
+    /// closed by `forget`; an `open` that fails keeps nothing.
+    #[test]
+    fn a_keyed_file_is_opened_once_and_read_again() {
+        let d = std::env::temp_dir().join(format!("krs-scrape-keyed-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("dev"), "one\n").unwrap();
+        let host = RealHostFs;
+        let fs = ScrapeFs::with_budget(Arc::new(host), 16);
+        let opened = std::cell::Cell::new(0);
+        let open = || {
+            opened.set(opened.get() + 1);
+            host.open_file_in(&host.open_dir(None, &d)?, "dev")
+        };
+        assert_eq!(
+            fs.read_keyed("net/dev of s1", &host, open).unwrap(),
+            "one\n"
+        );
+        std::fs::write(d.join("dev"), "two\n").unwrap();
+        assert_eq!(
+            fs.read_keyed("net/dev of s1", &host, open).unwrap(),
+            "two\n"
+        );
+        assert_eq!((opened.get(), fs.open_count()), (1, 1));
+        fs.forget("net/dev of s1");
+        assert_eq!(fs.open_count(), 0);
+        assert_eq!(
+            fs.read_keyed("net/dev of s1", &host, open).unwrap(),
+            "two\n"
+        );
+        assert_eq!(opened.get(), 2);
+        let missing = || host.open_file_in(&host.open_dir(None, &d)?, "none");
+        assert!(fs.read_keyed("net/dev of s2", &host, missing).is_err());
+        assert_eq!(fs.open_count(), 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn reads_through_the_fake_by_path() {
