@@ -36,7 +36,7 @@ const NANOS_PER_USER_HZ_TICK: u64 = 10_000_000;
 
 /// The files of one cgroup directory read in one go.
 struct Files<'n> {
-    names: Vec<&'n str>,
+    names: &'n [&'n str],
     contents: Vec<std::io::Result<String>>,
 }
 
@@ -346,11 +346,17 @@ impl CgroupReader {
     /// The directory of `cgroup` for `controller` (ignored on v2).
     fn dir(&self, controller: &str, cgroup: &str) -> PathBuf {
         let rel = cgroup.trim_start_matches('/');
-        let base = match self.version {
-            CgroupVersion::V1 => self.mount.join(controller),
-            CgroupVersion::V2 => self.mount.clone(),
-        };
-        if rel.is_empty() { base } else { base.join(rel) }
+        // One allocation of the whole length (a `join` per part grows it twice).
+        let mut dir =
+            PathBuf::with_capacity(self.mount.as_os_str().len() + controller.len() + rel.len() + 2);
+        dir.push(&self.mount);
+        if self.version == CgroupVersion::V1 {
+            dir.push(controller);
+        }
+        if !rel.is_empty() {
+            dir.push(rel);
+        }
+        dir
     }
 
     /// The directory of `cgroup` in the memory hierarchy (v1) or the unified one (v2).
@@ -403,9 +409,9 @@ impl CgroupReader {
     }
 
     /// Reads `names` of directory `dir` in one go (`HostFs::read_files`: one path walk).
-    fn files<'n>(&self, dir: &Path, names: &[&'n str]) -> Files<'n> {
+    fn files<'n>(&self, dir: &Path, names: &'n [&'n str]) -> Files<'n> {
         Files {
-            names: names.to_vec(),
+            names,
             contents: self.fs.read_files(dir, names),
         }
     }

@@ -240,7 +240,53 @@ impl ScrapeFs {
     /// The content of `dir/name`: the kept descriptor read again, else opened (and kept).
     fn read_in(&self, dir: &Path, name: &str) -> std::io::Result<String> {
         let key = dir.join(name).into_os_string();
-        match self.kept_file(&key) {
+        let kept = self.kept_file(&key);
+        self.read_entry(dir, name, kept, || key)
+    }
+
+    /// [`ScrapeFs::read_in`] of `names` of `dir`: the kept ones looked up under one lock,
+    /// their keys made in one buffer.
+    fn read_all_in(&self, dir: &Path, names: &[&str]) -> Vec<std::io::Result<String>> {
+        use std::os::unix::ffi::OsStrExt;
+        let dir_bytes = dir.as_os_str().as_bytes();
+        let mut key = Vec::with_capacity(dir_bytes.len() + 32);
+        key.extend_from_slice(dir_bytes);
+        key.push(b'/');
+        let base = key.len();
+        let kept: Vec<Option<FileEntry>> = match self.cache.lock() {
+            Ok(mut c) => {
+                let now = c.now;
+                names
+                    .iter()
+                    .map(|name| {
+                        key.truncate(base);
+                        key.extend_from_slice(name.as_bytes());
+                        let k = c.files.get_mut(std::ffi::OsStr::from_bytes(&key))?;
+                        k.used = now;
+                        Some(k.value.clone())
+                    })
+                    .collect()
+            }
+            Err(_) => vec![None; names.len()],
+        };
+        names
+            .iter()
+            .zip(kept)
+            .map(|(name, kept)| {
+                self.read_entry(dir, name, kept, || dir.join(name).into_os_string())
+            })
+            .collect()
+    }
+
+    /// The read of `dir/name` given what is kept of it (`key`: its key, made when needed).
+    fn read_entry(
+        &self,
+        dir: &Path,
+        name: &str,
+        kept: Option<FileEntry>,
+        key: impl FnOnce() -> OsString,
+    ) -> std::io::Result<String> {
+        match kept {
             Some(FileEntry::Absent(_)) => Err(ErrorKind::NotFound.into()),
             Some(FileEntry::Open(f)) => {
                 let read = match f.lock() {
@@ -250,10 +296,10 @@ impl ScrapeFs {
                 match read {
                     Ok(s) => Ok(s),
                     // Removed, or removed and made again: afresh, once.
-                    Err(_) => self.open_and_read(dir, name, key, true),
+                    Err(_) => self.open_and_read(dir, name, key(), true),
                 }
             }
-            None => self.open_and_read(dir, name, key, false),
+            None => self.open_and_read(dir, name, key(), false),
         }
     }
 
@@ -348,7 +394,7 @@ impl HostFs for ScrapeFs {
         self.host.remove_dir(path)
     }
     fn read_files(&self, dir: &Path, names: &[&str]) -> Vec<std::io::Result<String>> {
-        names.iter().map(|n| self.read_in(dir, n)).collect()
+        self.read_all_in(dir, names)
     }
 }
 
