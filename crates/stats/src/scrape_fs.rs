@@ -15,6 +15,12 @@
 //! accounting) is remembered as absent for [`ABSENT_FOR`]. At most [`MAX_KEPT`] descriptors are kept, and at
 //! most a quarter of the process's open-file limit; past that, files are opened and closed
 //! per read as before.
+//!
+//! A file can also be kept under a key of its own rather than its path
+//! ([`ScrapeFs::read_keyed`]): a ready sandbox's `/proc/<pid>/net/dev`, under the sandbox's ID.
+//! Such a descriptor holds the sandbox's network namespace: after the sandbox is gone, the
+//! namespace (by then without the pod's interfaces) is freed when the entry is closed, by the
+//! first request that begins [`KEEP_FOR`] after its last read.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
